@@ -1,0 +1,73 @@
+// Backend: the node as the plugin sees it. Discovery, health and vHCU
+// lifecycle go through this interface; HostBackend is the one production
+// implementation (node files under host-root + a VendorLib), and the
+// simulated node is HostBackend + SimVendorLib, so the same code runs
+// everywhere.
+//
+// Thread-safety: all methods may be called concurrently.
+#ifndef HCUDP_BACKEND_H_
+#define HCUDP_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hcudp/device.h"
+#include "hcudp/export.h"
+#include "hcudp/options.h"
+#include "hcudp/status.h"
+#include "hcudp/vendor_lib.h"
+
+namespace hcudp {
+
+class HCUDP_EXPORT Backend {
+ public:
+  virtual ~Backend();
+
+  // Everything on the node now: cards (with DRI nodes), vHCUs, MIG instances,
+  // links, /dev/kfd and /dev/mkfd presence. Cards keep their last known health
+  // from QueryHealth()-driven updates only if the caller merges them; Discover
+  // itself reports the health source's current verdict when it has one.
+  virtual StatusOr<NodeInventory> Discover() = 0;
+
+  // Per-card health verdicts. An error means the query failed: keep the
+  // previous health, never mark devices unhealthy because of it.
+  virtual StatusOr<std::vector<CardHealthReport>> QueryHealth() = 0;
+
+  // Creates a vHCU on `card` and returns it as discovered afterwards.
+  virtual StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) = 0;
+  // Stops and destroys vHCU `id`. NotFound if it does not exist; Unavailable
+  // when the device is busy (retry later).
+  virtual Status DestroyVhcu(int id) = 0;
+
+  // The directory node files are read and written under ("/" on a node).
+  virtual const std::string& host_root() const = 0;
+
+  // Absolute paths (files or directories) whose change means the node may
+  // have changed; the daemon watches them and re-discovers / re-checks.
+  virtual std::vector<std::string> WatchPaths() const = 0;
+};
+
+struct HostBackendOptions {
+  // Prefix under which node files are read. Default "/".
+  std::string host_root = "/";
+  // Vendor runtime directory (hy-smi under bin/). Default "/opt/hyhal".
+  std::string hyhal_path = "/opt/hyhal";
+};
+
+// Takes ownership of `vendor`, which must already be Init()-ed.
+HCUDP_EXPORT std::unique_ptr<Backend> NewHostBackend(HostBackendOptions options,
+                                                     std::unique_ptr<VendorLib> vendor);
+
+// Builds the backend `options` asks for: host (DlopenVendorLib from
+// hyhal_path/lib) or sim (SimVendorLib over options.sim_node_path, rendered
+// under EffectiveHostRoot(options)). Errors name the flag at fault.
+HCUDP_EXPORT StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options);
+
+// host_root + path, with exactly one '/' between them.
+HCUDP_EXPORT std::string HostPath(const std::string& host_root, const std::string& path);
+
+}  // namespace hcudp
+
+#endif  // HCUDP_BACKEND_H_

@@ -1,0 +1,121 @@
+// The device model: what a node has. Plain values, copied freely; produced by
+// a Backend (discovery) and consumed by naming, allocation and the CLI.
+#ifndef HCUDP_DEVICE_H_
+#define HCUDP_DEVICE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hcudp/export.h"
+#include "hcudp/status.h"
+
+namespace hcudp {
+
+enum class Health { kHealthy, kUnhealthy };
+
+// Exactly "Healthy" / "Unhealthy", the strings kubelet expects.
+HCUDP_EXPORT std::string_view HealthName(Health health);
+// Accepts exactly "Healthy" or "Unhealthy".
+HCUDP_EXPORT StatusOr<Health> ParseHealth(std::string_view text);
+
+inline constexpr int kNoNumaNode = -1;
+inline constexpr uint64_t kMiB = 1024ull * 1024ull;
+inline constexpr uint64_t kGiB = 1024ull * kMiB;
+
+// A physical HCU. `index` is the DMI/RSMI index; BDF is the stable key.
+struct Card {
+  int index = 0;
+  std::string bdf;            // "0000:09:00.0", lower-case
+  std::string model;          // DMI device name, cut at the first ',' ("K100_AI")
+  uint16_t pci_device_id = 0; // 0x6210
+  std::string serial;         // board serial, "T6T8290019020401"
+  int compute_units = 0;      // DMI compute_unit_count
+  uint64_t memory_bytes = 0;  // VRAM total
+  int numa_node = kNoNumaNode;
+  Health health = Health::kHealthy;
+  // DRI nodes of this card as host paths ("/dev/dri/card1",
+  // "/dev/dri/renderD128"), from /sys/module/<drv>/drivers/pci:<drv>/<bdf>/drm.
+  // Empty when the lookup failed; dri_error then says why.
+  std::vector<std::string> dri_nodes;
+  std::string dri_error;
+
+  uint64_t memory_mib() const { return memory_bytes / kMiB; }
+};
+
+// A vHCU (virtual HCU): a slice of one card, recorded in /etc/vdev/vdev<id>.conf.
+struct Vhcu {
+  int id = 0;                 // node-global vdev index N of vdevN
+  int card = 0;               // parent card index
+  std::string card_bdf;       // parent card BDF
+  int compute_units = 0;
+  uint64_t memory_mib = 0;
+  int pipe_id = 0;
+  uint64_t cu_mask_lo = 0;    // CUs 0..63
+  uint64_t cu_mask_hi = 0;    // CUs 64..127
+  uint64_t container_id = 0;  // bound container, 0 if none
+  std::string conf_path;      // host path "/etc/vdev/vdev<id>.conf"
+
+  uint64_t memory_bytes() const { return memory_mib * kMiB; }
+};
+
+// A MIG compute instance, from /etc/dmi_mig_config/ci/dev<d>gi<g>ci<c>.conf.
+struct MigInstance {
+  int card = 0;               // physical card index (the <d> of the file name)
+  std::string card_bdf;
+  int gpu_instance = 0;       // GI id
+  int compute_instance = 0;   // CI id
+  // Profile name without the "MIG " prefix: "4g.31gb", or "1c.4g.31gb" when
+  // the CI uses fewer slices than its GI.
+  std::string profile;
+  int compute_units = 0;
+  uint64_t memory_mib = 0;
+  std::string uuid;           // mig_uuid, without the "MIG-" prefix
+  std::string conf_path;      // host path of the ci conf
+
+  std::string device_id() const { return "MIG-" + uuid; }
+};
+
+enum class LinkType { kNone, kPcie, kHsl, kHyswitch, kUnknown };
+
+// "NONE", "PCIE", "HSL", "HYSWITCH", "UNKNOWN" (the vendor's spelling).
+HCUDP_EXPORT std::string_view LinkTypeName(LinkType type);
+HCUDP_EXPORT StatusOr<LinkType> ParseLinkType(std::string_view text);
+
+// How two cards are connected, as the driver reports it.
+struct Link {
+  int src = 0;                // card index
+  int dst = 0;                // card index
+  LinkType type = LinkType::kPcie;
+  int hops = 2;
+  // The driver's link weight: a distance, lower is closer (RSMI/KFD).
+  int weight = 40;
+  // HSL only: number of up XHCL links from src whose peer is dst.
+  int up_links = 0;
+};
+
+// Everything discovery found on the node, at one point in time.
+struct NodeInventory {
+  std::string driver_version;
+  std::vector<Card> cards;                 // sorted by index
+  std::vector<Vhcu> vhcus;                 // sorted by id
+  bool mig_enabled = false;
+  std::vector<MigInstance> mig_instances;  // sorted by card, gi, ci
+  // One entry per ordered pair (src != dst) of cards.
+  std::vector<Link> links;
+  bool has_kfd = false;                    // /dev/kfd exists
+  bool has_mkfd = false;                   // /dev/mkfd exists
+
+  const Card* FindCard(int index) const;
+  const Card* FindCardByBdf(std::string_view bdf) const;
+  const Vhcu* FindVhcu(int id) const;
+  const Link* FindLink(int src, int dst) const;
+  // Number of vHCUs whose parent is card `index`.
+  int VhcuCount(int index) const;
+};
+
+}  // namespace hcudp
+
+#endif  // HCUDP_DEVICE_H_

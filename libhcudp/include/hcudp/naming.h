@@ -1,0 +1,83 @@
+// Naming and inventory: strategy x naming policy -> the resources the plugin
+// registers, with each resource's device IDs, health and NUMA node. Pure
+// functions of a NodeInventory (reference/seed-behaviour.md §2.1-2.2,
+// DESIGN.md §4.1).
+#ifndef HCUDP_NAMING_H_
+#define HCUDP_NAMING_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hcudp/device.h"
+#include "hcudp/export.h"
+#include "hcudp/options.h"
+#include "hcudp/status.h"
+
+namespace hcudp {
+
+inline constexpr std::string_view kResourceNamespace = "hygon.com";
+
+enum class DeviceKind {
+  kCard,       // a whole card; ID = BDF
+  kVhcu,       // a pre-split vHCU; ID = vdev<N>
+  kMig,        // a MIG instance; ID = MIG-<uuid>
+  kHamiCount,  // hcunum fake device; ID = HCU-<serial>-fake-<i>
+  kHamiCores,  // hcucores fake device; ID = 0, 1, ...
+};
+
+HCUDP_EXPORT std::string_view DeviceKindName(DeviceKind kind);
+
+// One device of a resource, as ListAndWatch reports it.
+struct ResourceDevice {
+  std::string id;
+  Health health = Health::kHealthy;
+  int numa_node = kNoNumaNode;  // kNoNumaNode: omit TopologyInfo
+  int card = -1;                // parent card index; -1 for hcucores
+  int vhcu_id = -1;             // kVhcu: the vdev index
+  int mig_index = -1;           // kMig: index into NodeInventory::mig_instances
+};
+
+struct Resource {
+  std::string name;       // "hygon.com/hcu-share-15c-8g"
+  std::string last_name;  // "hcu-share-15c-8g"
+  DeviceKind kind = DeviceKind::kCard;
+  std::vector<ResourceDevice> devices;
+};
+
+struct NamingParams {
+  Strategy strategy = Strategy::kMixed;
+  NamingPolicy policy = NamingPolicy::kDefault;
+  int device_split_count = 4;     // hami: hcunum devices per card
+  bool resource_multiple = false; // hami: also hcucores
+};
+
+// Round half away from zero of bytes / 2^30 ("8188 MiB" -> 8, "16376" -> 16).
+HCUDP_EXPORT int64_t RoundGiB(uint64_t bytes);
+
+// Physical resource prefix of a card under `policy`: "hcu", "K100_AI",
+// "K100-AI_64G_120CU". The model is cut at the first ','.
+HCUDP_EXPORT std::string ResourcePrefix(const Card& card, NamingPolicy policy);
+// "share-<cu>c-<GiB>g".
+HCUDP_EXPORT std::string VhcuProfileKey(int compute_units, uint64_t memory_bytes);
+// "mig-" + profile with '.' -> '-': "mig-4g-31gb".
+HCUDP_EXPORT std::string MigProfileKey(std::string_view profile);
+// "hcunum" / "K100_AI_hcunum" / "K100-AI_64G_120CU_hcunum" from card 0.
+HCUDP_EXPORT std::string HamiCountName(const NodeInventory& inventory, NamingPolicy policy);
+// The HAMi count name with "hcunum" replaced by `what` ("hcucores", "hcumem").
+HCUDP_EXPORT std::string HamiDerivedName(const std::string& count_name, std::string_view what);
+
+// Kubernetes extended-resource name check as kubelet applies it
+// (kubelet-contract.md §2): InvalidArgument naming the bad name.
+HCUDP_EXPORT Status ValidateResourceName(std::string_view full_name);
+
+// The resources to register, in a stable order (physical, vHCU profiles,
+// MIG profiles, HAMi), each with its devices sorted by ID. Resources whose
+// name would be invalid are an InvalidArgument error naming the model.
+HCUDP_EXPORT StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
+                                                            const NamingParams& params);
+
+}  // namespace hcudp
+
+#endif  // HCUDP_NAMING_H_

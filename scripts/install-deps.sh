@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hcu-device-plugin builds and tests with.
+# Idempotent: asks apt only for what is missing; safe to run again and again.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
+  libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
+  libboost-test-dev libcurl4-openssl-dev openssl
+  python3 python3-jsonschema python3-yaml
+)
+# Optional extras: clang for the libFuzzer targets (HCUDP_EXTRAS=fuzz).
+if [[ "${HCUDP_EXTRAS:-}" == *fuzz* ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,50 @@
+// Small helpers shared by tests: temporary directories, file I/O, paths to
+// the source tree's fixtures and built binaries, and running a binary.
+#ifndef HCUDP_TEST_TESTING_TESTUTIL_H_
+#define HCUDP_TEST_TESTING_TESTUTIL_H_
+
+#include <string>
+#include <vector>
+
+namespace hcudp::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on
+// destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  // path() + "/" + relative
+  std::string Join(const std::string& relative) const;
+
+ private:
+  std::string path_;
+};
+
+// Writes `content` to `path`, creating parent directories. Aborts the test on
+// failure (BOOST_REQUIRE).
+void WriteFile(const std::string& path, const std::string& content);
+std::string ReadFile(const std::string& path);
+bool PathExists(const std::string& path);
+
+// Absolute path of a file in the source tree: SourcePath("demo/nodes/x.yaml").
+std::string SourcePath(const std::string& relative);
+// Absolute path in the build tree: BinaryPath("hcuctl/hcuctl").
+std::string BinaryPath(const std::string& relative);
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// Runs `argv` (argv[0] a path) with extra environment entries "K=V", waits,
+// and returns its exit code and output. Stdin is /dev/null.
+RunResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
+
+}  // namespace hcudp::testing
+
+#endif  // HCUDP_TEST_TESTING_TESTUTIL_H_
