@@ -100,6 +100,10 @@ class HCUDP_EXPORT VendorLib {
   // A verdict per card the health source knows about. An error means the
   // query itself failed: callers keep the previous health.
   virtual StatusOr<std::vector<CardHealthReport>> QueryHealth() = 0;
+
+  // Absolute paths whose change means this library's answers may have
+  // changed (the sim's SimNode file). Default: none.
+  virtual std::vector<std::string> WatchPaths() const { return {}; }
 };
 
 }  // namespace hcudp

@@ -1,0 +1,7 @@
+#include "hcudp/vendor_lib.h"
+
+namespace hcudp {
+
+VendorLib::~VendorLib() = default;
+
+}  // namespace hcudp
