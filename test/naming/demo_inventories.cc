@@ -130,10 +130,10 @@ NodeInventory Z100lMixedInventory() {
 NodeInventory BwMigInventory() {
   NodeInventory inv;
   inv.driver_version = "6.3.27-V1.2.5";
-  inv.cards = MakeCards({{"0000:09:00.0", 0, "BW200SIM0000001", 1},
-                         {"0000:39:00.0", 1, "BW200SIM0000002", 2},
-                         {"0000:89:00.0", 2, "BW200SIM0000003", 3},
-                         {"0000:b9:00.0", 3, "BW200SIM0000004", 4}},
+  inv.cards = MakeCards({{"0000:09:00.0", 0, "T8B2310011010101", 1},
+                         {"0000:39:00.0", 1, "T8B2310011010201", 2},
+                         {"0000:89:00.0", 2, "T8B2310011020101", 3},
+                         {"0000:b9:00.0", 3, "T8B2310011020201", 4}},
                         "BW200", 0x6310, 80, 65520);
   inv.links = AllPairs(4, [](int, int) {
     Link l;
