@@ -67,10 +67,12 @@ struct Node {
     }
     lib->mig_enabled = true;
     testing::WriteFile(root.Join("etc/dmi_mig_config/ci/dev3gi1ci0.conf"), kDev3Gi1Ci0);
-    testing::WriteMigConf(root.path(), 0, testing::MakeMigConf(bdfs[0], 3, 1, 16380,
-                                                               "6513270e-269e-4d37-b2a7-4de452e6b438"));
-    testing::WriteMigConf(root.path(), 2, testing::MakeMigConf(bdfs[2], 0, 4, 65520,
-                                                               "90c192cf-d3ac-44af-8f21-ddb66cad4a26"));
+    testing::WriteMigConf(
+        root.path(), 0,
+        testing::MakeMigConf(bdfs[0], 3, 1, 16380, "6513270e-269e-4d37-b2a7-4de452e6b438"));
+    testing::WriteMigConf(
+        root.path(), 2,
+        testing::MakeMigConf(bdfs[2], 0, 4, 65520, "90c192cf-d3ac-44af-8f21-ddb66cad4a26"));
     fake = lib.get();
     HostBackendOptions options;
     options.host_root = root.path();
@@ -122,8 +124,8 @@ BOOST_AUTO_TEST_CASE(profile_names_use_the_first_gpu_node_in_numeric_order) {
 
 BOOST_AUTO_TEST_CASE(a_ci_using_fewer_slices_than_its_gi_names_both) {
   Node node;
-  MigConf conf = testing::MakeMigConf("0000:39:00.0", 1, 2, 32760,
-                                      "6b0d549b-6f03-475a-9600-a35a099950d8");
+  MigConf conf =
+      testing::MakeMigConf("0000:39:00.0", 1, 2, 32760, "6b0d549b-6f03-475a-9600-a35a099950d8");
   conf.ci.gpu_slice_count = 1;
   testing::WriteMigConf(node.root.path(), 1, conf);
   BOOST_TEST(Profiles(node.Discover())[1] == "2c.4g.31gb");
@@ -147,9 +149,8 @@ BOOST_AUTO_TEST_CASE(unparsable_confs_and_names_are_skipped) {
 BOOST_AUTO_TEST_CASE(without_a_kfd_gpu_node_no_instance_can_be_named) {
   Node node;
   for (int i = 4; i < 8; ++i) {
-    testing::WriteFile(node.root.Join("sys/class/kfd/kfd/topology/nodes/" + std::to_string(i) +
-                                      "/gpu_id"),
-                       "0\n");
+    testing::WriteFile(
+        node.root.Join("sys/class/kfd/kfd/topology/nodes/" + std::to_string(i) + "/gpu_id"), "0\n");
   }
   NodeInventory inv = node.Discover();
   BOOST_TEST(inv.mig_enabled);

@@ -139,11 +139,11 @@ BOOST_AUTO_TEST_CASE(sim_bw_mig_discovers_the_mig_instances) {
   BOOST_TEST(last.profile == "2g.15gb");
   BOOST_TEST(last.card_bdf == "0000:b9:00.0");
   BOOST_TEST(last.conf_path == "/etc/dmi_mig_config/ci/dev3gi3ci0.conf");
-  BOOST_TEST(Summary(inv, Strategy::kMig) ==
-                 (std::vector<std::string>{"hygon.com/hcu-mig-2g-15gb:5",
-                                           "hygon.com/hcu-mig-4g-31gb:3",
-                                           "hygon.com/hcu-mig-8g-63gb:1"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      Summary(inv, Strategy::kMig) ==
+          (std::vector<std::string>{"hygon.com/hcu-mig-2g-15gb:5", "hygon.com/hcu-mig-4g-31gb:3",
+                                    "hygon.com/hcu-mig-8g-63gb:1"}),
+      boost::test_tools::per_element());
   BOOST_TEST(Summary(inv, Strategy::kHcu) == (std::vector<std::string>{"hygon.com/hcu:0"}),
              boost::test_tools::per_element());
 }
