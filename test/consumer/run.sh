@@ -6,6 +6,7 @@
 set -euo pipefail
 src=$1 build=$2 work=$3
 node="$src/demo/nodes/k100ai-8.yaml"
+[[ -f "$node" ]] || { echo "FAIL: $node is missing (the simulated nodes come with the sim work)" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 prefix="$work/prefix"

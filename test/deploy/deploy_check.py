@@ -390,6 +390,52 @@ def dockerfile_instructions(text):
     return out
 
 
+def stage_packages(ins, stage):
+    """apt packages installed in the given stage (0 = first FROM)."""
+    packages, current = [], -1
+    for i, a in ins:
+        if i == "FROM":
+            current += 1
+        if i != "RUN" or current != stage:
+            continue
+        for seg in re.split(r"&&|;|\|\|", a):
+            toks = seg.split()
+            if "apt-get" in toks and "install" in toks:
+                packages += [t for t in toks[toks.index("install") + 1:] if not t.startswith("-")]
+    return packages
+
+
+def check_runtime_libraries(fx, ins, build_dir):
+    """Every shared library the built binaries need comes from a runtime-stage
+    package (or what those pull in, or the base image's C/C++ runtime)."""
+    runtime = stage_packages(ins, 1)
+    r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
+                        "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"] + runtime,
+                       capture_output=True, text=True)
+    closure = set(runtime) | {"libc6", "libstdc++6", "libgcc-s1"}
+    closure |= {ln.strip().split(":")[-1].strip().strip("<>") for ln in r.stdout.splitlines()}
+    closure = {p.split(":")[0] for p in closure}
+    binaries = [p for p in (os.path.join(build_dir, "libhcudp", "libhcudp.so"),
+                            os.path.join(build_dir, "hcu-dp-daemon", "hcu-dp-daemon"),
+                            os.path.join(build_dir, "hcuctl", "hcuctl")) if os.path.exists(p)]
+    if not binaries:
+        print("skip: nothing built in", build_dir, "- runtime libraries not checked")
+        return
+    for b in binaries:
+        ldd = subprocess.run(["ldd", b], capture_output=True, text=True).stdout
+        for line in ldd.splitlines():
+            m = re.match(r"\s*(\S+) => (/\S+)", line)
+            if not m or "libhcudp" in m.group(1):
+                continue
+            owner = subprocess.run(["dpkg", "-S", os.path.realpath(m.group(2))],
+                                   capture_output=True, text=True).stdout.split(":")[0]
+            if not owner:
+                owner = subprocess.run(["dpkg", "-S", m.group(2)], capture_output=True,
+                                       text=True).stdout.split(":")[0]
+            fx.check(owner in closure,
+                     f"{os.path.basename(b)} needs {m.group(1)} from {owner or '?'}: in the runtime image")
+
+
 def cmd_dockerfile(args):
     fx = Failures()
     path = os.path.join(ROOT, "Dockerfile")
@@ -430,6 +476,9 @@ def cmd_dockerfile(args):
             r = subprocess.run(["apt-cache", "show", "--no-all-versions", p], capture_output=True, text=True)
             fx.check(r.returncode == 0 and "Package:" in r.stdout, f"apt package {p} exists")
 
+    if probe.returncode == 0 and args.build_dir:
+        check_runtime_libraries(fx, ins, args.build_dir)
+
     labels = " ".join(a for i, a in ins if i == "LABEL")
     fx.check("org.opencontainers.image.version=" in labels, "LABEL org.opencontainers.image.version is set")
     env = " ".join(a for i, a in ins if i == "ENV")
@@ -453,6 +502,7 @@ def main():
     }
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=sorted(commands))
+    p.add_argument("--build-dir", default=os.environ.get("HCUDP_BUILD_DIR"), help="dockerfile: a build tree whose binaries' libraries to check")
     p.add_argument("--tools", default=os.environ.get("HCUDP_TOOLS_DIR", os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "hcudp-ci-tools")))
     args = p.parse_args()
