@@ -421,19 +421,23 @@ def check_runtime_libraries(fx, ins, build_dir):
     if not binaries:
         print("skip: nothing built in", build_dir, "- runtime libraries not checked")
         return
+    needed = []  # (binary, soname, path as ldd prints it)
     for b in binaries:
         ldd = subprocess.run(["ldd", b], capture_output=True, text=True).stdout
         for line in ldd.splitlines():
             m = re.match(r"\s*(\S+) => (/\S+)", line)
-            if not m or "libhcudp" in m.group(1):
-                continue
-            owner = subprocess.run(["dpkg", "-S", os.path.realpath(m.group(2))],
-                                   capture_output=True, text=True).stdout.split(":")[0]
-            if not owner:
-                owner = subprocess.run(["dpkg", "-S", m.group(2)], capture_output=True,
-                                       text=True).stdout.split(":")[0]
-            fx.check(owner in closure,
-                     f"{os.path.basename(b)} needs {m.group(1)} from {owner or '?'}: in the runtime image")
+            if m and "libhcudp" not in m.group(1):
+                needed.append((os.path.basename(b), m.group(1), m.group(2)))
+    # One dpkg query for all paths (ldd's and the resolved ones: usrmerge).
+    paths = sorted({p for _, _, p in needed} | {os.path.realpath(p) for _, _, p in needed})
+    owners = {}
+    out = subprocess.run(["dpkg", "-S"] + paths, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        pkg, _, path = line.partition(": ")
+        owners[path.strip()] = pkg.split(":")[0].split(",")[0].strip()
+    for binary, soname, path in needed:
+        owner = owners.get(path) or owners.get(os.path.realpath(path)) or "?"
+        fx.check(owner in closure, f"{binary} needs {soname} from {owner}: in the runtime image")
 
 
 def cmd_dockerfile(args):
@@ -472,9 +476,12 @@ def cmd_dockerfile(args):
     if probe.returncode != 0:
         print("skip: apt lists are empty here (apt-get update not run); package names not checked")
     else:
+        # One query for all names: apt-cache prints the ones it knows.
+        r = subprocess.run(["apt-cache", "show", "--no-all-versions"] + sorted(set(packages)),
+                           capture_output=True, text=True)
+        known = set(re.findall(r"^Package: (\S+)$", r.stdout, re.M))
         for p in sorted(set(packages)):
-            r = subprocess.run(["apt-cache", "show", "--no-all-versions", p], capture_output=True, text=True)
-            fx.check(r.returncode == 0 and "Package:" in r.stdout, f"apt package {p} exists")
+            fx.check(p in known, f"apt package {p} exists")
 
     if probe.returncode == 0 and args.build_dir:
         check_runtime_libraries(fx, ins, args.build_dir)
