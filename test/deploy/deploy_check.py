@@ -325,6 +325,17 @@ def cmd_helm(args):
                 yaml_dump(static[k]), yaml_dump(rendered[k]), "static", "chart", lineterm=""))
             fx.check(same, f"{s}: {k[0]}/{k[2]} equals the static manifest{diff}")
 
+    # One version everywhere: CMake project, chart appVersion, manifests' image tag.
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        m = re.search(r"project\(\S+\s+VERSION\s+(\d+\.\d+\.\d+)", f.read())
+    chart = load_docs(os.path.join(CHART, "Chart.yaml"))[0]
+    fx.check(m is not None and chart.get("appVersion") == "v" + m.group(1),
+             f"chart appVersion {chart.get('appVersion')} == v<CMake project version>")
+    for s, path in sorted(MANIFESTS.items()):
+        ds = [d for d in load_docs(path) if d["kind"] == "DaemonSet"][0]
+        image = ds["spec"]["template"]["spec"]["containers"][0]["image"]
+        fx.check(image.endswith(":" + str(chart.get("appVersion"))), f"{s}: image tag of {image} is the appVersion")
+
     # The chart's RBAC follows rbac-verbs.txt too, and the opt-in adds exactly pods delete.
     want = read_rbac_verbs()
     docs = load_docs_text(helm_template(args.tools, "strategy=hami").stdout)
