@@ -13,8 +13,11 @@
 # ~/.cache, /hcudp-ci-tools). Needs node, npm and python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tools=${HCUDP_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hcudp-ci-tools}
+tools=${HCUDP_TOOLS_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/hcudp-ci-tools}
 mkdir -p "$tools"
+# Several checkouts may share the cache: one installer at a time.
+exec 9>"$tools/.lock"
+flock 9
 
 for cmd in node npm python3; do
   command -v "$cmd" >/dev/null || { echo "install-ci-tools: $cmd not found" >&2; exit 1; }
