@@ -55,20 +55,10 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
   }
 
   Value vhcus = Value::MakeArray();
-  Table vhcu_table({"ID", "CARD", "BDF", "CU", "MEMORY", "PIPE", "CONF"});
+  Table vhcu_table(VhcuHeaders());
   for (const hcudp::Vhcu& v : inv.vhcus) {
-    vhcus.Push(Value::MakeObject()
-                   .Set("id", v.id)
-                   .Set("deviceId", "vdev" + std::to_string(v.id))
-                   .Set("card", v.card)
-                   .Set("bdf", v.card_bdf)
-                   .Set("computeUnits", v.compute_units)
-                   .Set("memoryMiB", v.memory_mib)
-                   .Set("pipeId", v.pipe_id)
-                   .Set("conf", v.conf_path));
-    vhcu_table.AddRow({"vdev" + std::to_string(v.id), std::to_string(v.card), v.card_bdf,
-                       std::to_string(v.compute_units), std::to_string(v.memory_mib) + " MiB",
-                       std::to_string(v.pipe_id), v.conf_path});
+    vhcus.Push(VhcuValue(v));
+    vhcu_table.AddRow(VhcuRow(v));
   }
 
   Value migs = Value::MakeArray();
@@ -108,18 +98,7 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
 namespace {
 
 int RunDevices(Context& ctx, const std::vector<std::string>& args) {
-  const Command& self = kDevicesCommand;
-  hcudp::FlagSet flags("hcuctl devices", std::string(self.summary));
-  int code = kExitOk;
-  auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
-  if (!rest) return code;
-  if (!rest->empty()) return UsageError(ctx, self, "unexpected argument \"" + rest->front() + "\"");
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  auto inv = (*backend)->Discover();
-  if (!inv.ok()) return Fail(ctx, self.name, inv.status());
-  ctx.Print(DevicesReport(*inv));
-  return kExitOk;
+  return RunInventoryReport(ctx, kDevicesCommand, args, DevicesReport);
 }
 
 }  // namespace

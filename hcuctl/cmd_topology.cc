@@ -72,18 +72,7 @@ Report TopologyReport(const hcudp::NodeInventory& inv) {
 namespace {
 
 int RunTopology(Context& ctx, const std::vector<std::string>& args) {
-  const Command& self = kTopologyCommand;
-  hcudp::FlagSet flags("hcuctl topology", std::string(self.summary));
-  int code = kExitOk;
-  auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
-  if (!rest) return code;
-  if (!rest->empty()) return UsageError(ctx, self, "unexpected argument \"" + rest->front() + "\"");
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  auto inv = (*backend)->Discover();
-  if (!inv.ok()) return Fail(ctx, self.name, inv.status());
-  ctx.Print(TopologyReport(*inv));
-  return kExitOk;
+  return RunInventoryReport(ctx, kTopologyCommand, args, TopologyReport);
 }
 
 }  // namespace

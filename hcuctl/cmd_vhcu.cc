@@ -9,27 +9,6 @@
 namespace hcuctl {
 namespace {
 
-Value VhcuValue(const hcudp::Vhcu& v) {
-  return Value::MakeObject()
-      .Set("id", v.id)
-      .Set("deviceId", "vdev" + std::to_string(v.id))
-      .Set("card", v.card)
-      .Set("bdf", v.card_bdf)
-      .Set("computeUnits", v.compute_units)
-      .Set("memoryMiB", v.memory_mib)
-      .Set("pipeId", v.pipe_id)
-      .Set("conf", v.conf_path);
-}
-
-std::vector<std::string> VhcuRow(const hcudp::Vhcu& v) {
-  return {"vdev" + std::to_string(v.id), std::to_string(v.card), v.card_bdf,
-          std::to_string(v.compute_units), std::to_string(v.memory_mib) + " MiB",
-          std::to_string(v.pipe_id), v.conf_path};
-}
-
-const std::vector<std::string> kVhcuHeaders = {"ID", "CARD", "BDF", "CU", "MEMORY", "PIPE",
-                                               "CONF"};
-
 // "3" or "vdev3" -> 3.
 std::optional<int> ParseVhcuId(const std::string& text) {
   std::string digits = text.rfind("vdev", 0) == 0 ? text.substr(4) : text;
@@ -63,7 +42,7 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib,
   if (!created.ok()) return Fail(ctx, "vhcu create", created.status());
   Report r;
   r.value = VhcuValue(*created);
-  Table t(kVhcuHeaders);
+  Table t(VhcuHeaders());
   t.AddRow(VhcuRow(*created));
   r.tables.emplace_back("created:", std::move(t));
   ctx.Print(r);
@@ -107,10 +86,32 @@ int RunVhcu(Context& ctx, const std::vector<std::string>& args) {
 
 }  // namespace
 
+Value VhcuValue(const hcudp::Vhcu& v) {
+  return Value::MakeObject()
+      .Set("id", v.id)
+      .Set("deviceId", "vdev" + std::to_string(v.id))
+      .Set("card", v.card)
+      .Set("bdf", v.card_bdf)
+      .Set("computeUnits", v.compute_units)
+      .Set("memoryMiB", v.memory_mib)
+      .Set("pipeId", v.pipe_id)
+      .Set("conf", v.conf_path);
+}
+
+std::vector<std::string> VhcuRow(const hcudp::Vhcu& v) {
+  return {"vdev" + std::to_string(v.id), std::to_string(v.card), v.card_bdf,
+          std::to_string(v.compute_units), std::to_string(v.memory_mib) + " MiB",
+          std::to_string(v.pipe_id), v.conf_path};
+}
+
+std::vector<std::string> VhcuHeaders() {
+  return {"ID", "CARD", "BDF", "CU", "MEMORY", "PIPE", "CONF"};
+}
+
 Report VhcuListReport(const hcudp::NodeInventory& inv) {
   Report r;
   Value list = Value::MakeArray();
-  Table t(kVhcuHeaders);
+  Table t(VhcuHeaders());
   for (const hcudp::Vhcu& v : inv.vhcus) {
     list.Push(VhcuValue(v));
     t.AddRow(VhcuRow(v));

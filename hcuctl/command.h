@@ -76,6 +76,11 @@ std::optional<std::vector<std::string>> ParseCommandArgs(Context& ctx, const Com
                                                          const std::vector<std::string>& args,
                                                          int* exit_code);
 
+// The common shape of read-only commands: no flags of their own beyond -o,
+// no positional arguments, discover the node and print build(inventory).
+int RunInventoryReport(Context& ctx, const Command& command, const std::vector<std::string>& args,
+                       Report (*build)(const hcudp::NodeInventory&));
+
 // The commands, one per cmd_<name>.cc.
 extern const Command kDevicesCommand;
 extern const Command kNamesCommand;

@@ -73,4 +73,21 @@ std::optional<std::vector<std::string>> ParseCommandArgs(Context& ctx, const Com
   return parsed->positional;
 }
 
+int RunInventoryReport(Context& ctx, const Command& command, const std::vector<std::string>& args,
+                       Report (*build)(const hcudp::NodeInventory&)) {
+  hcudp::FlagSet flags("hcuctl " + std::string(command.name), std::string(command.summary));
+  int code = kExitOk;
+  auto rest = ParseCommandArgs(ctx, command, flags, args, &code);
+  if (!rest) return code;
+  if (!rest->empty()) {
+    return UsageError(ctx, command, "unexpected argument \"" + rest->front() + "\"");
+  }
+  auto backend = ctx.backend();
+  if (!backend.ok()) return Fail(ctx, command.name, backend.status());
+  auto inventory = (*backend)->Discover();
+  if (!inventory.ok()) return Fail(ctx, command.name, inventory.status());
+  ctx.Print(build(*inventory));
+  return kExitOk;
+}
+
 }  // namespace hcuctl

@@ -2,6 +2,7 @@
 #ifndef HCUCTL_REPORTS_H_
 #define HCUCTL_REPORTS_H_
 
+#include <string>
 #include <vector>
 
 #include "hcudp/device.h"
@@ -16,6 +17,11 @@ Report NamesReport(const std::vector<hcudp::Resource>& resources, hcudp::Strateg
                    hcudp::NamingPolicy policy);
 Report TopologyReport(const hcudp::NodeInventory& inventory);
 Report VhcuListReport(const hcudp::NodeInventory& inventory);
+
+// One vHCU as printed by devices and vhcu.
+Value VhcuValue(const hcudp::Vhcu& vhcu);
+std::vector<std::string> VhcuRow(const hcudp::Vhcu& vhcu);
+std::vector<std::string> VhcuHeaders();
 
 }  // namespace hcuctl
 
