@@ -9,6 +9,8 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "hcudp/cdi.h"
 
@@ -98,7 +100,7 @@ int NodeMonitor::OpenWatches() {
                                  IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
                                      IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB);
     if (wd < 0) {
-      PLOG(WARNING) << "cannot watch " << target;
+      VLOG(1) << "not watching " << target << ": " << std::strerror(errno);
     } else {
       ++watches;
       VLOG(2) << "watching " << target << " for node changes";
