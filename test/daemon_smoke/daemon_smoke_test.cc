@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <atomic>
 #include <thread>
 
+#include "hcudp/backend.h"
 #include "kubelet_stub.h"
 
 extern char** environ;
@@ -178,6 +180,77 @@ BOOST_AUTO_TEST_CASE(kubelet_restart_is_followed_by_re_registration) {
     BOOST_REQUIRE(d.kubelet->Start(/*wipe_sockets=*/true));
     BOOST_TEST(d.kubelet->WaitRegistrations(3, t0, std::chrono::seconds(5)));
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_cancelled_by_kubelet_leads_to_re_registration) {
+  Daemon d("demo/nodes/k100ai-8.yaml");
+  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  auto plugin = d.Plugin("hygon.com/hcu");
+  {
+    grpc::ClientContext ctx;
+    v1beta1::Empty empty;
+    auto stream = plugin->ListAndWatch(&ctx, empty);
+    v1beta1::ListAndWatchResponse list;
+    BOOST_REQUIRE(stream->Read(&list));
+    ctx.TryCancel();
+    stream->Finish();
+  }
+  auto t0 = Clock::now();
+  BOOST_TEST(d.kubelet->WaitRegistrations(1, t0, std::chrono::seconds(5)));
+}
+
+BOOST_AUTO_TEST_CASE(thirty_two_concurrent_allocate_callers_all_succeed) {
+  Daemon d("demo/nodes/k100ai-8.yaml");
+  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  const std::string endpoint = d.Endpoint("hygon.com/hcu");
+  std::atomic<int> ok{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 32; ++i) {
+    callers.emplace_back([&] {
+      auto plugin = v1beta1::DevicePlugin::NewStub(d.kubelet->Dial(endpoint));
+      for (int j = 0; j < 20; ++j) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1beta1::AllocateRequest req;
+        req.add_container_requests()->add_devices_ids("0000:09:00.0");
+        v1beta1::AllocateResponse resp;
+        if (plugin->Allocate(&ctx, req, &resp).ok() && resp.container_responses_size() == 1) ++ok;
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  BOOST_TEST(ok.load() == 32 * 20);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_vhcu_brings_a_new_resource_without_restart) {
+  Daemon d("demo/nodes/k100ai-8.yaml");
+  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  auto plugin = d.Plugin("hygon.com/hcu");
+  grpc::ClientContext watch_ctx;
+  v1beta1::Empty empty;
+  auto stream = plugin->ListAndWatch(&watch_ctx, empty);
+  v1beta1::ListAndWatchResponse list;
+  BOOST_REQUIRE(stream->Read(&list));
+  BOOST_TEST(list.devices_size() == 8);
+
+  // An admin creates a vHCU on card 0 (through the same simulated driver).
+  hcudp::Options o;
+  o.backend = hcudp::BackendKind::kSim;
+  o.sim_node_path = d.node;
+  o.host_root = d.dir + "/root";
+  auto backend = hcudp::OpenBackend(o);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  auto t0 = Clock::now();
+  auto vhcu = (*backend)->CreateVhcu(0, 15, 8188);
+  BOOST_REQUIRE_MESSAGE(vhcu.ok(), vhcu.status().ToString());
+
+  // mixed: card 0 leaves hygon.com/hcu, and the new profile registers.
+  BOOST_REQUIRE(stream->Read(&list));
+  BOOST_TEST(list.devices_size() == 7);
+  BOOST_TEST(d.kubelet->WaitRegistrations(1, t0, std::chrono::seconds(5)));
+  BOOST_TEST(!d.Endpoint("hygon.com/hcu-share-15c-8g").empty());
+  watch_ctx.TryCancel();
+  stream->Finish();
 }
 
 BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) {
