@@ -107,6 +107,7 @@ struct FakeKubelet::PluginClient {
   std::unique_ptr<v1beta1::DevicePlugin::Stub> stub;
   grpc::ClientContext stream_context;  // TryCancel ends the stream
   std::thread thread;                  // runs RunStream; joined by DropAllClients
+  std::chrono::steady_clock::time_point registered_at;
 };
 
 class FakeKubelet::RegistrationService final : public v1beta1::Registration::Service {
@@ -172,6 +173,9 @@ void FakeKubelet::DropAllClients() {
     for (auto& [name, resource] : resources_) {
       resource.current = nullptr;
       resource.snapshot.current_stream_open = false;
+      resource.snapshot.current_stream_messages = 0;
+      resource.snapshot.current_stream_first_devices.clear();
+      resource.snapshot.current_stream_first_message_ms = -1;
     }
   }
   for (auto& client : clients) client->stream_context.TryCancel();
@@ -240,6 +244,9 @@ grpc::Status FakeKubelet::Connect(const v1beta1::RegisterRequest& request) {
   snap.registrations++;
   snap.current_stream_messages = 0;
   snap.current_stream_open = true;
+  snap.current_stream_first_devices.clear();
+  snap.current_stream_first_message_ms = -1;
+  client->registered_at = Clock::now();
   resource.current = client;
   clients_.push_back(client);
   client->thread = std::thread([this, client] { RunStream(client); });
@@ -256,7 +263,13 @@ void FakeKubelet::RunStream(std::shared_ptr<PluginClient> client) {
     Resource& resource = resources_[client->resource];
     resource.snapshot.devices.assign(message.devices().begin(), message.devices().end());
     resource.snapshot.messages++;
-    if (resource.current == client) resource.snapshot.current_stream_messages++;
+    if (resource.current == client && resource.snapshot.current_stream_messages++ == 0) {
+      resource.snapshot.current_stream_first_devices = resource.snapshot.devices;
+      resource.snapshot.current_stream_first_message_ms = static_cast<long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                                client->registered_at)
+              .count());
+    }
     changed_.notify_all();
   }
   grpc::Status status = reader->Finish();

@@ -61,6 +61,10 @@ struct ResourceSnapshot {
   int messages = 0;                      // ListAndWatch messages, all streams
   int current_stream_messages = 0;       // messages on the latest registration's stream
   bool current_stream_open = false;      // latest registration's stream still running
+  // The first message of the latest registration's stream, and how long
+  // after the registration it arrived (-1 before it has).
+  std::vector<v1beta1::Device> current_stream_first_devices;
+  long current_stream_first_message_ms = -1;
   int stream_ends = 0;                   // streams that ended, all registrations
   std::string last_stream_status;        // how the latest ended stream ended
 };
