@@ -73,6 +73,7 @@ Status PluginManager::Start() {
 void PluginManager::Stop() {
   if (thread_.joinable()) {
     stopping_ = true;
+    canceller_.Cancel();
     Wake();
     thread_.join();
   }
@@ -137,7 +138,7 @@ void PluginManager::TryRegister(Endpoint& e, uint64_t kubelet_inode) {
   p.endpoint = e.socket_path.substr(e.socket_path.find_last_of('/') + 1);
   p.resource_name = e.resource_name;
   p.preferred_allocation = e.kind == DeviceKind::kCard;
-  Status st = RegisterWithKubelet(p);
+  Status st = RegisterWithKubelet(p, &canceller_);
   const auto now = Clock::now();
   if (st.ok()) {
     LOG(INFO) << "registered " << e.resource_name << " with kubelet (endpoint " << p.endpoint

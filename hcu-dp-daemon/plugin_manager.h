@@ -32,6 +32,7 @@
 #include "hcudp/options.h"
 #include "node_state.h"
 #include "plugin_server.h"
+#include "registrar.h"
 
 namespace hcudp::daemon {
 
@@ -95,6 +96,7 @@ class PluginManager {
   int inotify_fd_ = -1;
   int watch_wd_ = -1;  // the socket directory's watch; -1 when lost
   int wake_fd_ = -1;
+  RegistrationCanceller canceller_;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
