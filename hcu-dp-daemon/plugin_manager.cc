@@ -1,12 +1,11 @@
 #include "plugin_manager.h"
 
+#include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -63,8 +62,8 @@ Status PluginManager::Start() {
   if (removed > 0) LOG(INFO) << "removed " << removed << " stale socket(s) in " << dir_;
   SyncEndpoints();
   for (const Endpoint& e : endpoints_) {
-    if (!e.server) return UnavailableError("cannot serve " + e.resource_name + " on " +
-                                           e.socket_path);
+    if (!e.server)
+      return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
   }
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -216,9 +215,9 @@ void PluginManager::DrainInotify() {
 void PluginManager::Reconcile() {
   const auto now = Clock::now();
   if (inotify_fd_ >= 0 && watch_wd_ < 0) {
-    watch_wd_ = ::inotify_add_watch(inotify_fd_, dir_.c_str(),
-                                    IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
-                                        IN_DELETE_SELF);
+    watch_wd_ =
+        ::inotify_add_watch(inotify_fd_, dir_.c_str(),
+                            IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF);
   }
   SyncEndpoints();
   for (Endpoint& e : endpoints_) CollectAttempt(e);
@@ -232,8 +231,8 @@ void PluginManager::Reconcile() {
         continue;
       }
       for (Endpoint& e : endpoints_) {
-        if (e.resource_name == it->first && e.server &&
-            e.server->service().active_streams() == 0 && e.registered) {
+        if (e.resource_name == it->first && e.server && e.server->service().active_streams() == 0 &&
+            e.registered) {
           LOG(INFO) << e.resource_name << ": no ListAndWatch stream; registering again";
           e.registered = false;
           e.next_attempt = now;

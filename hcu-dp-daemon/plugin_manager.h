@@ -66,10 +66,10 @@ class PluginManager {
     std::thread thread;
     RegistrationCanceller canceller;
     std::atomic<bool> done{false};
-    Status result;                 // written by `thread` before `done`
-    uint64_t serve_generation = 0; // of the server it registered
+    Status result;                  // written by `thread` before `done`
+    uint64_t serve_generation = 0;  // of the server it registered
     uint64_t kubelet_inode = 0;
-    bool cancelled = false;        // by the manager: retry at once, no backoff
+    bool cancelled = false;  // by the manager: retry at once, no backoff
   };
 
   struct Endpoint {

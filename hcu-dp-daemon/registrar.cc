@@ -36,8 +36,7 @@ Status RegisterWithKubelet(const RegisterParams& params, RegistrationCanceller* 
   request.set_endpoint(params.endpoint);
   request.set_resource_name(params.resource_name);
   request.mutable_options()->set_pre_start_required(false);
-  request.mutable_options()->set_get_preferred_allocation_available(
-      params.preferred_allocation);
+  request.mutable_options()->set_get_preferred_allocation_available(params.preferred_allocation);
   v1beta1::Empty response;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + params.timeout);
@@ -47,8 +46,8 @@ Status RegisterWithKubelet(const RegisterParams& params, RegistrationCanceller* 
   grpc::Status st = stub->Register(&context, request, &response);
   if (canceller != nullptr) canceller->End();
   if (!st.ok()) {
-    return UnavailableError("register " + params.resource_name + " with " +
-                            params.kubelet_socket + ": " + st.error_message());
+    return UnavailableError("register " + params.resource_name + " with " + params.kubelet_socket +
+                            ": " + st.error_message());
   }
   return OkStatus();
 }

@@ -19,9 +19,9 @@ inline constexpr std::string_view kKubeletSocket = "kubelet.sock";
 inline constexpr std::string_view kDevicePluginApiVersion = "v1beta1";
 
 struct RegisterParams {
-  std::string kubelet_socket;    // absolute path of kubelet.sock
-  std::string endpoint;          // our socket's base name
-  std::string resource_name;     // hygon.com/...
+  std::string kubelet_socket;  // absolute path of kubelet.sock
+  std::string endpoint;        // our socket's base name
+  std::string resource_name;   // hygon.com/...
   bool preferred_allocation = false;
   // kubelet dials back with a 10 s timeout before answering.
   std::chrono::milliseconds timeout{12000};
@@ -42,7 +42,7 @@ class RegistrationCanceller {
 
   std::mutex mu_;
   grpc::ClientContext* context_ = nullptr;  // guarded by mu_
-  bool cancelled_ = false;   // guarded by mu_
+  bool cancelled_ = false;                  // guarded by mu_
 };
 
 // Unavailable when kubelet is unreachable or answers with an error

@@ -82,9 +82,12 @@ int main(int argc, char** argv) {
   const std::string dir = ::mkdtemp(tmpl);
   KubeletStub kubelet(dir);
   if (!kubelet.Start(false)) return 1;
-  const std::vector<std::string> daemon_args = {daemon, "--backend=sim", "--sim-node=" + sim,
+  const std::vector<std::string> daemon_args = {daemon,
+                                                "--backend=sim",
+                                                "--sim-node=" + sim,
                                                 "--device-plugin-path=" + dir,
-                                                "--strategy=mixed", "--log-severity=WARNING"};
+                                                "--strategy=mixed",
+                                                "--log-severity=WARNING"};
 
   // 1. Start -> registered (median of 5 starts; the last one stays up).
   std::vector<double> start_ms;
@@ -210,16 +213,17 @@ int main(int argc, char** argv) {
   std::printf("Allocate / floor p50 ratio: %.2f (target <= 1.5)\n",
               Percentile(alloc_us, 0.5) / Percentile(floor_us, 0.5));
   if (!restart_ms.empty()) {
-    std::printf("kubelet restart -> re-registered: median %.1f ms, max %.1f ms (%zu restarts; "
-                "target median <= 200 ms)\n",
-                Percentile(restart_ms, 0.5), Percentile(restart_ms, 1.0), restart_ms.size());
+    std::printf(
+        "kubelet restart -> re-registered: median %.1f ms, max %.1f ms (%zu restarts; "
+        "target median <= 200 ms)\n",
+        Percentile(restart_ms, 0.5), Percentile(restart_ms, 1.0), restart_ms.size());
   }
   std::printf("daemon after start:        VmRSS %.1f MiB  RssAnon %.1f MiB\n", rss_start / 1024.0,
               anon_start / 1024.0);
   std::printf("daemon after %d Allocates: VmRSS %.1f MiB  RssAnon %.1f MiB\n", allocs,
               rss_after / 1024.0, anon_after / 1024.0);
-  std::printf("floor grpc++ server (median of 3): VmRSS %.1f MiB  RssAnon %.1f MiB\n", floor_rss / 1024.0,
-              floor_anon / 1024.0);
+  std::printf("floor grpc++ server (median of 3): VmRSS %.1f MiB  RssAnon %.1f MiB\n",
+              floor_rss / 1024.0, floor_anon / 1024.0);
   std::printf("daemon RSS - floor: %+.1f MiB (target <= 4 MiB); RssAnon growth %+.1f MiB\n",
               (static_cast<double>(rss_after) - static_cast<double>(floor_rss)) / 1024.0,
               (static_cast<double>(anon_after) - static_cast<double>(anon_start)) / 1024.0);

@@ -50,8 +50,7 @@ BOOST_FIXTURE_TEST_CASE(four_of_eight_is_one_whole_island, TwoIslandsNode) {
   BOOST_TEST((got == Bdfs({0, 1, 2, 3}) || got == Bdfs({4, 5, 6, 7})));
 }
 
-BOOST_FIXTURE_TEST_CASE(must_include_from_the_second_island_keeps_the_pick_there,
-                        TwoIslandsNode) {
+BOOST_FIXTURE_TEST_CASE(must_include_from_the_second_island_keeps_the_pick_there, TwoIslandsNode) {
   std::vector<std::string> all;
   for (const auto& d : cards.devices) all.push_back(d.id);
   auto got = PreferredAllocation(inventory, cards, {all, Bdfs({6}), 3});
