@@ -73,7 +73,8 @@ struct NodeDevice {
 HCUDP_EXPORT StatusOr<std::string> EncodeNodeDevices(const std::vector<NodeDevice>& devices);
 // Accepts the 9-field form and HAMi's 7-field form (Id..Health; then index
 // is 0 and mode "hami-core", as HAMi decodes it). Health takes Go's
-// strconv.ParseBool spellings. The empty string is zero devices.
+// strconv.ParseBool spellings. Id, Type and Mode must not contain ';' (the
+// Id becomes a pod device UUID). The empty string is zero devices.
 HCUDP_EXPORT StatusOr<std::vector<NodeDevice>> DecodeNodeDevices(std::string_view value);
 
 // Both node lists built from one inventory, in card-index order.
@@ -110,7 +111,7 @@ using PodDevices = std::vector<ContainerDevices>;
 
 // "" for no devices.
 HCUDP_EXPORT StatusOr<std::string> EncodeContainerDevices(const ContainerDevices& devices);
-// Exactly 4 fields per record; every record ends in ':'.
+// Exactly 4 fields per record; every record ends in ':'; no ';' in a field.
 HCUDP_EXPORT StatusOr<ContainerDevices> DecodeContainerDevices(std::string_view value);
 
 // Each container's devices followed by ';' ("A:;" one container, ";A:;" two
@@ -166,7 +167,8 @@ HCUDP_EXPORT StatusOr<NodeLock> ParseNodeLock(std::string_view value);
 // pod "a" does not hold "ab"'s lock, nor "a" in another namespace).
 HCUDP_EXPORT bool NodeLockHeldBy(const NodeLock& lock, std::string_view pod_namespace,
                                  std::string_view pod_name);
-// RFC3339 with offset Z or ±hh:mm and an optional fraction (dropped).
+// RFC3339 with offset Z or ±hh:mm and an optional fraction (dropped); years
+// 1900..2200 (what a system_clock holds).
 HCUDP_EXPORT StatusOr<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
 // "2026-03-01T02:00:00Z" (UTC, whole seconds).
 HCUDP_EXPORT std::string FormatRfc3339Utc(std::chrono::system_clock::time_point time);

@@ -28,9 +28,9 @@ StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
                                 " fields, want 4 (UUID,Type,Usedmem,Usedcores)");
   }
   ContainerDevice d;
-  if (f[0].empty()) return FieldError(n, "UUID", f[0], "a non-empty UUID");
+  if (f[0].empty() || ContainsAny(f[0], ";")) return FieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
   d.uuid = std::string(f[0]);
-  if (f[1].empty()) return FieldError(n, "Type", f[1], "a non-empty type");
+  if (f[1].empty() || ContainsAny(f[1], ";")) return FieldError(n, "Type", f[1], "a non-empty type without ';'");
   d.type = std::string(f[1]);
   auto mem = ParseInt(f[2], 0, kInt32Max);
   if (!mem) return FieldError(n, "Usedmem", f[2], "a MiB count >= 0");

@@ -40,7 +40,8 @@ std::optional<std::chrono::system_clock::time_point> ParseCivil(std::string_view
       text[13] != ':' || text[16] != ':') {
     return std::nullopt;
   }
-  auto y = Digits(text, 0, 4, 0, 9999);
+  // Years a system_clock (int64 ns) holds with room to spare.
+  auto y = Digits(text, 0, 4, 1900, 2200);
   auto mo = Digits(text, 5, 2, 1, 12);
   auto d = Digits(text, 8, 2, 1, 31);
   auto h = Digits(text, 11, 2, 0, 23);
