@@ -15,8 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)hami::ParseHandshake(value);
   auto lock = hami::ParseNodeLock(value);
   if (!lock.ok()) return 0;
-  if (!hami::NodeLockHeldBy(*lock, lock->pod_namespace, lock->pod_name)) HamiFuzzFail(value, "hami_node_lock:1");
-  if (hami::NodeLockHeldBy(*lock, lock->pod_namespace, lock->pod_name + "x")) HamiFuzzFail(value, "hami_node_lock:2");
+  if (!hami::NodeLockHeldBy(*lock, lock->pod_namespace, lock->pod_name))
+    HamiFuzzFail(value, "hami_node_lock:1");
+  if (hami::NodeLockHeldBy(*lock, lock->pod_namespace, lock->pod_name + "x"))
+    HamiFuzzFail(value, "hami_node_lock:2");
   auto formatted = hami::FormatNodeLock(lock->time, lock->pod_namespace, lock->pod_name);
   if (!formatted.ok()) HamiFuzzFail(value, "hami_node_lock:3");
   auto again = hami::ParseNodeLock(*formatted);

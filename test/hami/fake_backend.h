@@ -29,9 +29,9 @@ class FakeBackend final : public Backend {
   bool HasVhcu(int id);
 
   // Knobs (set before the call they affect).
-  int busy_destroys = 0;             // DestroyVhcu answers Unavailable this many times
-  bool fail_create = false;          // CreateVhcu fails without creating
-  bool fail_create_after_it = false; // CreateVhcu creates a vHCU, then fails
+  int busy_destroys = 0;                   // DestroyVhcu answers Unavailable this many times
+  bool fail_create = false;                // CreateVhcu fails without creating
+  bool fail_create_after_it = false;       // CreateVhcu creates a vHCU, then fails
   std::function<void(int id)> on_destroy;  // called before a successful destroy
   int destroy_calls = 0;
 

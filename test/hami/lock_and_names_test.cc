@@ -37,9 +37,9 @@ BOOST_AUTO_TEST_CASE(node_lock_is_held_only_by_the_exact_namespace_and_name) {
   auto lock = ParseNodeLock("2026-03-01T10:00:00+08:00,default,ab");
   BOOST_REQUIRE(lock.ok());
   BOOST_TEST(NodeLockHeldBy(*lock, "default", "ab"));
-  BOOST_TEST(!NodeLockHeldBy(*lock, "default", "a"));   // no substring match
+  BOOST_TEST(!NodeLockHeldBy(*lock, "default", "a"));  // no substring match
   BOOST_TEST(!NodeLockHeldBy(*lock, "default", "abc"));
-  BOOST_TEST(!NodeLockHeldBy(*lock, "other", "ab"));    // namespace compared
+  BOOST_TEST(!NodeLockHeldBy(*lock, "other", "ab"));  // namespace compared
   BOOST_TEST(!NodeLockHeldBy(*lock, "defaul", "ab"));
 }
 
@@ -142,9 +142,9 @@ BOOST_AUTO_TEST_CASE(mark_file_names_round_trip) {
 }
 
 BOOST_AUTO_TEST_CASE(mark_file_names_reject_malformed_values) {
-  for (std::string_view bad : {"uid_main_0", "uid_main_0_1_2", "_main_0_1", "uid__0_1",
-                               "uid_main_x_1", "uid_main_0_-2", "uid_main_-1_1", "uid_main_0_",
-                               "", "uid_ma/in_0_1"}) {
+  for (std::string_view bad :
+       {"uid_main_0", "uid_main_0_1_2", "_main_0_1", "uid__0_1", "uid_main_x_1", "uid_main_0_-2",
+        "uid_main_-1_1", "uid_main_0_", "", "uid_ma/in_0_1"}) {
     BOOST_TEST_CONTEXT(bad) {
       auto mark = ParseMarkFileName(bad);
       BOOST_REQUIRE(!mark.ok());

@@ -51,15 +51,20 @@ BOOST_AUTO_TEST_CASE(decoded_records_carry_named_fields) {
 
 BOOST_AUTO_TEST_CASE(encode_from_hand_written_records_fills_defaults) {
   ReadableValue value{Encoding::kPodDevices,
-                      {{{{"container", "1"}, {"uuid", "HCU-SN01"}, {"used_mem_mib", "8192"},
+                      {{{{"container", "1"},
+                         {"uuid", "HCU-SN01"},
+                         {"used_mem_mib", "8192"},
                          {"used_cores_percent", "30"}}}}};
   auto encoded = EncodeReadable(value);
   BOOST_REQUIRE_MESSAGE(encoded.ok(), encoded.status().ToString());
   BOOST_TEST(*encoded == ";HCU-SN01,HCU,8192,30:;");
 
   ReadableValue node{Encoding::kNodeDevices,
-                     {{{{"id", "HCU-SN01"}, {"count", "4"}, {"devmem_mib", "65520"},
-                        {"type", "HCU-K100_AI"}, {"index", "0"}}}}};
+                     {{{{"id", "HCU-SN01"},
+                        {"count", "4"},
+                        {"devmem_mib", "65520"},
+                        {"type", "HCU-K100_AI"},
+                        {"index", "0"}}}}};
   BOOST_TEST(*EncodeReadable(node) == "HCU-SN01,4,65520,100,HCU-K100_AI,0,true,0,hami:");
 }
 
@@ -67,8 +72,7 @@ BOOST_AUTO_TEST_CASE(encode_rejects_missing_or_bad_fields_naming_them) {
   ReadableValue missing{Encoding::kContainerDevices, {{{{"uuid", "HCU-SN01"}}}}};
   auto a = EncodeReadable(missing);
   BOOST_REQUIRE(!a.ok());
-  BOOST_TEST(a.status().message().find("used_mem_mib") != std::string::npos,
-             a.status().message());
+  BOOST_TEST(a.status().message().find("used_mem_mib") != std::string::npos, a.status().message());
 
   ReadableValue bad{Encoding::kMarkFileName,
                     {{{{"pod_uid", "u"}, {"container", "c"}, {"card", "x"}}}}};

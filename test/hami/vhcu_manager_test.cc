@@ -106,8 +106,8 @@ BOOST_AUTO_TEST_CASE(whole_card_mark_uses_vdev_index_minus_one) {
 BOOST_AUTO_TEST_CASE(create_rejects_owners_that_cannot_name_a_mark_file) {
   Node node;
   VhcuManager manager(&node.backend, node.Options());
-  for (const VhcuOwner& bad : {VhcuOwner{"", "main"}, VhcuOwner{"uid", "a_b"},
-                               VhcuOwner{"u/id", "main"}}) {
+  for (const VhcuOwner& bad :
+       {VhcuOwner{"", "main"}, VhcuOwner{"uid", "a_b"}, VhcuOwner{"u/id", "main"}}) {
     auto created = manager.CreateVhcu(bad, 0, 36, 8192);
     BOOST_REQUIRE(!created.ok());
     BOOST_TEST((created.status().code() == StatusCode::kInvalidArgument));
@@ -288,8 +288,7 @@ const VhcuCreateStep kSteps[] = {VhcuCreateStep::kIntentRecorded, VhcuCreateStep
 // Crashes CreateVhcu right after `step`, with an administrator's vHCU of the
 // same size already on the card.
 int CrashAt(Node& node, VhcuCreateStep step) {
-  VhcuManager crashing(&node.backend,
-                       node.Options([step](VhcuCreateStep s) { return s == step; }));
+  VhcuManager crashing(&node.backend, node.Options([step](VhcuCreateStep s) { return s == step; }));
   auto created = crashing.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(!created.ok());
   BOOST_REQUIRE((created.status().code() == StatusCode::kAborted));
@@ -367,7 +366,7 @@ BOOST_AUTO_TEST_CASE(recovery_that_hits_a_busy_device_keeps_the_intent_across_an
 
 BOOST_AUTO_TEST_CASE(recovery_without_an_id_destroys_only_the_new_vhcu_of_the_intents_size) {
   Node node;
-  CrashAt(node, VhcuCreateStep::kVhcuCreated);  // our 36 CU vHCU, id unrecorded
+  CrashAt(node, VhcuCreateStep::kVhcuCreated);     // our 36 CU vHCU, id unrecorded
   int admins = node.backend.AddVhcu(0, 12, 1024);  // made by an admin after the crash
   VhcuManager restarted(&node.backend, node.Options());
   auto result = restarted.Recover(Never());

@@ -63,7 +63,7 @@ struct NodeDevice {
   // uint32 numa_node_number, so "no NUMA" may read 4294967295.
   int64_t numa = 0;
   bool healthy = true;
-  int index = 0;                // card index (dvInd)
+  int index = 0;  // card index (dvInd)
   std::string mode = std::string(kNodeDeviceMode);
 
   bool operator==(const NodeDevice& o) const;
@@ -97,7 +97,7 @@ HCUDP_EXPORT NodeRegistration BuildNodeRegistration(const NodeInventory& invento
 // ------------------------------------------------- pod devices (§5.3) ----
 // One device of one container: "UUID,Type,Usedmem,Usedcores:".
 struct ContainerDevice {
-  std::string uuid;                // "HCU-<serial>", the node record's Id
+  std::string uuid;  // "HCU-<serial>", the node record's Id
   std::string type = std::string(kPodDeviceType);
   int32_t used_mem_mib = 0;        // >= 0
   int32_t used_cores_percent = 0;  // 0..100
@@ -202,8 +202,8 @@ inline constexpr int kWholeCardVhcuId = -1;
 struct MarkFileName {
   std::string pod_uid;
   std::string container;
-  int card = 0;                      // dvInd, >= 0
-  int vhcu_id = kWholeCardVhcuId;    // vdev index, or -1 for a whole card
+  int card = 0;                    // dvInd, >= 0
+  int vhcu_id = kWholeCardVhcuId;  // vdev index, or -1 for a whole card
 
   bool whole_card() const { return vhcu_id == kWholeCardVhcuId; }
   bool operator==(const MarkFileName& o) const;
@@ -223,11 +223,11 @@ HCUDP_EXPORT int VhcuComputeUnits(int cores_percent, int card_compute_units);
 
 // What one device of a container request turns into on this node.
 struct DevicePlan {
-  int card = 0;                   // card index (dvInd)
+  int card = 0;  // card index (dvInd)
   std::string card_bdf;
-  bool create_vhcu = false;       // false: the container gets the whole card
-  int vhcu_compute_units = 0;     // create_vhcu only
-  uint64_t vhcu_memory_mib = 0;   // create_vhcu only
+  bool create_vhcu = false;      // false: the container gets the whole card
+  int vhcu_compute_units = 0;    // create_vhcu only
+  uint64_t vhcu_memory_mib = 0;  // create_vhcu only
 };
 
 // The vendor's rule, with defect §8.20 fixed: a vHCU only when exactly one
@@ -237,8 +237,8 @@ struct DevicePlan {
 // Cards are found by serial (UUID "HCU-<serial>"). InvalidArgument for a
 // bad UUID or an empty request; NotFound for an unknown serial;
 // FailedPrecondition when two cards share the serial.
-HCUDP_EXPORT StatusOr<std::vector<DevicePlan>> PlanContainerDevices(
-    const ContainerDevices& request, const NodeInventory& inventory);
+HCUDP_EXPORT StatusOr<std::vector<DevicePlan>> PlanContainerDevices(const ContainerDevices& request,
+                                                                    const NodeInventory& inventory);
 
 // ----------------------------------------- any value, readably (hcuctl) ----
 enum class Encoding {

@@ -66,14 +66,16 @@ StatusOr<IntentRecord> ParseIntentRecord(std::string_view text) {
   auto card = ParseInt(*find("card"), 0, kInt32Max);
   auto cu = ParseInt(*find("compute_units"), 0, kInt32Max);
   auto mib = ParseInt(*find("memory_mib"), 0, int64_t{1} << 40);
-  if (!card || !cu || !mib) return InvalidArgumentError("intent card, compute_units or memory_mib is not a number");
+  if (!card || !cu || !mib)
+    return InvalidArgumentError("intent card, compute_units or memory_mib is not a number");
   r.card = static_cast<int>(*card);
   r.compute_units = static_cast<int>(*cu);
   r.memory_mib = static_cast<uint64_t>(*mib);
   if (const std::string* prior = find("prior_vhcu_ids"); prior != nullptr && !prior->empty()) {
     for (std::string_view item : Split(*prior, ',')) {
       auto id = ParseInt(item, 0, kInt32Max);
-      if (!id) return InvalidArgumentError("intent prior_vhcu_ids item " + Quote(item) + " is not an id");
+      if (!id)
+        return InvalidArgumentError("intent prior_vhcu_ids item " + Quote(item) + " is not an id");
       r.prior_vhcu_ids.insert(static_cast<int>(*id));
     }
   }

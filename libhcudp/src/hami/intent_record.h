@@ -19,8 +19,8 @@ struct IntentRecord {
   int card = 0;
   int compute_units = 0;
   uint64_t memory_mib = 0;
-  std::set<int> prior_vhcu_ids;   // vHCU ids on the node before the create
-  std::optional<int> vhcu_id;     // set once the create returned
+  std::set<int> prior_vhcu_ids;  // vHCU ids on the node before the create
+  std::optional<int> vhcu_id;    // set once the create returned
 };
 
 // "key: value" lines, fixed order:

@@ -14,8 +14,7 @@ constexpr int64_t kInt32Max = 2147483647;
 }  // namespace
 
 bool MarkFileName::operator==(const MarkFileName& o) const {
-  return pod_uid == o.pod_uid && container == o.container && card == o.card &&
-         vhcu_id == o.vhcu_id;
+  return pod_uid == o.pod_uid && container == o.container && card == o.card && vhcu_id == o.vhcu_id;
 }
 
 StatusOr<std::string> FormatMarkFileName(const MarkFileName& mark) {
@@ -56,8 +55,8 @@ StatusOr<MarkFileName> ParseMarkFileName(std::string_view file_name) {
   mark.container = std::string(parts[1]);
   auto card = ParseInt(parts[2], 0, kInt32Max);
   if (!card) {
-    return InvalidArgumentError("mark file name " + Quote(file_name) + ": card " +
-                                Quote(parts[2]) + " is not an index >= 0");
+    return InvalidArgumentError("mark file name " + Quote(file_name) + ": card " + Quote(parts[2]) +
+                                " is not an index >= 0");
   }
   mark.card = static_cast<int>(*card);
   auto vhcu = ParseInt(parts[3], kWholeCardVhcuId, kInt32Max);

@@ -43,7 +43,8 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
                                 "Index,Mode) or 7");
   }
   NodeDevice d;
-  if (f[0].empty() || ContainsAny(f[0], ";")) return FieldError(n, "Id", f[0], "a non-empty id without ';'");
+  if (f[0].empty() || ContainsAny(f[0], ";"))
+    return FieldError(n, "Id", f[0], "a non-empty id without ';'");
   d.id = std::string(f[0]);
   auto count = ParseInt(f[1], kInt32Min, kInt32Max);
   if (!count) return FieldError(n, "Count", f[1], "an int32");
@@ -54,7 +55,8 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
   auto devcore = ParseInt(f[3], 0, 100);
   if (!devcore) return FieldError(n, "Devcore", f[3], "a percentage 0..100");
   d.devcore_percent = static_cast<int32_t>(*devcore);
-  if (f[4].empty() || ContainsAny(f[4], ";")) return FieldError(n, "Type", f[4], "a non-empty type without ';'");
+  if (f[4].empty() || ContainsAny(f[4], ";"))
+    return FieldError(n, "Type", f[4], "a non-empty type without ';'");
   d.type = std::string(f[4]);
   auto numa = ParseInt(f[5], -1, kUint32Max);
   if (!numa) return FieldError(n, "Numa", f[5], "a NUMA node (-1 or >= 0)");
@@ -70,7 +72,8 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
   auto index = ParseInt(f[7], 0, kInt32Max);
   if (!index) return FieldError(n, "Index", f[7], "a card index >= 0");
   d.index = static_cast<int>(*index);
-  if (f[8].empty() || ContainsAny(f[8], ";")) return FieldError(n, "Mode", f[8], "a non-empty mode without ';'");
+  if (f[8].empty() || ContainsAny(f[8], ";"))
+    return FieldError(n, "Mode", f[8], "a non-empty mode without ';'");
   d.mode = std::string(f[8]);
   return d;
 }
@@ -88,7 +91,8 @@ StatusOr<std::string> EncodeNodeDevices(const std::vector<NodeDevice>& devices) 
   for (size_t i = 0; i < devices.size(); ++i) {
     const NodeDevice& d = devices[i];
     for (auto [name, value] : {std::pair<std::string_view, std::string_view>{"Id", d.id},
-                               {"Type", d.type}, {"Mode", d.mode}}) {
+                               {"Type", d.type},
+                               {"Mode", d.mode}}) {
       Status st = CheckTextField(name, value);
       if (!st.ok()) return st.WithContext("node device " + std::to_string(i));
     }
@@ -182,7 +186,8 @@ NodeRegistration BuildNodeRegistration(const NodeInventory& inventory, int split
 
     NodeDevice remaining = full;
     remaining.count = std::max(0, split_count - inventory.VhcuCount(card->index));
-    int64_t free_mib = static_cast<int64_t>(card->memory_mib()) - VhcuMemoryMib(inventory, card->index);
+    int64_t free_mib =
+        static_cast<int64_t>(card->memory_mib()) - VhcuMemoryMib(inventory, card->index);
     remaining.devmem_mib = static_cast<int32_t>(std::max<int64_t>(0, free_mib));
     int free_cu = std::max(0, card->compute_units - VhcuComputeUnitsOn(inventory, card->index));
     remaining.devcore_percent =

@@ -51,8 +51,10 @@ StatusOr<std::string> FormatNodeLock(std::chrono::system_clock::time_point time,
                                      std::string_view pod_namespace, std::string_view pod_name) {
   for (std::string_view part : {pod_namespace, pod_name}) {
     if (part.empty() || part.find(',') != std::string_view::npos) {
-      return InvalidArgumentError("node lock: namespace and pod name must be non-empty and "
-                                  "free of ',', got " + Quote(part));
+      return InvalidArgumentError(
+          "node lock: namespace and pod name must be non-empty and "
+          "free of ',', got " +
+          Quote(part));
     }
   }
   return FormatRfc3339Utc(time) + "," + std::string(pod_namespace) + "," + std::string(pod_name);
@@ -61,8 +63,7 @@ StatusOr<std::string> FormatNodeLock(std::chrono::system_clock::time_point time,
 StatusOr<NodeLock> ParseNodeLock(std::string_view value) {
   std::vector<std::string_view> f = Split(value, ',');
   if (f.size() != 3) {
-    return InvalidArgumentError("node lock " + Quote(value) + " has " +
-                                std::to_string(f.size()) +
+    return InvalidArgumentError("node lock " + Quote(value) + " has " + std::to_string(f.size()) +
                                 " comma fields, want 3 (<RFC3339>,<namespace>,<pod>)");
   }
   StatusOr<std::chrono::system_clock::time_point> time = ParseRfc3339(f[0]);
@@ -84,9 +85,12 @@ bool NodeLockHeldBy(const NodeLock& lock, std::string_view pod_namespace,
 
 std::string_view HandshakeStateName(HandshakeState state) {
   switch (state) {
-    case HandshakeState::kReported: return "Reported";
-    case HandshakeState::kRequesting: return "Requesting";
-    case HandshakeState::kDeleted: return "Deleted";
+    case HandshakeState::kReported:
+      return "Reported";
+    case HandshakeState::kRequesting:
+      return "Requesting";
+    case HandshakeState::kDeleted:
+      return "Deleted";
   }
   return "Reported";
 }

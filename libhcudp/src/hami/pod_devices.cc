@@ -28,9 +28,11 @@ StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
                                 " fields, want 4 (UUID,Type,Usedmem,Usedcores)");
   }
   ContainerDevice d;
-  if (f[0].empty() || ContainsAny(f[0], ";")) return FieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
+  if (f[0].empty() || ContainsAny(f[0], ";"))
+    return FieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
   d.uuid = std::string(f[0]);
-  if (f[1].empty() || ContainsAny(f[1], ";")) return FieldError(n, "Type", f[1], "a non-empty type without ';'");
+  if (f[1].empty() || ContainsAny(f[1], ";"))
+    return FieldError(n, "Type", f[1], "a non-empty type without ';'");
   d.type = std::string(f[1]);
   auto mem = ParseInt(f[2], 0, kInt32Max);
   if (!mem) return FieldError(n, "Usedmem", f[2], "a MiB count >= 0");
@@ -42,8 +44,8 @@ StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
 }
 
 Status CheckDevice(size_t i, const ContainerDevice& d) {
-  for (auto [name, value] : {std::pair<std::string_view, std::string_view>{"UUID", d.uuid},
-                             {"Type", d.type}}) {
+  for (auto [name, value] :
+       {std::pair<std::string_view, std::string_view>{"UUID", d.uuid}, {"Type", d.type}}) {
     if (value.empty() || ContainsAny(value, ",:;")) {
       return InvalidArgumentError("container device " + std::to_string(i) + ": " +
                                   std::string(name) + " " + Quote(value) +
@@ -131,8 +133,7 @@ PodDevices DropEmptyContainers(const PodDevices& pod) {
   return out;
 }
 
-StatusOr<std::string> VendorEraseFirstContainer(std::string_view value,
-                                                ContainerDevices* served) {
+StatusOr<std::string> VendorEraseFirstContainer(std::string_view value, ContainerDevices* served) {
   HCUDP_ASSIGN_OR_RETURN(PodDevices pod, DecodePodDevices(value));
   PodDevices hami_view = DropEmptyContainers(pod);
   if (hami_view.empty()) {

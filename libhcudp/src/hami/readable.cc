@@ -139,7 +139,8 @@ class FieldReader {
 
  private:
   void Fail(std::string message) {
-    if (status_.ok()) status_ = InvalidArgumentError("record " + std::to_string(n_) + ": " + message);
+    if (status_.ok())
+      status_ = InvalidArgumentError("record " + std::to_string(n_) + ": " + message);
   }
   const ReadableRecord& record_;
   size_t n_;
@@ -177,7 +178,9 @@ StatusOr<std::string> EncodeRecords(const ReadableValue& value) {
         d.index = static_cast<int>(r.Int("index", 0, kInt32Max, 0));
         d.mode = r.Text("mode", std::string(kNodeDeviceMode), false);
         HCUDP_RETURN_IF_ERROR(r.status());
-        if (!h) return InvalidArgumentError("record " + std::to_string(n) + ": healthy " + Quote(healthy) + " is not a bool");
+        if (!h)
+          return InvalidArgumentError("record " + std::to_string(n) + ": healthy " +
+                                      Quote(healthy) + " is not a bool");
         devices.push_back(d);
       }
       return EncodeNodeDevices(devices);
@@ -292,9 +295,9 @@ StatusOr<ReadableValue> DecodeReadable(Encoding encoding, std::string_view value
 StatusOr<ReadableValue> DecodeAnyReadable(std::string_view value) {
   if (value.empty()) return InvalidArgumentError("empty value: nothing to decode");
   std::string why;
-  for (Encoding e : {Encoding::kHandshake, Encoding::kNodeLock, Encoding::kMarkFileName,
-                     Encoding::kNodeDevices, Encoding::kPodDevices, Encoding::kContainerDevices,
-                     Encoding::kContainerIndex}) {
+  for (Encoding e :
+       {Encoding::kHandshake, Encoding::kNodeLock, Encoding::kMarkFileName, Encoding::kNodeDevices,
+        Encoding::kPodDevices, Encoding::kContainerDevices, Encoding::kContainerIndex}) {
     StatusOr<ReadableValue> v = Decode(e, value);
     if (v.ok()) return v;
     why += "; as " + std::string(EncodingName(e)) + ": " + v.status().message();
@@ -302,8 +305,6 @@ StatusOr<ReadableValue> DecodeAnyReadable(std::string_view value) {
   return InvalidArgumentError("value " + Quote(value) + " is no HAMi encoding" + why);
 }
 
-StatusOr<std::string> EncodeReadable(const ReadableValue& value) {
-  return EncodeRecords(value);
-}
+StatusOr<std::string> EncodeReadable(const ReadableValue& value) { return EncodeRecords(value); }
 
 }  // namespace hcudp::hami

@@ -7,8 +7,8 @@
 namespace hcudp::hami {
 
 int VhcuComputeUnits(int cores_percent, int card_compute_units) {
-  int64_t product = static_cast<int64_t>(std::max(0, cores_percent)) *
-                    std::max(0, card_compute_units);
+  int64_t product =
+      static_cast<int64_t>(std::max(0, cores_percent)) * std::max(0, card_compute_units);
   int64_t cus = (product + 99) / 100;
   return static_cast<int>(std::max<int64_t>(1, cus));
 }
@@ -16,9 +16,9 @@ int VhcuComputeUnits(int cores_percent, int card_compute_units) {
 namespace {
 
 StatusOr<const Card*> FindCardByUuid(std::string_view uuid, const NodeInventory& inventory) {
-  if (uuid.substr(0, kCardIdPrefix.size()) != kCardIdPrefix || uuid.size() == kCardIdPrefix.size()) {
-    return InvalidArgumentError("device UUID " + internal::Quote(uuid) +
-                                " is not HCU-<serial>");
+  if (uuid.substr(0, kCardIdPrefix.size()) != kCardIdPrefix ||
+      uuid.size() == kCardIdPrefix.size()) {
+    return InvalidArgumentError("device UUID " + internal::Quote(uuid) + " is not HCU-<serial>");
   }
   std::string_view serial = uuid.substr(kCardIdPrefix.size());
   const Card* found = nullptr;
@@ -48,8 +48,8 @@ StatusOr<std::vector<DevicePlan>> PlanContainerDevices(const ContainerDevices& r
     HCUDP_ASSIGN_OR_RETURN(const Card* card, FindCardByUuid(device.uuid, inventory));
     for (const DevicePlan& earlier : plans) {
       if (earlier.card == card->index) {
-        return InvalidArgumentError("card " + std::to_string(card->index) + " (" +
-                                    device.uuid + ") is requested twice");
+        return InvalidArgumentError("card " + std::to_string(card->index) + " (" + device.uuid +
+                                    ") is requested twice");
       }
     }
     DevicePlan plan;

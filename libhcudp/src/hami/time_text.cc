@@ -36,8 +36,8 @@ std::optional<int64_t> Digits(std::string_view text, size_t pos, size_t n, int64
 }  // namespace
 
 std::optional<std::chrono::system_clock::time_point> ParseCivil(std::string_view text, char sep) {
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != sep ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != sep || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
   // Years a system_clock (int64 ns) holds with room to spare.
@@ -62,8 +62,8 @@ std::string FormatCivil(std::chrono::system_clock::time_point time, char sep, bo
     gmtime_r(&t, &tm);
   }
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d%c%02d:%02d:%02d", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, sep, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d%c%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, sep, tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
 }
 

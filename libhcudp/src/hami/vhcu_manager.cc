@@ -26,7 +26,8 @@ std::string Describe(const IntentRecord& r) {
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -100,8 +101,8 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
   HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(IntentDirPath(), kDirMode));
   intent.path = IntentDirPath() + "/" + internal::IntentFileName(intent.record);
   if (internal::FileExists(intent.path)) {
-    return AlreadyExistsError("an unresolved vHCU intent exists for " +
-                              Describe(intent.record) + ": " + intent.path);
+    return AlreadyExistsError("an unresolved vHCU intent exists for " + Describe(intent.record) +
+                              ": " + intent.path);
   }
   HCUDP_RETURN_IF_ERROR(internal::ReplaceFileDurably(
       intent.path, internal::FormatIntentRecord(intent.record), kFileMode));
@@ -109,15 +110,15 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
 
   StatusOr<Vhcu> vhcu = backend_->CreateVhcu(card, compute_units, memory_mib);
   if (!vhcu.ok()) {
-    LOG(WARNING) << "creating a vHCU (" << compute_units << " CU, " << memory_mib
-                 << " MiB) for " << Describe(intent.record) << " failed: "
-                 << vhcu.status().ToString() << "; cleaning up what it may have left";
+    LOG(WARNING) << "creating a vHCU (" << compute_units << " CU, " << memory_mib << " MiB) for "
+                 << Describe(intent.record) << " failed: " << vhcu.status().ToString()
+                 << "; cleaning up what it may have left";
     StatusOr<NodeInventory> after = backend_->Discover();
     StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(options_.host_root, nullptr);
     if (after.ok() && marks.ok()) {
       VhcuSweepResult ignored;
-      ResolveIntentLocked(intent, *after, *marks, {}, [](const std::string&) { return false; },
-                          &ignored);
+      ResolveIntentLocked(
+          intent, *after, *marks, {}, [](const std::string&) { return false; }, &ignored);
     }
     return vhcu.status();
   }
@@ -133,8 +134,7 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
   }
   if (CrashAfter(VhcuCreateStep::kIdRecorded)) return AbortedError("crash after id");
 
-  StatusOr<MarkFile> mark =
-      WriteMarkLocked({owner.pod_uid, owner.container, card, vhcu->id});
+  StatusOr<MarkFile> mark = WriteMarkLocked({owner.pod_uid, owner.container, card, vhcu->id});
   if (!mark.ok()) {
     DestroyOrQueueLocked(vhcu->id, std::nullopt, intent.path, &undo);
     return mark.status().WithContext("writing the mark file of vHCU " + std::to_string(vhcu->id));
@@ -143,8 +143,9 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
 
   Status completed = internal::RemoveFileDurably(intent.path);
   if (!completed.ok()) {
-    LOG(WARNING) << "vHCU " << vhcu->id << " is marked but its intent stays: "
-                 << completed.ToString() << " (Recover drops it)";
+    LOG(WARNING) << "vHCU " << vhcu->id
+                 << " is marked but its intent stays: " << completed.ToString()
+                 << " (Recover drops it)";
   }
   LOG(INFO) << "created vHCU " << vhcu->id << " (" << compute_units << " CU, " << memory_mib
             << " MiB) for " << Describe(intent.record) << ", mark " << mark->path;
@@ -173,8 +174,7 @@ void VhcuManager::DestroyOrQueueLocked(int vhcu_id, std::optional<MarkFile> mark
       if (removed.ok()) {
         ++result->marks_removed;
       } else {
-        LOG(WARNING) << "vHCU " << vhcu_id << " is gone but its mark stays: "
-                     << removed.ToString();
+        LOG(WARNING) << "vHCU " << vhcu_id << " is gone but its mark stays: " << removed.ToString();
       }
     }
     if (!intent_path.empty()) {
@@ -252,8 +252,8 @@ StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
     if (IsQueuedLocked(m.vhcu_id)) continue;
     const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
     if (vhcu != nullptr && vhcu->card != m.card) {
-      LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id << " on card "
-                   << m.card << " but it is on card " << vhcu->card
+      LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id << " on card " << m.card
+                   << " but it is on card " << vhcu->card
                    << " now (node reset?): removing the stale mark, keeping the vHCU";
       vhcu = nullptr;
     } else if (vhcu == nullptr) {
@@ -343,8 +343,7 @@ StatusOr<VhcuSweepResult> VhcuManager::Recover(const PodLivenessFn& is_allocatin
 void VhcuManager::ResolveIntentLocked(const Intent& intent, const NodeInventory& inventory,
                                       const std::vector<MarkFile>& marks,
                                       const std::set<int>& claimed_by_intents,
-                                      const PodLivenessFn& is_allocating,
-                                      VhcuSweepResult* result) {
+                                      const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
   const IntentRecord& r = intent.record;
   auto drop_intent = [&] {
     Status removed = internal::RemoveFileDurably(intent.path);
@@ -358,8 +357,8 @@ void VhcuManager::ResolveIntentLocked(const Intent& intent, const NodeInventory&
   if (r.vhcu_id) {
     const int id = *r.vhcu_id;
     const hami::MarkFileName own{r.pod_uid, r.container, r.card, id};
-    bool has_mark = std::any_of(marks.begin(), marks.end(),
-                                [&](const MarkFile& m) { return m.name == own; });
+    bool has_mark =
+        std::any_of(marks.begin(), marks.end(), [&](const MarkFile& m) { return m.name == own; });
     const Vhcu* vhcu = inventory.FindVhcu(id);
     if (has_mark || vhcu == nullptr) {
       drop_intent();  // the mark owns it, or nothing is left
