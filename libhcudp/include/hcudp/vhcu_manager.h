@@ -200,8 +200,8 @@ class HCUDP_EXPORT VhcuManager {
   StatusOr<MarkFile> WriteMarkLocked(const hami::MarkFileName& name);
   // Destroys `vhcu_id` now, or queues a retry. On success removes `mark`
   // (if set) and then `intent_path` (if set). Updates `result`.
-  void DestroyOrQueueLocked(int vhcu_id, std::optional<MarkFile> mark, std::string intent_path,
-                            VhcuSweepResult* result);
+  void DestroyOrQueueLocked(int vhcu_id, const std::optional<MarkFile>& mark,
+                            const std::string& intent_path, VhcuSweepResult* result);
   void ResolveIntentLocked(const Intent& intent, const NodeInventory& inventory,
                            const std::vector<MarkFile>& marks,
                            const std::set<int>& claimed_by_intents,

@@ -110,8 +110,11 @@ StatusOr<std::vector<std::string>> ListFileNames(const std::string& dir) {
   while (struct dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
+    std::string path = dir;
+    path += '/';
+    path += name;
     struct stat st;
-    if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       names.push_back(name);
     }
   }

@@ -138,7 +138,7 @@ class FieldReader {
   const Status& status() const { return status_; }
 
  private:
-  void Fail(std::string message) {
+  void Fail(const std::string& message) {
     if (status_.ok())
       status_ = InvalidArgumentError("record " + std::to_string(n_) + ": " + message);
   }

@@ -48,7 +48,10 @@ StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
       if (unparsable != nullptr) unparsable->push_back(name);
       continue;
     }
-    marks.push_back({*parsed, dir + "/" + name});
+    std::string path = dir;
+    path += '/';
+    path += name;
+    marks.push_back({*parsed, std::move(path)});
   }
   return marks;
 }
@@ -159,8 +162,8 @@ StatusOr<MarkFile> VhcuManager::MarkWholeCard(const VhcuOwner& owner, int card) 
 
 // ------------------------------------------------------------ destroy ----
 
-void VhcuManager::DestroyOrQueueLocked(int vhcu_id, std::optional<MarkFile> mark,
-                                       std::string intent_path, VhcuSweepResult* result) {
+void VhcuManager::DestroyOrQueueLocked(int vhcu_id, const std::optional<MarkFile>& mark,
+                                       const std::string& intent_path, VhcuSweepResult* result) {
   Status st = vhcu_id >= 0 ? backend_->DestroyVhcu(vhcu_id) : OkStatus();
   if (st.ok() || st.code() == StatusCode::kNotFound) {
     if (st.ok() && vhcu_id >= 0) {
