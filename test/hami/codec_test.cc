@@ -1,6 +1,7 @@
 // The HAMi wire formats: every worked example of seed-behaviour.md §5.2-5.4
 // round-trips byte for byte; malformed values are rejected with a message.
 #include <boost/test/unit_test.hpp>
+#include <map>
 
 #include "hcudp/hami_codec.h"
 
@@ -333,6 +334,37 @@ BOOST_AUTO_TEST_CASE(container_indexes_from_allocated_as_the_vendor_computes_the
   // The worked example: container-index "0,".
   BOOST_TEST(EncodeContainerIndex(*ContainerIndexesFromAllocated("HCU-SN01,HCU,8192,30:;", 1)) ==
              "0,");
+}
+
+}  // namespace
+}  // namespace hcudp::hami
+
+namespace hcudp::hami {
+namespace {
+
+BOOST_AUTO_TEST_CASE(allocating_pod_test_needs_bind_time_phase_and_node) {
+  const std::map<std::string, std::string> example = {
+      {"hami.io/vgpu-node", "node1"},
+      {"hami.io/bind-phase", "allocating"},
+      {"hami.io/bind-time", "1740796800"},
+  };
+  BOOST_TEST(IsAllocatingOn(example, "node1"));
+  BOOST_TEST(!IsAllocatingOn(example, "node2"));
+  for (const char* key : {"hami.io/vgpu-node", "hami.io/bind-phase", "hami.io/bind-time"}) {
+    auto without = example;
+    without.erase(key);
+    BOOST_TEST_CONTEXT(key) { BOOST_TEST(!IsAllocatingOn(without, "node1")); }
+  }
+  auto done = example;
+  done["hami.io/bind-phase"] = "success";
+  BOOST_TEST(!IsAllocatingOn(done, "node1"));
+}
+
+BOOST_AUTO_TEST_CASE(bind_time_is_unix_seconds) {
+  BOOST_TEST(*ParseBindTime("1740796800") == 1740796800);
+  for (std::string_view bad : {"", "-1", "2026-03-01T10:00:00Z", "17407968OO"}) {
+    BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!ParseBindTime(bad).ok()); }
+  }
 }
 
 }  // namespace

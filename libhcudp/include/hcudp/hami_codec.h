@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -134,6 +135,16 @@ HCUDP_EXPORT StatusOr<std::string> VendorEraseFirstContainer(std::string_view va
 // True when some container still has devices (the vendor's "contains HCU"
 // test for "more containers pending", done on decoded records).
 HCUDP_EXPORT bool HasPendingDevices(const PodDevices& pod);
+
+// ----------------------------------------- pending pod (§5.4 step 1) ----
+// hami.io/bind-time: unix seconds, as the scheduler writes it.
+HCUDP_EXPORT StatusOr<int64_t> ParseBindTime(std::string_view value);
+// The vendor's test of a pod's annotations for "being allocated on
+// `node_name`": hami.io/bind-time present, hami.io/bind-phase "allocating",
+// hami.io/vgpu-node == node_name. Phase Pending is the caller's check; among
+// several matches, pick the oldest ParseBindTime (defect §8.15).
+HCUDP_EXPORT bool IsAllocatingOn(const std::map<std::string, std::string>& annotations,
+                                 std::string_view node_name);
 
 // ------------------------------------- hygon.com/container-index (§5.4) ----
 // Indexes each followed by ',': "0," or "0,2,". "" is the empty list.
