@@ -67,7 +67,7 @@ struct NodeDevice {
   int index = 0;  // card index (dvInd)
   std::string mode = std::string(kNodeDeviceMode);
 
-  bool operator==(const NodeDevice& o) const;
+  HCUDP_EXPORT bool operator==(const NodeDevice& o) const;
 };
 
 // Records concatenated, each ending in ':'. Health is "true"/"false".
@@ -103,7 +103,7 @@ struct ContainerDevice {
   int32_t used_mem_mib = 0;        // >= 0
   int32_t used_cores_percent = 0;  // 0..100
 
-  bool operator==(const ContainerDevice& o) const;
+  HCUDP_EXPORT bool operator==(const ContainerDevice& o) const;
 };
 using ContainerDevices = std::vector<ContainerDevice>;
 // One entry per container position of spec.containers; an entry may be
@@ -217,7 +217,7 @@ struct MarkFileName {
   int vhcu_id = kWholeCardVhcuId;  // vdev index, or -1 for a whole card
 
   bool whole_card() const { return vhcu_id == kWholeCardVhcuId; }
-  bool operator==(const MarkFileName& o) const;
+  HCUDP_EXPORT bool operator==(const MarkFileName& o) const;
 };
 
 // InvalidArgument when a part is empty or contains '_' or '/', card < 0 or
@@ -284,7 +284,7 @@ struct ReadableField {
 struct ReadableRecord {
   std::vector<ReadableField> fields;
   // The named field's value, or nullptr.
-  const std::string* Find(std::string_view name) const;
+  HCUDP_EXPORT const std::string* Find(std::string_view name) const;
 };
 struct ReadableValue {
   Encoding encoding = Encoding::kNodeDevices;
