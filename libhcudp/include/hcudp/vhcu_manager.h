@@ -74,7 +74,7 @@
 
 namespace hcudp {
 
-inline constexpr std::string_view kIntentDir = "/var/lib/hcu-device-plugin/intents";
+inline constexpr std::string_view kVhcuIntentDir = "/var/lib/hcu-device-plugin/intents";
 
 // Steps of VhcuManager::CreateVhcu after which a test may simulate a crash.
 enum class VhcuCreateStep { kIntentRecorded, kVhcuCreated, kIdRecorded, kMarkWritten };

@@ -72,7 +72,7 @@ std::string VhcuManager::MarkDir() const {
 }
 
 std::string VhcuManager::IntentDirPath() const {
-  return internal::UnderRoot(options_.host_root, kIntentDir);
+  return internal::UnderRoot(options_.host_root, kVhcuIntentDir);
 }
 
 StatusOr<MarkFile> VhcuManager::WriteMarkLocked(const hami::MarkFileName& name) {
