@@ -75,6 +75,7 @@ void DaemonHarness::StartKubelet() { BOOST_REQUIRE_EQUAL(kubelet_->Start(), "");
 
 void DaemonHarness::StartDaemon() {
   BOOST_REQUIRE_MESSAGE(PathExists(DaemonBinary()), "no daemon binary at " << DaemonBinary());
+  started_at_ = std::chrono::steady_clock::now();
   BOOST_REQUIRE_EQUAL(daemon_.Start(argv_, log_path(), env_, DaemonEnvVars()), "");
 }
 

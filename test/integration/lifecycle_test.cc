@@ -180,6 +180,17 @@ BOOST_AUTO_TEST_CASE(twenty_kubelet_restarts_in_a_row_are_each_followed_by_rereg
   BOOST_TEST(h.daemon().Running());
 }
 
+BOOST_AUTO_TEST_CASE(a_kubelet_down_for_a_while_is_registered_with_as_soon_as_it_returns) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  int before = h.RequireRegistered("hygon.com/hcu").registrations;
+  // Long enough for several failed attempts and a grown backoff.
+  BOOST_REQUIRE_EQUAL(h.kubelet().Restart(milliseconds(1500)), "");
+  const Clock::time_point back = Clock::now();
+  h.RequireRegistered("hygon.com/hcu", before + 1, seconds(2));
+  std::cerr << "kubelet back after 1.5 s down -> re-registered: " << MillisSince(back) << " ms\n";
+}
+
 BOOST_AUTO_TEST_CASE(a_stream_closed_by_kubelet_leads_to_reregistration) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml");
   h.Start();
