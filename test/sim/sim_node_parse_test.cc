@@ -110,6 +110,8 @@ const BadCase kBad[] = {
     // header
     {"apiVersion: hcudp.hygon.com/v1", "apiVersion: v1", "apiVersion"},
     {"kind: SimNode", "kind: Node", "kind"},
+    {"name: small", "name: small\nname: other", "name"},
+    {"model: K100_AI", "model: K100_AI\n    model: Z100L", "cards[0].model"},
     {"kind: SimNode", "kind: [SimNode]", "kind"},
     {"name: small\n", "", "name"},
     {"driverVersion: 6.3.27-V1.2.5", "driverVersion: {a: 1}", "driverVersion"},
