@@ -110,6 +110,13 @@ BOOST_FIXTURE_TEST_CASE(unknown_ids_are_invalid_argument_naming_all_of_them, Nod
   BOOST_TEST(a.status().message() == "unknown device IDs for hygon.com/hcu: 0000:ff:00.0, nope");
 }
 
+BOOST_FIXTURE_TEST_CASE(empty_id_is_an_unknown_id, Node) {
+  auto a = builder.Build(inv, CardResource(inv), {""});
+  BOOST_REQUIRE(!a.ok());
+  BOOST_TEST((a.status().code() == StatusCode::kInvalidArgument));
+  BOOST_TEST(a.status().message() == "unknown device IDs for hygon.com/hcu: \"\"");
+}
+
 BOOST_FIXTURE_TEST_CASE(empty_request_is_invalid_argument, Node) {
   auto a = builder.Build(inv, CardResource(inv), {});
   BOOST_TEST((a.status().code() == StatusCode::kInvalidArgument));

@@ -35,15 +35,15 @@ class FakeVendorLib : public VendorLib {
  public:
   // --- answers ---
   std::vector<FakeCard> cards;
-  std::set<int> failing_cards;           // every per-card query fails for these
-  Status card_count_error;               // non-OK: CardCount fails
+  std::set<int> failing_cards;  // every per-card query fails for these
+  Status card_count_error;      // non-OK: CardCount fails
   std::string driver_version = "6.3.27-V1.2.5";
   bool mig_enabled = false;
   std::map<std::pair<int, int>, RsmiLink> links;  // unlisted pairs: PCIE, hops 2, weight 40
-  std::map<int, DmiDeviceInfo> vhcus;    // VhcuInfo answers; others NotFound
-  bool vhcu_info_unavailable = false;    // VhcuInfo fails with Unavailable
-  Status health_error;                   // non-OK: QueryHealth fails
-  std::vector<CardHealthReport> health;  // when empty: every card Healthy
+  std::map<int, DmiDeviceInfo> vhcus;             // VhcuInfo answers; others NotFound
+  bool vhcu_info_unavailable = false;             // VhcuInfo fails with Unavailable
+  Status health_error;                            // non-OK: QueryHealth fails
+  std::vector<CardHealthReport> health;           // when empty: every card Healthy
   // vHCU lifecycle results and side effects.
   std::function<Status(int card, int cus, uint64_t mib)> on_create;
   Status stop_result;

@@ -97,12 +97,12 @@ BOOST_AUTO_TEST_CASE(discovery_fails_when_the_card_count_is_unknown) {
 BOOST_AUTO_TEST_CASE(dri_nodes_are_found_per_bdf_as_host_paths) {
   Node node;
   NodeInventory inv = node.Discover();
-  BOOST_TEST(inv.cards[0].dri_nodes ==
-                 (std::vector<std::string>{"/dev/dri/card1", "/dev/dri/renderD128"}),
-             boost::test_tools::per_element());
-  BOOST_TEST(inv.cards[3].dri_nodes ==
-                 (std::vector<std::string>{"/dev/dri/card4", "/dev/dri/renderD131"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      inv.cards[0].dri_nodes == (std::vector<std::string>{"/dev/dri/card1", "/dev/dri/renderD128"}),
+      boost::test_tools::per_element());
+  BOOST_TEST(
+      inv.cards[3].dri_nodes == (std::vector<std::string>{"/dev/dri/card4", "/dev/dri/renderD131"}),
+      boost::test_tools::per_element());
   BOOST_TEST(inv.cards[3].dri_error.empty());
 }
 
@@ -234,7 +234,8 @@ class ShutdownCounter : public FakeVendorLib {
 BOOST_AUTO_TEST_CASE(the_backend_shuts_its_vendor_lib_down_once) {
   int shutdowns = 0;
   {
-    auto backend = NewHostBackend(HostBackendOptions(), std::make_unique<ShutdownCounter>(&shutdowns));
+    auto backend =
+        NewHostBackend(HostBackendOptions(), std::make_unique<ShutdownCounter>(&shutdowns));
     BOOST_TEST(shutdowns == 0);
   }
   BOOST_TEST(shutdowns == 1);

@@ -40,8 +40,8 @@ struct Node {
       int cus = i < 4 ? 15 : 30;
       uint64_t mib = i < 4 ? 8188 : 16376;
       int pipe = i < 4 ? i : i - 4;
-      testing::WriteVdevConf(root.path(), testing::MakeVdevConf(i, card, lib->cards[card].bdf,
-                                                                cus, mib, pipe));
+      testing::WriteVdevConf(root.path(),
+                             testing::MakeVdevConf(i, card, lib->cards[card].bdf, cus, mib, pipe));
       lib->vhcus[i] = DriverView(card, cus, mib);
     }
     fake = lib.get();
@@ -154,7 +154,8 @@ BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
   FakeVendorLib* fake = node.fake;
   fake->on_create = [&](int card, int cus, uint64_t mib) {
     // As the driver: lowest free id node-wide.
-    testing::WriteVdevConf(root, testing::MakeVdevConf(6, card, fake->cards[card].bdf, cus, mib, 0));
+    testing::WriteVdevConf(root,
+                           testing::MakeVdevConf(6, card, fake->cards[card].bdf, cus, mib, 0));
     fake->vhcus[6] = DriverView(card, cus, mib);
     return OkStatus();
   };
@@ -198,7 +199,8 @@ BOOST_AUTO_TEST_CASE(create_with_two_new_confs_picks_the_matching_one) {
     // Someone else created vdev6 on card 1 at the same moment.
     testing::WriteVdevConf(root, testing::MakeVdevConf(6, 1, fake->cards[1].bdf, 3, 300, 0));
     fake->vhcus[6] = DriverView(1, 3, 300);
-    testing::WriteVdevConf(root, testing::MakeVdevConf(7, card, fake->cards[card].bdf, cus, mib, 1));
+    testing::WriteVdevConf(root,
+                           testing::MakeVdevConf(7, card, fake->cards[card].bdf, cus, mib, 1));
     fake->vhcus[7] = DriverView(card, cus, mib);
     return OkStatus();
   };

@@ -13,8 +13,8 @@ struct CardRow {
   int card_minor;
 };
 
-std::vector<Card> MakeCards(const std::vector<CardRow>& rows, const char* model,
-                            uint16_t device_id, int cus, uint64_t mib) {
+std::vector<Card> MakeCards(const std::vector<CardRow>& rows, const char* model, uint16_t device_id,
+                            int cus, uint64_t mib) {
   std::vector<Card> cards;
   for (size_t i = 0; i < rows.size(); ++i) {
     Card c;
@@ -72,8 +72,8 @@ MigInstance MakeMig(int card, const char* bdf, int gi, const char* profile, int 
   m.compute_units = cus;
   m.memory_mib = mib;
   m.uuid = uuid;
-  m.conf_path = "/etc/dmi_mig_config/ci/dev" + std::to_string(card) + "gi" + std::to_string(gi) +
-                "ci0.conf";
+  m.conf_path =
+      "/etc/dmi_mig_config/ci/dev" + std::to_string(card) + "gi" + std::to_string(gi) + "ci0.conf";
   return m;
 }
 

@@ -1,10 +1,11 @@
 // Names, device IDs, health and NUMA of the resources (seed-behaviour.md
 // §2.2, §2.5; DESIGN.md §4.1).
+#include "hcudp/naming.h"
+
 #include <boost/test/unit_test.hpp>
 #include <string>
 #include <vector>
 
-#include "hcudp/naming.h"
 #include "naming/demo_inventories.h"
 
 namespace hcudp {
@@ -147,6 +148,22 @@ BOOST_AUTO_TEST_CASE(vhcu_ids_sort_naturally) {
   BOOST_TEST(Ids(Named(resources, "hygon.com/hcu-share-15c-8g")) ==
                  (std::vector<std::string>{"vdev1", "vdev2", "vdev10", "vdev11"}),
              boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_vhcu_whose_parent_card_was_not_discovered_is_left_out) {
+  NodeInventory inv = testing::Z100lMixedInventory();
+  inv.cards.pop_back();  // card 3, parent of vdev4 and vdev5
+  auto resources = Build(inv, Strategy::kVhcu);
+  BOOST_REQUIRE(resources.size() == 1u);
+  BOOST_TEST(resources[0].name == "hygon.com/hcu-share-15c-8g");
+}
+
+BOOST_AUTO_TEST_CASE(on_a_mig_node_vhcu_profiles_are_registered_without_devices) {
+  NodeInventory inv = testing::Z100lMixedInventory();
+  inv.mig_enabled = true;  // a container without a CI conf sees no device
+  auto resources = Build(inv, Strategy::kMixed);
+  BOOST_REQUIRE(resources.size() == 3u);
+  for (const Resource& r : resources) BOOST_TEST(r.devices.empty(), r.name);
 }
 
 BOOST_AUTO_TEST_CASE(mig_devices_are_mig_uuids_of_their_profile_with_the_card_numa) {

@@ -102,12 +102,16 @@ struct BadCase {
   const char* field;  // the path the error must name
 };
 
-std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.field << " <- " << c.to; }
+std::ostream& operator<<(std::ostream& os, const BadCase& c) {
+  return os << c.field << " <- " << c.to;
+}
 
 const BadCase kBad[] = {
     // header
     {"apiVersion: hcudp.hygon.com/v1", "apiVersion: v1", "apiVersion"},
     {"kind: SimNode", "kind: Node", "kind"},
+    {"name: small", "name: small\nname: other", "name"},
+    {"model: K100_AI", "model: K100_AI\n    model: Z100L", "cards[0].model"},
     {"kind: SimNode", "kind: [SimNode]", "kind"},
     {"name: small\n", "", "name"},
     {"driverVersion: 6.3.27-V1.2.5", "driverVersion: {a: 1}", "driverVersion"},
@@ -128,6 +132,9 @@ const BadCase kBad[] = {
     {"pciDeviceId: \"0x6210\"", "pciDeviceId: 6210", "cards[0].pciDeviceId"},
     {"pciDeviceId: \"0x6210\"", "pciDeviceId: \"0x16210\"", "cards[0].pciDeviceId"},
     {"serial: S1", "serial: S0", "cards[1].serial"},
+    {"serial: S1", "serial: {x: 1}", "cards[1].serial"},
+    {"bdf: \"0000:09:00.0\"", "bdf: [0000]", "cards[0].bdf"},
+    {"model: K100_AI", "model: [K100_AI]", "cards[0].model"},
     {"computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 0",
      "computeUnits: 0\n    memoryMiB: 65520\n    numaNode: 0", "cards[0].computeUnits"},
     {"computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 0",
@@ -156,6 +163,14 @@ const BadCase kBad[] = {
     {"{a: 0, b: 1, type: PCIE", "{a: 0, b: 7, type: PCIE", "links.pairs[0].b"},
     {"{a: 0, b: 1, type: PCIE", "{a: 1, b: 1, type: PCIE", "links.pairs[0].b"},
     {"{a: 0, b: 1, type: PCIE", "{a: x, b: 1, type: PCIE", "links.pairs[0].a"},
+    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: three, weight: 72",
+     "links.pairs[0].hops"},
+    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: 3, weight: [72]",
+     "links.pairs[0].weight"},
+    {"type: PCIE, hops: 3, weight: 72", "type: 7, hops: 3, weight: 72", "links.pairs[0].type"},
+    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: 3, weight: 72, latency: 1",
+     "links.pairs[0].latency"},
+    {"  default: {type: HSL, hops: 1, weight: 15}\n", "  default: HSL\n", "links.default"},
     {"    - {a: 0, b: 1, type: PCIE, hops: 3, weight: 72}",
      "    - {a: 0, b: 1, type: PCIE, hops: 3, weight: 72}\n    - {a: 1, b: 0, type: HSL, hops: 1, "
      "weight: 15}",
@@ -165,13 +180,18 @@ const BadCase kBad[] = {
     {"{id: 3, card: 1", "{id: 0, card: 1", "vhcus[1].id"},
     {"{id: 3, card: 1", "{id: -3, card: 1", "vhcus[1].id"},
     {"{id: 3, card: 1", "{id: 3, card: 9", "vhcus[1].card"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 61, memoryMiB: 32760, pipeId: 1",
-     "vhcus[1].computeUnits"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 0, memoryMiB: 32760, pipeId: 1",
-     "vhcus[1].computeUnits"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 60, memoryMiB: 32761, pipeId: 1",
-     "vhcus[1].memoryMiB"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 61, memoryMiB: 32760, pipeId: 1", "vhcus[1].computeUnits"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 0, memoryMiB: 32760, pipeId: 1", "vhcus[1].computeUnits"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 60, memoryMiB: 32761, pipeId: 1", "vhcus[1].memoryMiB"},
     {"pipeId: 1}", "pipeId: 0}", "vhcus[1].pipeId"},
+    {"pipeId: 1}", "pipeId: -1}", "vhcus[1].pipeId"},
+    {"pipeId: 1}", "pipeId: x}", "vhcus[1].pipeId"},
+    {"memoryMiB: 32760, pipeId: 1", "memoryMiB: 1.5, pipeId: 1", "vhcus[1].memoryMiB"},
+    {"memoryMiB: 32760, pipeId: 1", "memoryMiB: 0, pipeId: 1", "vhcus[1].memoryMiB"},
+    {"{id: 3, card: 1", "{id: 3, card: [1]", "vhcus[1].card"},
     {"pipeId: 1}", "pipeId: 20}", "vhcus[1].pipeId"},
     {"pipeId: 1}", "pipeId: 1, extra: 2}", "vhcus[1].extra"},
     {"maxVhcusPerCard: 2", "maxVhcusPerCard: 1", "vhcus[1]"},
@@ -192,6 +212,12 @@ const BadCase kBad[] = {
     {"computeUnits: 40, memoryMiB: 32760", "computeUnits: 40, memoryMiB: 0",
      "mig.instances[0].memoryMiB"},
     {"  instances:", "  instance:", "mig.instance"},
+    {"uuid: 0fd630f1-f29d-4da9-953f-48f1a09f76b5", "uuid: [x]", "mig.instances[0].uuid"},
+    {"profile: 4g.31gb", "profile: 4", "mig.instances[0].profile"},
+    {"computeUnits: 40, memoryMiB: 32760", "computeUnits: 40, memoryMiB: big",
+     "mig.instances[0].memoryMiB"},
+    {"ci: 0, profile", "ci: 0, colour: red, profile", "mig.instances[0].colour"},
+    {"  enabled: false", "  enabled: false\n  mode: all", "mig.mode"},
 };
 
 BOOST_DATA_TEST_CASE(each_bad_field_is_rejected_naming_field_and_line,
@@ -208,9 +234,9 @@ BOOST_AUTO_TEST_CASE(section_of_the_wrong_kind_is_rejected) {
   head = head.substr(0, head.find("cards:"));
   StatusOr<SimNode> cards = ParseSimNode(head + "cards: 3\n");
   BOOST_REQUIRE(!cards.ok());
-  BOOST_TEST(cards.status().message().find("SimNode cards: line 5: must be a list") !=
-                 std::string::npos,
-             cards.status().message());
+  BOOST_TEST(
+      cards.status().message().find("SimNode cards: line 5: must be a list") != std::string::npos,
+      cards.status().message());
   std::string with_cards = kBase;
   with_cards = with_cards.substr(0, with_cards.find("links:"));
   StatusOr<SimNode> vhcus = ParseSimNode(with_cards + "vhcus: {id: 0}\n");
@@ -224,8 +250,8 @@ BOOST_AUTO_TEST_CASE(section_of_the_wrong_kind_is_rejected) {
 }
 
 BOOST_AUTO_TEST_CASE(error_line_points_at_the_bad_value) {
-  StatusOr<SimNode> node = ParseSimNode(Edit("memoryMiB: 65520\n    numaNode: -1",
-                                             "memoryMiB: 0\n    numaNode: -1"));
+  StatusOr<SimNode> node =
+      ParseSimNode(Edit("memoryMiB: 65520\n    numaNode: -1", "memoryMiB: 0\n    numaNode: -1"));
   BOOST_REQUIRE(!node.ok());
   BOOST_TEST(node.status().message().find("cards[1].memoryMiB: line 23:") != std::string::npos,
              node.status().message());
@@ -245,8 +271,7 @@ BOOST_AUTO_TEST_CASE(text_that_is_not_yaml_is_a_clear_error) {
   for (const char* text : {"cards: [1, 2\n", "{{{", "key: \"unterminated\n", "\t- a: b\n  c"}) {
     StatusOr<SimNode> node = ParseSimNode(text);
     BOOST_REQUIRE(!node.ok());
-    BOOST_TEST(node.status().message().find("line") != std::string::npos,
-               node.status().message());
+    BOOST_TEST(node.status().message().find("line") != std::string::npos, node.status().message());
   }
 }
 

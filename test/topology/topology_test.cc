@@ -1,9 +1,10 @@
 // BDF ids and the vendor's hcu-topology-info matrix (seed-behaviour.md §5.9,
 // §6.3).
+#include "hcudp/topology.h"
+
 #include <boost/test/unit_test.hpp>
 #include <string>
 
-#include "hcudp/topology.h"
 #include "naming/demo_inventories.h"
 
 namespace hcudp {
@@ -13,11 +14,11 @@ BOOST_AUTO_TEST_SUITE(topology)
 
 BOOST_AUTO_TEST_CASE(bdf_id_uses_the_rsmi_layout) {
   BOOST_TEST(*BdfToId("0000:0a:00.0") == 2560u);
-  BOOST_TEST(*BdfToId("0000:09:00.0") == 2304u);    // = KFD location_id
+  BOOST_TEST(*BdfToId("0000:09:00.0") == 2304u);  // = KFD location_id
   BOOST_TEST(*BdfToId("0000:e9:00.0") == 59648u);
-  BOOST_TEST(*BdfToId("0000:00:1f.7") == 0xffu);    // device<<3 | function
+  BOOST_TEST(*BdfToId("0000:00:1f.7") == 0xffu);  // device<<3 | function
   BOOST_TEST(*BdfToId("0001:00:00.0") == (1ull << 32));
-  BOOST_TEST(*BdfToId("0000:0A:00.0") == 2560u);    // hex case does not matter
+  BOOST_TEST(*BdfToId("0000:0A:00.0") == 2560u);  // hex case does not matter
 }
 
 BOOST_AUTO_TEST_CASE(bdf_round_trips_through_its_id) {

@@ -130,17 +130,19 @@ StatusOr<ContainerAllocation> AllocationBuilder::Build(
   if (device_ids.empty()) return InvalidArgumentError("no device IDs requested");
   std::set<std::string> ids(device_ids.begin(), device_ids.end());
   std::vector<const ResourceDevice*> devices;
-  std::string unknown;
+  std::vector<std::string> unknown;
   for (const auto& id : ids) {
     const ResourceDevice* d = FindDevice(resource, id);
     if (d == nullptr) {
-      unknown += (unknown.empty() ? "" : ", ") + id;
+      unknown.push_back(id.empty() ? "\"\"" : id);
     } else {
       devices.push_back(d);
     }
   }
   if (!unknown.empty()) {
-    return InvalidArgumentError("unknown device IDs for " + resource.name + ": " + unknown);
+    std::string list;
+    for (const auto& id : unknown) list += (list.empty() ? "" : ", ") + id;
+    return InvalidArgumentError("unknown device IDs for " + resource.name + ": " + list);
   }
   if (devices.size() > 1 && resource.kind == DeviceKind::kVhcu) {
     return InvalidArgumentError("one vHCU per container: " + std::to_string(devices.size()) +

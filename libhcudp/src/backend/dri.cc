@@ -16,7 +16,9 @@ std::string FindDrmDir(const std::string& host_root, const std::string& bdf) {
   auto names = node_files::ListDir(modules);
   if (!names.ok()) return "";
   for (const std::string& module : *names) {
-    std::string drm = modules + "/" + module + "/drivers/pci:" + module + "/" + bdf + "/drm";
+    std::string driver = "pci:";
+    driver += module;
+    std::string drm = node_files::JoinPath({modules, module, "drivers", driver, bdf, "drm"});
     if (node_files::IsDirectory(drm)) return drm;
   }
   return "";

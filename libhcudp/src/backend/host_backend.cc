@@ -184,8 +184,8 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
                          HostPath(options_.host_root, kVdevDir));
   }
   if (created.size() > 1) {
-    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on card "
-                 << card << " (another creator?); picking the one that matches";
+    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on card " << card
+                 << " (another creator?); picking the one that matches";
   }
   Status last_error;
   for (int id : created) {
@@ -213,8 +213,8 @@ Status HostBackend::DestroyVhcu(int id) {
     LOG(INFO) << "stopping vHCU " << id << ": " << stopped.ToString() << "; destroying anyway";
   }
   HCUDP_RETURN_IF_ERROR(vendor_->DestroyVhcu(id));
-  const std::string conf = HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" +
-                                                            std::to_string(id) + ".conf");
+  const std::string conf =
+      HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf");
   Status removed = node_files::RemoveFile(conf);
   if (!removed.ok()) {
     // The vHCU is gone; a leftover conf is skipped by discovery as stale.

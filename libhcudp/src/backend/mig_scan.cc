@@ -42,7 +42,8 @@ StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::s
   const std::string file = HostPath(host_root, host_path);
   HCUDP_ASSIGN_OR_RETURN(MigConfName parts, ParseMigConfFileName(name));
   if (node_files::IsDirectory(file)) {
-    return FailedPreconditionError(file + " is a directory, not a CI conf (left by a runtime "
+    return FailedPreconditionError(file +
+                                   " is a directory, not a CI conf (left by a runtime "
                                    "that mounted a vanished conf; remove it)");
   }
   HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(file));
@@ -54,8 +55,8 @@ StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::s
   mig.card_bdf = conf->ci.pci;
   mig.gpu_instance = conf->ci.gi_id;
   mig.compute_instance = conf->ci.id;
-  mig.profile = MigProfileName(shader_engines, conf->gi.gpu_slice_count,
-                               conf->ci.gpu_slice_count, conf->gi.memory_size_mb);
+  mig.profile = MigProfileName(shader_engines, conf->gi.gpu_slice_count, conf->ci.gpu_slice_count,
+                               conf->gi.memory_size_mb);
   mig.compute_units = conf->ci.cu_count;
   mig.memory_mib = conf->gi.memory_size_mb;
   mig.uuid = conf->ci.mig_uuid;
@@ -75,13 +76,14 @@ StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
   }
   std::sort(nodes.begin(), nodes.end());
   for (const auto& [number, name] : nodes) {
-    auto gpu_id = node_files::ReadFile(dir + "/" + name + "/gpu_id");
+    auto gpu_id = node_files::ReadFile(node_files::JoinPath({dir, name, "gpu_id"}));
     if (!gpu_id.ok() || ParseDecimal(*gpu_id).value_or(0) == 0) continue;
-    const std::string path = dir + "/" + name + "/properties";
+    const std::string path = node_files::JoinPath({dir, name, "properties"});
     HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(path));
     std::map<std::string, int64_t> props = ParseProperties(text);
     int64_t arrays = props.count("array_count") ? props["array_count"] : 0;
-    int64_t per_engine = props.count("simd_arrays_per_engine") ? props["simd_arrays_per_engine"] : 0;
+    int64_t per_engine =
+        props.count("simd_arrays_per_engine") ? props["simd_arrays_per_engine"] : 0;
     if (arrays <= 0 || per_engine <= 0) {
       return InternalError(path + ": array_count and simd_arrays_per_engine must be positive");
     }

@@ -11,6 +11,15 @@
 namespace hcudp::node_files {
 namespace fs = std::filesystem;
 
+std::string JoinPath(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) {
+    if (!out.empty()) out += '/';
+    out += part;
+  }
+  return out;
+}
+
 StatusOr<std::vector<std::string>> ListDir(const std::string& path) {
   std::error_code ec;
   fs::directory_iterator it(path, ec);

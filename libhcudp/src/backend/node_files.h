@@ -3,12 +3,17 @@
 #ifndef HCUDP_SRC_BACKEND_NODE_FILES_H_
 #define HCUDP_SRC_BACKEND_NODE_FILES_H_
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hcudp/status.h"
 
 namespace hcudp::node_files {
+
+// The parts joined with '/': JoinPath({dir, name, "gpu_id"}).
+std::string JoinPath(std::initializer_list<std::string_view> parts);
 
 // Names of the entries of directory `path`, sorted; NotFound when it does not
 // exist, another error when it cannot be read.

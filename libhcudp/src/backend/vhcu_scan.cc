@@ -9,7 +9,9 @@
 namespace hcudp {
 namespace {
 
-std::string ConfPath(int id) { return std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf"; }
+std::string ConfPath(int id) {
+  return std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf";
+}
 
 // The driver's view of vHCU `id` against its conf. The conf is what the
 // container runtime reads, so it wins; disagreements are logged.
@@ -48,7 +50,7 @@ std::set<int> ListVdevConfIds(const std::string& host_root) {
   }
   for (const std::string& name : *names) {
     StatusOr<int> id = ParseVdevConfFileName(name);
-    if (id.ok() && node_files::IsRegularFile(dir + "/" + name)) ids.insert(*id);
+    if (id.ok() && node_files::IsRegularFile(node_files::JoinPath({dir, name}))) ids.insert(*id);
   }
   return ids;
 }

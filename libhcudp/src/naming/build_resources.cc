@@ -15,9 +15,7 @@ std::string FullName(const std::string& last_name) {
   return std::string(kResourceNamespace) + "/" + last_name;
 }
 
-std::string PolicyNumber(NamingPolicy policy) {
-  return std::to_string(static_cast<int>(policy));
-}
+std::string PolicyNumber(NamingPolicy policy) { return std::to_string(static_cast<int>(policy)); }
 
 // The resources of one group (physical, vHCU, MIG), keyed and ordered by
 // last name; each card contributes under its own prefix.
@@ -126,8 +124,7 @@ Status AddHami(const NodeInventory& inv, const NamingParams& params, std::vector
   HCUDP_RETURN_IF_ERROR(counts.Declare(count_name, model, params.policy));
   for (const Card& card : inv.cards) {
     for (int i = 0; i < params.device_split_count; ++i) {
-      counts.Add(count_name,
-                 CardDevice(card, "HCU-" + card.serial + "-fake-" + std::to_string(i)));
+      counts.Add(count_name, CardDevice(card, "HCU-" + card.serial + "-fake-" + std::to_string(i)));
     }
   }
   counts.AppendTo(out);

@@ -9,19 +9,22 @@ namespace {
 
 constexpr std::string_view kHamiCount = "hcunum";
 
-std::string_view CutAtComma(std::string_view model) {
-  return model.substr(0, model.find(','));
-}
+std::string_view CutAtComma(std::string_view model) { return model.substr(0, model.find(',')); }
 
 }  // namespace
 
 std::string_view DeviceKindName(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::kCard: return "card";
-    case DeviceKind::kVhcu: return "vhcu";
-    case DeviceKind::kMig: return "mig";
-    case DeviceKind::kHamiCount: return "hcunum";
-    case DeviceKind::kHamiCores: return "hcucores";
+    case DeviceKind::kCard:
+      return "card";
+    case DeviceKind::kVhcu:
+      return "vhcu";
+    case DeviceKind::kMig:
+      return "mig";
+    case DeviceKind::kHamiCount:
+      return "hcunum";
+    case DeviceKind::kHamiCores:
+      return "hcucores";
   }
   return "card";
 }

@@ -42,8 +42,8 @@ bool IsQualifiedNamePart(std::string_view s) {
 }
 
 Status Invalid(std::string_view name, std::string_view why) {
-  return InvalidArgumentError("the ResourceName \"" + std::string(name) + "\" is invalid: " +
-                              std::string(why));
+  return InvalidArgumentError("the ResourceName \"" + std::string(name) +
+                              "\" is invalid: " + std::string(why));
 }
 
 }  // namespace

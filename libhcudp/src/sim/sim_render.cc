@@ -82,8 +82,8 @@ Status RenderDev(const SimNode& node, const std::string& root) {
   std::string dri = root + "/dev/dri";
   std::set<std::string> keep;
   for (const SimCard& c : node.cards) {
-    for (std::string name : {"card" + std::to_string(c.card_minor),
-                             "renderD" + std::to_string(c.render_minor)}) {
+    for (std::string name :
+         {"card" + std::to_string(c.card_minor), "renderD" + std::to_string(c.render_minor)}) {
       keep.insert(name);
       HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dri + "/" + name, ""));
     }
@@ -95,6 +95,9 @@ Status RenderDev(const SimNode& node, const std::string& root) {
 // belong to whoever creates and destroys vHCUs.
 Status SeedVhcus(const SimNode& node, const std::string& root) {
   std::string marker = sim::StateDir(root) + "/seeded";
+  if (fs::exists(marker)) return OkStatus();
+  sim::HostRootLock lock(root);  // another process may be seeding or changing vHCUs
+  HCUDP_RETURN_IF_ERROR(lock.status());
   if (fs::exists(marker)) return OkStatus();
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
   for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
@@ -125,7 +128,8 @@ Status RenderMig(const SimNode& node, const std::string& root) {
 }  // namespace
 
 Status RenderSimNode(const SimNode& node, const std::string& host_root) {
-  if (host_root.empty()) return InvalidArgumentError("sim: refusing to render into an empty host-root");
+  if (host_root.empty())
+    return InvalidArgumentError("sim: refusing to render into an empty host-root");
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(host_root, ec), ec);
   if (ec || resolved.empty() || resolved == resolved.root_path()) {

@@ -1,50 +1,16 @@
 #include "sim/sim_vhcu_store.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include <glog/logging.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <set>
 
-#include <glog/logging.h>
-
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
 
 namespace hcudp::sim {
-namespace {
-
-// An exclusive flock held for the lifetime of the object.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      status_ = InternalError("cannot open lock " + path + ": " + std::strerror(errno));
-      return;
-    }
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      status_ = InternalError("cannot lock " + path + ": " + std::strerror(errno));
-      return;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) close(fd_);  // releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  int fd_ = -1;
-  Status status_;
-};
-
-}  // namespace
 
 StatusOr<VdevConf> VhcuStore::Read(int id) const {
   std::string path = VdevConfPath(host_root_, id);
@@ -102,8 +68,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
     return FailedPreconditionError("MIG mode is on: vHCUs cannot be created");
   }
   std::lock_guard<std::mutex> guard(mu_);
-  HCUDP_RETURN_IF_ERROR(MakeDirs(StateDir(host_root_)));
-  FileLock lock(StateDir(host_root_) + "/lock");
+  HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
 
   std::string on_card = "card " + std::to_string(card_index);
@@ -150,15 +115,14 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   conf.vdev_id = id;
   conf.pipe_id = pipe;
   conf.enable = 1;
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(host_root_, VdevConfPath(host_root_, id),
-                                        FormatVdevConf(conf)));
+  HCUDP_RETURN_IF_ERROR(
+      WriteFileAtomic(host_root_, VdevConfPath(host_root_, id), FormatVdevConf(conf)));
   return id;
 }
 
 Status VhcuStore::Destroy(int id) {
   std::lock_guard<std::mutex> guard(mu_);
-  HCUDP_RETURN_IF_ERROR(MakeDirs(StateDir(host_root_)));
-  FileLock lock(StateDir(host_root_) + "/lock");
+  HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
   std::string path = VdevConfPath(host_root_, id);
   if (std::remove(path.c_str()) == 0) return OkStatus();

@@ -51,7 +51,8 @@ StatusOr<uint64_t> BdfToId(std::string_view bdf) {
 
 std::string BdfFromId(uint64_t id) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", static_cast<unsigned>((id >> 32) & 0xffffffffu),
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x",
+                static_cast<unsigned>((id >> 32) & 0xffffffffu),
                 static_cast<unsigned>((id >> 8) & 0xff), static_cast<unsigned>((id >> 3) & 0x1f),
                 static_cast<unsigned>(id & 0x7));
   return buf;
