@@ -73,6 +73,8 @@ class DaemonHarness {
   std::chrono::steady_clock::time_point daemon_started_at() const { return started_at_; }
   // Files in the plugin directory whose names start with "hygon.com_".
   std::vector<std::string> PluginSockets() const;
+  // "name inode N socket" per entry of the plugin directory, for diagnostics.
+  std::string ListPluginDir() const;
 
  private:
   TempDir dir_;

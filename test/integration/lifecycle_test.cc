@@ -167,6 +167,14 @@ BOOST_AUTO_TEST_CASE(twenty_kubelet_restarts_in_a_row_are_each_followed_by_rereg
     const Clock::time_point restarted = Clock::now();
     for (const std::string& r : resources) {
       auto snap = h.kubelet().WaitForRegistration(r, kRegisterTimeout, before[r] + 1);
+      if (!snap.has_value()) {
+        std::cerr << "plugin directory:\n" << h.ListPluginDir() << "latest Register calls:\n";
+        std::vector<RegisterAttempt> log = h.kubelet().RegisterLog();
+        for (size_t i = log.size() > 6 ? log.size() - 6 : 0; i < log.size(); ++i) {
+          std::cerr << "  " << log[i].request.endpoint() << " -> "
+                    << (log[i].error.empty() ? "OK" : log[i].error) << "\n";
+        }
+      }
       BOOST_REQUIRE_MESSAGE(snap.has_value(),
                             r << " not re-registered after kubelet restart " << round);
       BOOST_TEST(Ids(snap->current_stream_first_devices).size() == snap->devices.size());
