@@ -1,8 +1,8 @@
 #include "daemon.h"
 
-#include <csignal>
-
 #include <glog/logging.h>
+
+#include <csignal>
 
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"

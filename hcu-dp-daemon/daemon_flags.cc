@@ -7,9 +7,8 @@ namespace {
 
 // Registers every DESIGN.md §3 flag, writing into `o`.
 void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
-  set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY",
-                     "Which resources to register.", {"hcu", "vhcu", "mig", "mixed", "hami"},
-                     "mixed", [&o](const std::string& v) {
+  set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY", "Which resources to register.",
+                     {"hcu", "vhcu", "mig", "mixed", "hami"}, "mixed", [&o](const std::string& v) {
                        o.strategy = *ParseStrategy(v);
                        return OkStatus();
                      }));
@@ -31,8 +30,8 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                      &o.resource_multiple));
   set.Add(Flag::Int("device-split-count", "DEVICE_SPLIT_COUNT", "hami: maximum vHCUs per card.",
                     &o.device_split_count, 1));
-  set.Add(Flag::Int("log-level", "LOG_LEVEL", "Verbosity of VLOG(n) messages.", &o.log_level, 0,
-                    10));
+  set.Add(
+      Flag::Int("log-level", "LOG_LEVEL", "Verbosity of VLOG(n) messages.", &o.log_level, 0, 10));
   set.Add(Flag::Enum("log-severity", "LOG_SEVERITY",
                      "Minimum severity written to stderr (WARN is accepted for WARNING).",
                      {"INFO", "WARNING", "WARN", "ERROR"}, "INFO", [&o](const std::string& v) {
@@ -44,16 +43,16 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",
                        "kubelet's pod-resources API socket.", &o.pod_resources_socket));
   set.Add(Flag::Enum("backend", "HCU_BACKEND",
-                     "host: the real node; sim: a simulated node from --sim-node.",
-                     {"host", "sim"}, "host", [&o](const std::string& v) {
+                     "host: the real node; sim: a simulated node from --sim-node.", {"host", "sim"},
+                     "host", [&o](const std::string& v) {
                        o.backend = *ParseBackendKind(v);
                        return OkStatus();
                      }));
-  set.Add(Flag::String("sim-node", "HCU_SIM_NODE", "SimNode YAML file (required with --backend=sim).",
-                       &o.sim_node_path));
-  Flag host_root = Flag::String("host-root", "HOST_ROOT",
-                                "Prefix under which node files are read and written.",
-                                &o.host_root);
+  set.Add(Flag::String("sim-node", "HCU_SIM_NODE",
+                       "SimNode YAML file (required with --backend=sim).", &o.sim_node_path));
+  Flag host_root =
+      Flag::String("host-root", "HOST_ROOT", "Prefix under which node files are read and written.",
+                   &o.host_root);
   host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
   set.Add(host_root);
   set.Add(Flag::String("hyhal-path", "HYHAL_PATH", "Vendor runtime (lib/, bin/).", &o.hyhal_path));
@@ -89,8 +88,7 @@ Status Validate(const Options& o) {
 
 }  // namespace
 
-StatusOr<DaemonCommand> ParseDaemonFlags(int argc, const char* const* argv,
-                                         const EnvLookup& env) {
+StatusOr<DaemonCommand> ParseDaemonFlags(int argc, const char* const* argv, const EnvLookup& env) {
   DaemonCommand command;
   bool version = false;
   FlagSet set("hcu-dp-daemon",

@@ -5,7 +5,7 @@
 
 namespace hcudp::daemon {
 
-void InitLogging(const char* argv0, int log_level, LogSeverity severity) {
+void ApplyLogFlags(int log_level, LogSeverity severity) {
   FLAGS_logtostderr = true;
   FLAGS_alsologtostderr = false;
   FLAGS_stderrthreshold = 0;
@@ -24,6 +24,10 @@ void InitLogging(const char* argv0, int log_level, LogSeverity severity) {
       FLAGS_v = 0;
       break;
   }
+}
+
+void InitLogging(const char* argv0, int log_level, LogSeverity severity) {
+  ApplyLogFlags(log_level, severity);
   google::InitGoogleLogging(argv0);
 }
 

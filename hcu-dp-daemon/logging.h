@@ -8,6 +8,10 @@
 
 namespace hcudp::daemon {
 
+// Sets glog's flags (stderr only, minimum severity, verbosity) without
+// initialising glog; InitLogging calls it.
+void ApplyLogFlags(int log_level, LogSeverity severity);
+
 // Call once, before any other thread starts.
 void InitLogging(const char* argv0, int log_level, LogSeverity severity);
 

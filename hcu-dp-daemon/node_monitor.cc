@@ -1,12 +1,11 @@
 #include "node_monitor.h"
 
+#include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -183,14 +182,12 @@ Status NodeMonitor::Refresh(bool initial) {
       if (!present.count(r.bdf)) continue;
       Health before = tracker_.Reported(r.bdf, r.health);
       if (tracker_.Record(r.bdf, r.health)) {
-        LOG(WARNING) << "card " << r.bdf << " is now " << HealthName(r.health)
-                     << " (was " << HealthName(before) << ")"
-                     << (r.reason.empty() ? "" : ": " + r.reason);
+        LOG(WARNING) << "card " << r.bdf << " is now " << HealthName(r.health) << " (was "
+                     << HealthName(before) << ")" << (r.reason.empty() ? "" : ": " + r.reason);
       }
     }
   } else {
-    LOG(WARNING) << "health query failed, keeping previous health: "
-                 << health.status().ToString();
+    LOG(WARNING) << "health query failed, keeping previous health: " << health.status().ToString();
   }
   for (Card& c : inventory.cards) c.health = tracker_.Reported(c.bdf, c.health);
 
@@ -246,9 +243,8 @@ Status NodeMonitor::Refresh(bool initial) {
     }
   }
   for (const Resource& r : ordered) {
-    size_t healthy = std::count_if(r.devices.begin(), r.devices.end(), [](const auto& d) {
-      return d.health == Health::kHealthy;
-    });
+    size_t healthy = std::count_if(r.devices.begin(), r.devices.end(),
+                                   [](const auto& d) { return d.health == Health::kHealthy; });
     VLOG(2) << r.name << ": " << r.devices.size() << " devices, " << healthy << " healthy";
   }
   state_.Publish(std::move(inventory), std::move(ordered));

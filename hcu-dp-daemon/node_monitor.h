@@ -24,11 +24,11 @@
 #include <thread>
 #include <vector>
 
-#include "health_tracker.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/naming.h"
 #include "hcudp/options.h"
+#include "health_tracker.h"
 #include "node_state.h"
 
 namespace hcudp::daemon {

@@ -33,8 +33,7 @@ std::shared_ptr<const NodeSnapshot> NodeState::WaitNewer(uint64_t seen,
                                                          std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t wakes = wakes_;
-  cv_.wait_for(lock, timeout,
-               [&] { return current_->generation > seen || wakes_ != wakes; });
+  cv_.wait_for(lock, timeout, [&] { return current_->generation > seen || wakes_ != wakes; });
   return current_;
 }
 

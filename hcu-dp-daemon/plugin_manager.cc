@@ -1,12 +1,11 @@
 #include "plugin_manager.h"
 
+#include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -63,8 +62,8 @@ Status PluginManager::Start() {
   if (removed > 0) LOG(INFO) << "removed " << removed << " stale socket(s) in " << dir_;
   SyncEndpoints();
   for (const Endpoint& e : endpoints_) {
-    if (!e.server) return UnavailableError("cannot serve " + e.resource_name + " on " +
-                                           e.socket_path);
+    if (!e.server)
+      return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
   }
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -75,6 +74,13 @@ void PluginManager::Stop() {
     stopping_ = true;
     Wake();
     thread_.join();
+  }
+  for (Endpoint& e : endpoints_) CancelAttempt(e);
+  for (Endpoint& e : endpoints_) {
+    if (e.attempt) {
+      e.attempt->thread.join();
+      e.attempt.reset();
+    }
   }
   // End every stream first, so the servers shut down in parallel time.
   for (Endpoint& e : endpoints_) {
@@ -103,6 +109,7 @@ Status PluginManager::Serve(Endpoint& e) {
                                                  options_.device_list_strategy,
                                                  [this, name] { OnStreamEnd(name); });
   HCUDP_ASSIGN_OR_RETURN(e.server, PluginServer::Start(std::move(service), e.socket_path));
+  ++e.serve_generation;
   VLOG(2) << "serving " << e.resource_name << " on " << e.socket_path;
   return OkStatus();
 }
@@ -131,26 +138,59 @@ void PluginManager::SyncEndpoints() {
   }
 }
 
-void PluginManager::TryRegister(Endpoint& e, uint64_t kubelet_inode) {
+void PluginManager::StartAttempt(Endpoint& e, uint64_t kubelet_inode) {
   RegisterParams p;
   p.kubelet_socket = kubelet_socket_;
   p.endpoint = e.socket_path.substr(e.socket_path.find_last_of('/') + 1);
   p.resource_name = e.resource_name;
   p.preferred_allocation = e.kind == DeviceKind::kCard;
-  Status st = RegisterWithKubelet(p);
+  e.attempt = std::make_unique<Attempt>();
+  Attempt* a = e.attempt.get();
+  a->serve_generation = e.serve_generation;
+  a->kubelet_inode = kubelet_inode;
+  a->thread = std::thread([this, a, p] {
+    a->result = RegisterWithKubelet(p, &a->canceller);
+    a->done = true;
+    Wake();
+  });
+}
+
+void PluginManager::CancelAttempt(Endpoint& e) {
+  if (!e.attempt) return;
+  e.attempt->cancelled = true;
+  e.attempt->canceller.Cancel();
+}
+
+void PluginManager::CollectAttempt(Endpoint& e) {
+  if (!e.attempt || !e.attempt->done) return;
+  e.attempt->thread.join();
+  std::unique_ptr<Attempt> a = std::move(e.attempt);
   const auto now = Clock::now();
-  if (st.ok()) {
-    LOG(INFO) << "registered " << e.resource_name << " with kubelet (endpoint " << p.endpoint
-              << ")";
+  if (a->result.ok() && a->serve_generation == e.serve_generation) {
+    LOG(INFO) << "registered " << e.resource_name << " with kubelet (endpoint "
+              << e.socket_path.substr(e.socket_path.find_last_of('/') + 1) << ")";
     e.registered = true;
-    e.registered_kubelet_inode = kubelet_inode;
+    e.registered_at = now;
+    e.registered_kubelet_inode = a->kubelet_inode;
     e.backoff = std::chrono::milliseconds(0);
+    return;
+  }
+  e.registered = false;
+  if (a->result.ok()) {
+    // The socket was served anew while kubelet dialled the old one.
+    VLOG(1) << e.resource_name << ": registered an old socket; registering again";
+    e.next_attempt = now;
+    return;
+  }
+  if (stopping_) return;
+  if (a->cancelled) {
+    e.next_attempt = now;
     return;
   }
   e.backoff = e.backoff.count() == 0 ? kBackoffMin : std::min(e.backoff * 2, kBackoffMax);
   e.next_attempt = now + e.backoff;
   if (e.backoff <= kBackoffMin * 2 || e.backoff == kBackoffMax) {
-    LOG(WARNING) << st.ToString() << "; retrying in " << e.backoff.count() << " ms";
+    LOG(WARNING) << a->result.ToString() << "; retrying in " << e.backoff.count() << " ms";
   }
 }
 
@@ -175,11 +215,12 @@ void PluginManager::DrainInotify() {
 void PluginManager::Reconcile() {
   const auto now = Clock::now();
   if (inotify_fd_ >= 0 && watch_wd_ < 0) {
-    watch_wd_ = ::inotify_add_watch(inotify_fd_, dir_.c_str(),
-                                    IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
-                                        IN_DELETE_SELF);
+    watch_wd_ =
+        ::inotify_add_watch(inotify_fd_, dir_.c_str(),
+                            IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF);
   }
   SyncEndpoints();
+  for (Endpoint& e : endpoints_) CollectAttempt(e);
 
   // Streams that ended and were not reopened within the grace period.
   {
@@ -190,8 +231,8 @@ void PluginManager::Reconcile() {
         continue;
       }
       for (Endpoint& e : endpoints_) {
-        if (e.resource_name == it->first && e.server &&
-            e.server->service().active_streams() == 0 && e.registered) {
+        if (e.resource_name == it->first && e.server && e.server->service().active_streams() == 0 &&
+            e.registered) {
           LOG(INFO) << e.resource_name << ": no ListAndWatch stream; registering again";
           e.registered = false;
           e.next_attempt = now;
@@ -206,6 +247,7 @@ void PluginManager::Reconcile() {
     if (e.server && FileInode(e.socket_path) == e.server->socket_inode()) continue;
     if (e.server) {
       LOG(INFO) << "socket " << e.socket_path << " was removed; serving again";
+      CancelAttempt(e);  // it may be waiting for kubelet to dial the old socket
       e.server->Stop();
       e.server.reset();
     }
@@ -230,7 +272,14 @@ void PluginManager::Reconcile() {
   }
   kubelet_missing_logged_ = false;
   for (Endpoint& e : endpoints_) {
-    if (force_register_ || (e.registered && e.registered_kubelet_inode != kubelet_inode)) {
+    bool stale = e.registered && e.registered_kubelet_inode != kubelet_inode;
+    // kubelet opens ListAndWatch right after Register; a registration
+    // without a stream for a whole backstop period has been lost.
+    bool streamless = e.registered && e.server && e.server->service().active_streams() == 0 &&
+                      now - e.registered_at >= kBackstop;
+    if (streamless) LOG(INFO) << e.resource_name << ": kubelet opened no stream; registering again";
+    if (force_register_ || stale || streamless) {
+      if (force_register_) CancelAttempt(e);  // it may be talking to the old kubelet
       e.registered = false;
       e.backoff = std::chrono::milliseconds(0);
       e.next_attempt = now;
@@ -239,8 +288,8 @@ void PluginManager::Reconcile() {
   force_register_ = false;
   for (Endpoint& e : endpoints_) {
     if (stopping_) return;
-    if (!e.registered && e.server && Clock::now() >= e.next_attempt) {
-      TryRegister(e, kubelet_inode);
+    if (!e.registered && !e.attempt && e.server && now >= e.next_attempt) {
+      StartAttempt(e, kubelet_inode);
     }
   }
 }
@@ -248,7 +297,7 @@ void PluginManager::Reconcile() {
 PluginManager::Clock::time_point PluginManager::NextDeadline() const {
   Clock::time_point deadline = next_backstop_;
   for (const Endpoint& e : endpoints_) {
-    if (!e.registered && e.server && FileInode(kubelet_socket_) != 0) {
+    if (!e.registered && !e.attempt && e.server && FileInode(kubelet_socket_) != 0) {
       deadline = std::min(deadline, e.next_attempt);
     }
   }

@@ -10,7 +10,8 @@
 //   - a ListAndWatch stream ending unexpectedly (re-register if no stream of
 //     that resource is open again within kStreamGrace);
 //   - a new snapshot (a new resource gets a server and a registration);
-//   - a 5 s stat backstop (own sockets exist? kubelet.sock inode changed?).
+//   - a 5 s stat backstop (own sockets exist? kubelet.sock inode changed?
+//     registered for 5 s but kubelet never opened a stream?).
 // Failed registrations back off exponentially, 100 ms doubling to 5 s. A
 // kubelet that is not there yet is waited for (logged once).
 //
@@ -32,6 +33,7 @@
 #include "hcudp/options.h"
 #include "node_state.h"
 #include "plugin_server.h"
+#include "registrar.h"
 
 namespace hcudp::daemon {
 
@@ -57,24 +59,41 @@ class PluginManager {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // One Register call, run on its own thread so that a slow kubelet (it
+  // dials back with a 10 s timeout before answering) never keeps the
+  // manager from re-serving a deleted socket.
+  struct Attempt {
+    std::thread thread;
+    RegistrationCanceller canceller;
+    std::atomic<bool> done{false};
+    Status result;                  // written by `thread` before `done`
+    uint64_t serve_generation = 0;  // of the server it registered
+    uint64_t kubelet_inode = 0;
+    bool cancelled = false;  // by the manager: retry at once, no backoff
+  };
+
   struct Endpoint {
     std::string resource_name;
     std::string last_name;
     DeviceKind kind = DeviceKind::kCard;
     std::string socket_path;
     std::unique_ptr<PluginServer> server;
+    uint64_t serve_generation = 0;  // +1 each time the server is (re)created
     bool registered = false;
-    bool waiting_logged = false;
+    Clock::time_point registered_at{};
     std::chrono::milliseconds backoff{0};
     Clock::time_point next_attempt{};
     uint64_t registered_kubelet_inode = 0;
+    std::unique_ptr<Attempt> attempt;  // in flight or finished, not yet collected
   };
 
   void Loop();
   void Reconcile();
   void SyncEndpoints();
   Status Serve(Endpoint& e);
-  void TryRegister(Endpoint& e, uint64_t kubelet_inode);
+  void StartAttempt(Endpoint& e, uint64_t kubelet_inode);
+  void CollectAttempt(Endpoint& e);
+  static void CancelAttempt(Endpoint& e);
   void DrainInotify();
   void OnStreamEnd(const std::string& resource);
   Clock::time_point NextDeadline() const;

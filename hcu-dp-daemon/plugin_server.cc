@@ -1,9 +1,8 @@
 #include "plugin_server.h"
 
+#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <glog/logging.h>
 
 #include <chrono>
 
@@ -22,8 +21,8 @@ uint64_t FileInode(const std::string& path) {
   return static_cast<uint64_t>(st.st_ino);
 }
 
-StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(
-    std::unique_ptr<PluginService> service, const std::string& socket_path) {
+StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(std::unique_ptr<PluginService> service,
+                                                            const std::string& socket_path) {
   std::unique_ptr<PluginServer> s(new PluginServer());
   s->service_ = std::move(service);
   s->socket_path_ = socket_path;

@@ -1,7 +1,6 @@
 #include "plugin_service.h"
 
 #include <glog/logging.h>
-
 #include <google/protobuf/util/message_differencer.h>
 
 #include "grpc_status.h"
@@ -71,14 +70,14 @@ grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v
   return grpc::Status::OK;
 }
 
-grpc::Status PluginService::ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty*,
-                                         grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+grpc::Status PluginService::ListAndWatch(
+    grpc::ServerContext* context, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   ++active_streams_;
   auto snapshot = state_.Current();
   v1beta1::ListAndWatchResponse sent = DeviceList(snapshot->FindResource(resource_name_));
   bool ok = writer->Write(sent);
-  VLOG(2) << resource_name_ << ": ListAndWatch opened, sent " << sent.devices_size()
-          << " devices";
+  VLOG(2) << resource_name_ << ": ListAndWatch opened, sent " << sent.devices_size() << " devices";
   while (ok && !stopping_ && !context->IsCancelled()) {
     snapshot = state_.WaitNewer(snapshot->generation, kStreamPoll);
     v1beta1::ListAndWatchResponse next = DeviceList(snapshot->FindResource(resource_name_));

@@ -6,7 +6,25 @@
 
 namespace hcudp::daemon {
 
-Status RegisterWithKubelet(const RegisterParams& params) {
+void RegistrationCanceller::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+bool RegistrationCanceller::Begin(grpc::ClientContext* context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;
+  context_ = context;
+  return true;
+}
+
+void RegistrationCanceller::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  context_ = nullptr;
+}
+
+Status RegisterWithKubelet(const RegisterParams& params, RegistrationCanceller* canceller) {
   grpc::ChannelArguments args;
   // A fresh connection each time: kubelet.sock may be a new socket.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -18,15 +36,18 @@ Status RegisterWithKubelet(const RegisterParams& params) {
   request.set_endpoint(params.endpoint);
   request.set_resource_name(params.resource_name);
   request.mutable_options()->set_pre_start_required(false);
-  request.mutable_options()->set_get_preferred_allocation_available(
-      params.preferred_allocation);
+  request.mutable_options()->set_get_preferred_allocation_available(params.preferred_allocation);
   v1beta1::Empty response;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + params.timeout);
+  if (canceller != nullptr && !canceller->Begin(&context)) {
+    return UnavailableError("registration cancelled (shutting down)");
+  }
   grpc::Status st = stub->Register(&context, request, &response);
+  if (canceller != nullptr) canceller->End();
   if (!st.ok()) {
-    return UnavailableError("register " + params.resource_name + " with " +
-                            params.kubelet_socket + ": " + st.error_message());
+    return UnavailableError("register " + params.resource_name + " with " + params.kubelet_socket +
+                            ": " + st.error_message());
   }
   return OkStatus();
 }

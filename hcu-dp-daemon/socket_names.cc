@@ -1,12 +1,11 @@
 #include "socket_names.h"
 
 #include <dirent.h>
+#include <glog/logging.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <glog/logging.h>
 
 #include <cerrno>
 #include <chrono>

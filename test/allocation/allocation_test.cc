@@ -193,9 +193,9 @@ BOOST_FIXTURE_TEST_CASE(mig_gets_parent_dri_and_its_ci_conf_at_the_same_path, No
   auto a = builder.Build(inv, r, {"MIG-0fd630f1-f29d-4da9-953f-48f1a09f76b5"});
   BOOST_REQUIRE(a.ok());
   BOOST_TEST(a->devices[2].host_path == "/dev/dri/card4");
-  std::vector<Mount> want = {{"/opt/hyhal", "/opt/hyhal", true},
-                             {"/etc/dmi_mig_config/ci/dev3gi1ci0.conf",
-                              "/etc/dmi_mig_config/ci/dev3gi1ci0.conf", true}};
+  std::vector<Mount> want = {
+      {"/opt/hyhal", "/opt/hyhal", true},
+      {"/etc/dmi_mig_config/ci/dev3gi1ci0.conf", "/etc/dmi_mig_config/ci/dev3gi1ci0.conf", true}};
   BOOST_TEST((a->mounts == want));
 }
 

@@ -31,8 +31,7 @@ class KubeletStub::Service final : public v1beta1::Registration::Service {
                           "failed to get device plugin options: " + st.error_message());
     }
     Registration r{request->resource_name(), request->endpoint(),
-                   options.get_preferred_allocation_available(),
-                   std::chrono::steady_clock::now()};
+                   options.get_preferred_allocation_available(), std::chrono::steady_clock::now()};
     {
       std::lock_guard<std::mutex> lock(owner_->mu_);
       owner_->registrations_.push_back(r);

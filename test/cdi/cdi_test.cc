@@ -17,8 +17,12 @@ BOOST_AUTO_TEST_SUITE(cdi)
 
 BOOST_AUTO_TEST_CASE(device_names_keep_the_cdi_charset_and_replace_the_rest) {
   const std::vector<std::pair<std::string, std::string>> table = {
-      {"0000:09:00.0", "0000:09:00.0"}, {"vdev3", "vdev3"},
-      {"MIG-0fd630f1-f29d", "MIG-0fd630f1-f29d"}, {"a/b c", "a_b_c"}, {"-x", "_x"}, {"", "_"}};
+      {"0000:09:00.0", "0000:09:00.0"},
+      {"vdev3", "vdev3"},
+      {"MIG-0fd630f1-f29d", "MIG-0fd630f1-f29d"},
+      {"a/b c", "a_b_c"},
+      {"-x", "_x"},
+      {"", "_"}};
   for (const auto& [id, want] : table) {
     BOOST_TEST(CdiDeviceName(id) == want);
   }

@@ -5,11 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <atomic>
 #include <thread>
 
 #include "hcudp/backend.h"
@@ -44,9 +44,12 @@ struct Daemon {
     kubelet = new KubeletStub(dir + "/dp");
     ::mkdir((dir + "/dp").c_str(), 0755);
     BOOST_REQUIRE(kubelet->Start(false));
-    std::vector<std::string> args = {HCU_DP_DAEMON, "--backend=sim", "--sim-node=" + node,
+    std::vector<std::string> args = {HCU_DP_DAEMON,
+                                     "--backend=sim",
+                                     "--sim-node=" + node,
                                      "--host-root=" + dir + "/root",
-                                     "--device-plugin-path=" + dir + "/dp", "--pulse=1",
+                                     "--device-plugin-path=" + dir + "/dp",
+                                     "--pulse=1",
                                      "--log-severity=WARNING"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
@@ -257,8 +260,7 @@ BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) 
   char tmpl[] = "/tmp/hcudp-cdi-XXXXXX";
   std::string cdi = ::mkdtemp(tmpl);
   {
-    Daemon d("demo/nodes/k100ai-8.yaml",
-             {"--device-list-strategy=cdi", "--cdi-spec-dir=" + cdi});
+    Daemon d("demo/nodes/k100ai-8.yaml", {"--device-list-strategy=cdi", "--cdi-spec-dir=" + cdi});
     BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
     struct stat st {};
     BOOST_TEST(::stat((cdi + "/hygon.com-hcu.json").c_str(), &st) == 0);

@@ -60,10 +60,10 @@ BOOST_AUTO_TEST_CASE(hsl_pair_beats_pcie_pair_whatever_the_weights) {
 }
 
 BOOST_AUTO_TEST_CASE(cost_orders_weight_then_hops_then_numa) {
-  NodeInventory inv = MakeInventory(4);  // NUMA: 0,0,1,1
-  Connect(inv, 0, 1, LinkType::kHsl, 3, 10);   // same NUMA, more hops
-  Connect(inv, 0, 2, LinkType::kHsl, 1, 10);   // other NUMA, fewer hops
-  Connect(inv, 0, 3, LinkType::kHsl, 1, 11);   // heavier
+  NodeInventory inv = MakeInventory(4);       // NUMA: 0,0,1,1
+  Connect(inv, 0, 1, LinkType::kHsl, 3, 10);  // same NUMA, more hops
+  Connect(inv, 0, 2, LinkType::kHsl, 1, 10);  // other NUMA, fewer hops
+  Connect(inv, 0, 3, LinkType::kHsl, 1, 11);  // heavier
   BOOST_TEST(CardPairCost(inv, 0, 2) < CardPairCost(inv, 0, 1));
   BOOST_TEST(CardPairCost(inv, 0, 1) < CardPairCost(inv, 0, 3));
   Connect(inv, 1, 2, LinkType::kHsl, 1, 10);
@@ -86,8 +86,7 @@ BOOST_AUTO_TEST_CASE(four_cards_fill_one_island) {
 
 BOOST_AUTO_TEST_CASE(must_include_is_honoured_and_pulls_its_island) {
   NodeInventory inv = TwoIslands();
-  auto got = PreferredAllocation(inv, CardResource(inv),
-                                 {Bdfs({0, 1, 2, 4, 5, 6}), Bdfs({1}), 3});
+  auto got = PreferredAllocation(inv, CardResource(inv), {Bdfs({0, 1, 2, 4, 5, 6}), Bdfs({1}), 3});
   BOOST_TEST(got == Bdfs({0, 1, 2}));
   got = PreferredAllocation(inv, CardResource(inv), {Bdfs({0, 1, 2, 4, 5, 6}), Bdfs({5}), 2});
   BOOST_TEST(got.size() == 2u);

@@ -151,8 +151,7 @@ StatusOr<ContainerAllocation> AllocationBuilder::Build(
   }
   if (devices.size() > 1 && resource.kind == DeviceKind::kMig) {
     return InvalidArgumentError("one MIG instance per container: " +
-                                std::to_string(devices.size()) + " requested of " +
-                                resource.name);
+                                std::to_string(devices.size()) + " requested of " + resource.name);
   }
 
   ContainerAllocation out = CommonEdits(inventory);

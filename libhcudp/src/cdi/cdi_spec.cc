@@ -1,13 +1,12 @@
 #include <fcntl.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <set>
-
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/prettywriter.h>
 
 #include "hcudp/cdi.h"
 
