@@ -118,6 +118,7 @@ std::vector<KfdNode> KfdTopology(const SimNode& node) {
   }
   if (numa_nodes.empty()) numa_nodes.insert(0);
   std::vector<KfdNode> out;
+  out.reserve(numa_nodes.size() + node.cards.size());
   for (int numa : numa_nodes) out.push_back({0, CpuProperties(numa)});
   uint64_t hive_id = HasHsl(node) ? (Fnv1a64("hive:" + node.name) >> 1) : 0;
   std::set<uint32_t> used_ids;
