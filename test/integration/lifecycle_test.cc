@@ -97,6 +97,36 @@ BOOST_AUTO_TEST_CASE(mig_instances_follow_their_cards_health) {
                  .has_value());
 }
 
+BOOST_AUTO_TEST_CASE(an_unchanged_list_is_not_sent_again_on_every_pulse) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  std::this_thread::sleep_for(milliseconds(2500));  // two and a half pulses
+  ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
+  BOOST_TEST(snap.current_stream_messages == 1, "messages: " << snap.current_stream_messages);
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_node_file_edit_keeps_the_last_good_state) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string tmp = h.node_path() + ".tmp";
+  WriteFile(tmp, "apiVersion: hcudp.hygon.com/v1\nkind: SimNode\ncards: [ {index: oops\n");
+  fs::rename(tmp, h.node_path());
+  std::this_thread::sleep_for(milliseconds(2500));
+  ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
+  BOOST_TEST(h.daemon().Running());
+  BOOST_TEST(Ids(snap.devices).size() == 8u);
+  for (const v1beta1::Device& d : snap.devices) BOOST_TEST(d.health() == "Healthy", d.id());
+  // A later valid edit is picked up again.
+  WriteFile(h.node_path(), ReadFile(SourcePath("demo/nodes/k100ai-8.yaml")));
+  h.SetCardHealth(0, "Unhealthy");
+  BOOST_TEST(h.kubelet()
+                 .WaitForDevices("hygon.com/hcu", HealthIs({{K100Bdfs()[0], "Unhealthy"}}),
+                                 kHealthTimeout)
+                 .has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_card_removed_from_the_node_disappears_without_a_restart) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
   h.Start();
