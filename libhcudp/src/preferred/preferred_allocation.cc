@@ -174,6 +174,7 @@ std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
     if (!must.count(id)) ids.push_back(id);
   }
   std::vector<int> cards;
+  cards.reserve(ids.size());
   for (const auto& id : ids) cards.push_back(card_of[id]);
   const CostMatrix cost(inventory, cards);
   const size_t n = ids.size();
@@ -201,6 +202,7 @@ std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
     Improve(cost, chosen, must.size(), n);
   }
   std::vector<std::string> out;
+  out.reserve(chosen.size());
   for (size_t i : chosen) out.push_back(ids[i]);
   std::sort(out.begin(), out.end());
   return out;
