@@ -250,6 +250,49 @@ BOOST_AUTO_TEST_CASE(a_deleted_plugin_socket_leads_to_reregistration) {
   BOOST_TEST(PathExists(h.plugin_dir() + "/" + again.endpoint));
 }
 
+BOOST_AUTO_TEST_CASE(sockets_left_by_a_killed_instance_are_removed_by_the_next_one) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  ResourceSnapshot first = h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE(h.daemon().Signal(SIGKILL));
+  BOOST_REQUIRE(h.daemon().WaitForExit(seconds(5)).has_value());
+  const std::string stale = h.plugin_dir() + "/" + first.endpoint;
+  BOOST_REQUIRE_MESSAGE(PathExists(stale), "a killed daemon leaves its socket behind");
+
+  h.StartDaemon();
+  ResourceSnapshot second = h.RequireRegistered("hygon.com/hcu", first.registrations + 1);
+  BOOST_TEST(second.endpoint != first.endpoint, "a new instance uses a new socket name");
+  BOOST_TEST(!PathExists(stale), stale << " is still there");
+  BOOST_TEST(h.PluginSockets().size() == 1u);
+}
+
+// A rolling update with surge: a second instance on the same plugin
+// directory must leave the first one's live socket alone, and each removes
+// only its own sockets when it stops.
+BOOST_AUTO_TEST_CASE(a_second_instance_leaves_the_first_ones_live_socket_alone) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  ResourceSnapshot first = h.RequireRegistered("hygon.com/hcu");
+  const std::string first_socket = h.plugin_dir() + "/" + first.endpoint;
+
+  TempDir other;
+  std::vector<std::string> argv = h.argv();
+  for (std::string& a : argv) {
+    if (a.rfind("--host-root=", 0) == 0) a = "--host-root=" + other.Join("root");
+  }
+  DaemonProcess second;
+  BOOST_REQUIRE_EQUAL(second.Start(argv, other.Join("log"), {}, DaemonEnvVars()), "");
+  ResourceSnapshot taken_over = h.RequireRegistered("hygon.com/hcu", first.registrations + 1);
+  BOOST_TEST(taken_over.endpoint != first.endpoint);
+  BOOST_TEST(PathExists(first_socket), "the first instance's socket was removed");
+
+  ExitStatus st = second.Stop(seconds(5));
+  BOOST_TEST((st.exited && st.code == 0), st.ToString() << "\n" << second.Log());
+  BOOST_TEST(!PathExists(h.plugin_dir() + "/" + taken_over.endpoint));
+  BOOST_TEST(PathExists(first_socket), "stopping the second removed the first's socket");
+  BOOST_TEST(h.daemon().Running());
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_exits_zero_within_five_seconds_and_removes_its_sockets) {
   DaemonHarness h("demo/nodes/z100l-mixed.yaml");
   h.Start();
