@@ -24,7 +24,7 @@ std::string ExitStatus::ToString() const {
 std::string DaemonProcess::Start(const std::vector<std::string>& argv, const std::string& log_path,
                                  const std::vector<std::string>& env,
                                  const std::vector<std::string>& unset_env) {
-  if (pid_ > 0) return "already started";
+  if (pid_ > 0 && !status_.has_value()) return "already running";
   if (argv.empty()) return "empty argv";
   log_path_ = log_path;
   int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -27,7 +27,8 @@ class DaemonProcess {
   // `argv[0]` is the binary path. The child's environment is this process's
   // minus the variables listed in `unset_env`, plus `env` ("K=V"). Output
   // (stdout and stderr) goes to `log_path`, truncated. Stdin is /dev/null.
-  // Returns "" or why the process could not be started.
+  // Returns "" or why the process could not be started. A process that has
+  // ended and been reaped may be started again.
   std::string Start(const std::vector<std::string>& argv, const std::string& log_path,
                     const std::vector<std::string>& env = {},
                     const std::vector<std::string>& unset_env = {});

@@ -87,15 +87,21 @@ std::string KubeletRegisterError(const v1beta1::RegisterRequest& request) {
 }
 
 std::vector<std::string> CleanupPluginDirectory(const std::string& dir) {
-  std::vector<std::string> removed;
+  // As kubelet: read every name first, then stat and remove one by one, so a
+  // socket created while the cleanup runs survives it.
+  std::vector<std::string> names;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
+    names.push_back(entry.path().filename().string());
+  }
+  std::vector<std::string> removed;
+  for (const std::string& name : names) {
     if (name == kCheckpointFile) continue;
+    const std::string path = dir + "/" + name;
     struct stat st;
-    if (lstat(entry.path().c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    if (stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
     std::error_code rm_ec;
-    if (fs::remove(entry.path(), rm_ec)) removed.push_back(name);
+    if (fs::remove(path, rm_ec)) removed.push_back(name);
   }
   std::sort(removed.begin(), removed.end());
   return removed;
@@ -160,9 +166,8 @@ void FakeKubelet::Stop() {
 
 std::string FakeKubelet::Restart(std::chrono::milliseconds down_time) {
   Stop();
-  CleanupPluginDirectory(config_.plugin_dir);
   std::this_thread::sleep_for(down_time);
-  return Start();
+  return Start();  // cleans the directory up first, as kubelet's start does
 }
 
 void FakeKubelet::DropAllClients() {

@@ -12,9 +12,10 @@
 //    message; each message replaces the resource's device list wholesale;
 //  - a later Register for the same resource takes over (last writer wins);
 //    the older stream is left to end when the plugin closes it;
-//  - Restart() is a kubelet restart: every connection drops, every socket file
-//    in the directory except kubelet_internal_checkpoint is deleted
-//    (CleanupPluginDirectory), and kubelet.sock is created anew.
+//  - Restart() is a kubelet restart: every connection drops; after the down
+//    time the new kubelet deletes every socket file in the directory except
+//    kubelet_internal_checkpoint (CleanupPluginDirectory: names are read
+//    first, then removed) and creates kubelet.sock anew.
 //
 // Thread-safety: every public method may be called from any thread. The
 // stream threads are owned by the FakeKubelet and joined by Stop() and the
@@ -47,8 +48,9 @@ std::string KubeletRegisterError(const v1beta1::RegisterRequest& request);
 bool IsExtendedResourceName(const std::string& name);
 
 // kubelet's CleanupPluginDirectory: removes every socket file in `dir` except
-// kubelet_internal_checkpoint; regular files and subdirectories stay.
-// Returns the names removed.
+// kubelet_internal_checkpoint; regular files and subdirectories stay. Like
+// kubelet it lists the directory first and then removes, so a socket created
+// during the cleanup is not removed. Returns the names removed.
 std::vector<std::string> CleanupPluginDirectory(const std::string& dir);
 
 // What the fake kubelet knows about one resource.
@@ -94,7 +96,7 @@ class FakeKubelet {
   // Stops serving and drops every plugin connection (streams are cancelled),
   // as a kubelet process exit would. kubelet.sock is left as a stale file.
   void Stop();
-  // A kubelet restart: Stop(), CleanupPluginDirectory, wait `down_time`, Start().
+  // A kubelet restart: Stop(), wait `down_time`, Start() (which cleans up).
   std::string Restart(std::chrono::milliseconds down_time = std::chrono::milliseconds(20));
 
   const std::string& plugin_dir() const { return config_.plugin_dir; }

@@ -1,5 +1,7 @@
 #include "integration/daemon_harness.h"
 
+#include <sys/stat.h>
+
 #include <boost/test/results_collector.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
@@ -26,6 +28,18 @@ std::string Join(const std::set<std::string>& s) {
 }
 
 }  // namespace
+
+std::string DaemonHarness::ListPluginDir() const {
+  std::ostringstream out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(plugin_dir(), ec)) {
+    struct stat st {};
+    ::lstat(entry.path().c_str(), &st);
+    out << "  " << entry.path().filename().string() << " inode " << st.st_ino
+        << (S_ISSOCK(st.st_mode) ? " socket" : " not a socket") << "\n";
+  }
+  return out.str();
+}
 
 std::string DaemonBinary() { return BinaryPath("hcu-dp-daemon/hcu-dp-daemon"); }
 
@@ -75,6 +89,7 @@ void DaemonHarness::StartKubelet() { BOOST_REQUIRE_EQUAL(kubelet_->Start(), "");
 
 void DaemonHarness::StartDaemon() {
   BOOST_REQUIRE_MESSAGE(PathExists(DaemonBinary()), "no daemon binary at " << DaemonBinary());
+  started_at_ = std::chrono::steady_clock::now();
   BOOST_REQUIRE_EQUAL(daemon_.Start(argv_, log_path(), env_, DaemonEnvVars()), "");
 }
 
@@ -85,6 +100,7 @@ ResourceSnapshot DaemonHarness::RequireRegistered(const std::string& resource, i
     std::string registered;
     for (const std::string& r : kubelet_->Resources()) registered += " " + r;
     std::cerr << "registered resources:" << registered << "\n";
+    std::cerr << "plugin directory:\n" << ListPluginDir();
     for (const RegisterAttempt& a : kubelet_->RegisterLog()) {
       std::cerr << "Register(" << a.request.resource_name() << ", " << a.request.endpoint()
                 << ") -> " << (a.error.empty() ? "OK" : a.error) << "\n";

@@ -69,8 +69,12 @@ class DaemonHarness {
   std::string cdi_dir() const { return dir_.Join("cdi"); }
   std::string log_path() const { return dir_.Join("daemon.log"); }
   const std::vector<std::string>& argv() const { return argv_; }
+  // When StartDaemon() forked the daemon.
+  std::chrono::steady_clock::time_point daemon_started_at() const { return started_at_; }
   // Files in the plugin directory whose names start with "hygon.com_".
   std::vector<std::string> PluginSockets() const;
+  // "name inode N socket" per entry of the plugin directory, for diagnostics.
+  std::string ListPluginDir() const;
 
  private:
   TempDir dir_;
@@ -78,6 +82,7 @@ class DaemonHarness {
   std::vector<std::string> env_;
   std::unique_ptr<FakeKubelet> kubelet_;
   DaemonProcess daemon_;
+  std::chrono::steady_clock::time_point started_at_;
 };
 
 // Device IDs of a ListAndWatch list.

@@ -97,6 +97,36 @@ BOOST_AUTO_TEST_CASE(mig_instances_follow_their_cards_health) {
                  .has_value());
 }
 
+BOOST_AUTO_TEST_CASE(an_unchanged_list_is_not_sent_again_on_every_pulse) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  std::this_thread::sleep_for(milliseconds(2500));  // two and a half pulses
+  ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
+  BOOST_TEST(snap.current_stream_messages == 1, "messages: " << snap.current_stream_messages);
+}
+
+BOOST_AUTO_TEST_CASE(an_invalid_node_file_edit_keeps_the_last_good_state) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string tmp = h.node_path() + ".tmp";
+  WriteFile(tmp, "apiVersion: hcudp.hygon.com/v1\nkind: SimNode\ncards: [ {index: oops\n");
+  fs::rename(tmp, h.node_path());
+  std::this_thread::sleep_for(milliseconds(2500));
+  ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
+  BOOST_TEST(h.daemon().Running());
+  BOOST_TEST(Ids(snap.devices).size() == 8u);
+  for (const v1beta1::Device& d : snap.devices) BOOST_TEST(d.health() == "Healthy", d.id());
+  // A later valid edit is picked up again.
+  WriteFile(h.node_path(), ReadFile(SourcePath("demo/nodes/k100ai-8.yaml")));
+  h.SetCardHealth(0, "Unhealthy");
+  BOOST_TEST(h.kubelet()
+                 .WaitForDevices("hygon.com/hcu", HealthIs({{K100Bdfs()[0], "Unhealthy"}}),
+                                 kHealthTimeout)
+                 .has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_card_removed_from_the_node_disappears_without_a_restart) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
   h.Start();
@@ -167,6 +197,14 @@ BOOST_AUTO_TEST_CASE(twenty_kubelet_restarts_in_a_row_are_each_followed_by_rereg
     const Clock::time_point restarted = Clock::now();
     for (const std::string& r : resources) {
       auto snap = h.kubelet().WaitForRegistration(r, kRegisterTimeout, before[r] + 1);
+      if (!snap.has_value()) {
+        std::cerr << "plugin directory:\n" << h.ListPluginDir() << "latest Register calls:\n";
+        std::vector<RegisterAttempt> log = h.kubelet().RegisterLog();
+        for (size_t i = log.size() > 6 ? log.size() - 6 : 0; i < log.size(); ++i) {
+          std::cerr << "  " << log[i].request.endpoint() << " -> "
+                    << (log[i].error.empty() ? "OK" : log[i].error) << "\n";
+        }
+      }
       BOOST_REQUIRE_MESSAGE(snap.has_value(),
                             r << " not re-registered after kubelet restart " << round);
       BOOST_TEST(Ids(snap->current_stream_first_devices).size() == snap->devices.size());
@@ -178,6 +216,17 @@ BOOST_AUTO_TEST_CASE(twenty_kubelet_restarts_in_a_row_are_each_followed_by_rereg
             << latencies_ms[latencies_ms.size() / 2] << " ms, max " << latencies_ms.back()
             << " ms\n";
   BOOST_TEST(h.daemon().Running());
+}
+
+BOOST_AUTO_TEST_CASE(a_kubelet_down_for_a_while_is_registered_with_as_soon_as_it_returns) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  int before = h.RequireRegistered("hygon.com/hcu").registrations;
+  // Long enough for several failed attempts and a grown backoff.
+  BOOST_REQUIRE_EQUAL(h.kubelet().Restart(milliseconds(1500)), "");
+  const Clock::time_point back = Clock::now();
+  h.RequireRegistered("hygon.com/hcu", before + 1, seconds(2));
+  std::cerr << "kubelet back after 1.5 s down -> re-registered: " << MillisSince(back) << " ms\n";
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_closed_by_kubelet_leads_to_reregistration) {
@@ -199,6 +248,49 @@ BOOST_AUTO_TEST_CASE(a_deleted_plugin_socket_leads_to_reregistration) {
   fs::remove(h.plugin_dir() + "/" + first.endpoint);
   ResourceSnapshot again = h.RequireRegistered("hygon.com/hcu", first.registrations + 1);
   BOOST_TEST(PathExists(h.plugin_dir() + "/" + again.endpoint));
+}
+
+BOOST_AUTO_TEST_CASE(sockets_left_by_a_killed_instance_are_removed_by_the_next_one) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  ResourceSnapshot first = h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE(h.daemon().Signal(SIGKILL));
+  BOOST_REQUIRE(h.daemon().WaitForExit(seconds(5)).has_value());
+  const std::string stale = h.plugin_dir() + "/" + first.endpoint;
+  BOOST_REQUIRE_MESSAGE(PathExists(stale), "a killed daemon leaves its socket behind");
+
+  h.StartDaemon();
+  ResourceSnapshot second = h.RequireRegistered("hygon.com/hcu", first.registrations + 1);
+  BOOST_TEST(second.endpoint != first.endpoint, "a new instance uses a new socket name");
+  BOOST_TEST(!PathExists(stale), stale << " is still there");
+  BOOST_TEST(h.PluginSockets().size() == 1u);
+}
+
+// A rolling update with surge: a second instance on the same plugin
+// directory must leave the first one's live socket alone, and each removes
+// only its own sockets when it stops.
+BOOST_AUTO_TEST_CASE(a_second_instance_leaves_the_first_ones_live_socket_alone) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  ResourceSnapshot first = h.RequireRegistered("hygon.com/hcu");
+  const std::string first_socket = h.plugin_dir() + "/" + first.endpoint;
+
+  TempDir other;
+  std::vector<std::string> argv = h.argv();
+  for (std::string& a : argv) {
+    if (a.rfind("--host-root=", 0) == 0) a = "--host-root=" + other.Join("root");
+  }
+  DaemonProcess second;
+  BOOST_REQUIRE_EQUAL(second.Start(argv, other.Join("log"), {}, DaemonEnvVars()), "");
+  ResourceSnapshot taken_over = h.RequireRegistered("hygon.com/hcu", first.registrations + 1);
+  BOOST_TEST(taken_over.endpoint != first.endpoint);
+  BOOST_TEST(PathExists(first_socket), "the first instance's socket was removed");
+
+  ExitStatus st = second.Stop(seconds(5));
+  BOOST_TEST((st.exited && st.code == 0), st.ToString() << "\n" << second.Log());
+  BOOST_TEST(!PathExists(h.plugin_dir() + "/" + taken_over.endpoint));
+  BOOST_TEST(PathExists(first_socket), "stopping the second removed the first's socket");
+  BOOST_TEST(h.daemon().Running());
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_exits_zero_within_five_seconds_and_removes_its_sockets) {

@@ -3,6 +3,7 @@
 // (DESIGN.md §3-4, reference/hcu-hardware.md §6).
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
+#include <iostream>
 #include <map>
 #include <ostream>
 #include <sys/stat.h>
@@ -129,6 +130,11 @@ BOOST_AUTO_TEST_CASE(first_list_comes_at_once_all_healthy_with_the_cards_numa_no
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=30"});
   h.Start();
   ResourceSnapshot snap = h.RequireRegistered("hygon.com/hcu");
+  std::cerr << "process start -> registered with a first list: "
+            << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                        h.daemon_started_at())
+                   .count()
+            << " ms\n";
   // Well inside one pulse: the first list must not wait for a health probe.
   BOOST_TEST(snap.current_stream_first_message_ms < 2000);
   BOOST_REQUIRE_EQUAL(snap.current_stream_first_devices.size(), 8u);
