@@ -1,0 +1,833 @@
+#!/usr/bin/env python3
+"""A fake kube-apiserver for tests: core/v1 nodes, pods and configmaps over HTTPS.
+
+Behaves like the real server where our client and kubectl depend on it:
+bearer-token (and optional client-certificate) auth, discovery, a global
+resourceVersion bumped on every write, LIST with field/label selectors and
+paging, WATCH as chunked JSON lines with bookmarks, 410 Gone for a too-old
+resourceVersion and a server-side timeout, merge / strategic-merge / JSON
+patch, PUT with optimistic concurrency (409), POST 409 AlreadyExists, DELETE
+with preconditions, and errors in the Kubernetes Status shape.
+
+Test control (needs the token too):
+  POST   /_fake/faults         {"method","path","query","status","count",
+                                "delay_ms","retry_after"}  (regexes; status 0 = delay only)
+  DELETE /_fake/faults
+  GET    /_fake/requests       [{"method","path","query","content_type","watch"}]
+  DELETE /_fake/requests
+  POST   /_fake/close_watches  ends every open watch stream
+  POST   /_fake/compact        forgets the event history (older RVs get 410)
+
+Start-up: `fake_apiserver.py --dir D` generates a throwaway CA, server and
+client certificates with the openssl CLI into D, writes D/token, D/kubeconfig
+(token auth), D/kubeconfig-cert (client-certificate auth), D/wrong-ca.crt (an
+unrelated CA) and finally D/ready.json {"port": N, ...}. The token is re-read
+from D/token on every request, so tests rotate it by rewriting the file.
+Python 3 standard library only.
+"""
+
+import argparse
+import base64
+import copy
+import datetime
+import http.server
+import json
+import os
+import re
+import signal
+import socketserver
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+import fake_patch
+
+# ----------------------------------------------------------------------------
+# Certificates
+
+
+def _openssl(*args):
+    subprocess.run(["openssl", *args], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+def _make_ca(d, name):
+    key, crt = os.path.join(d, name + ".key"), os.path.join(d, name + ".crt")
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-nodes", "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=" + name)
+    return key, crt
+
+
+def _make_leaf(d, name, ca_key, ca_crt, subj, ext):
+    key, csr, crt = (os.path.join(d, name + s) for s in (".key", ".csr", ".crt"))
+    extfile = os.path.join(d, name + ".ext")
+    with open(extfile, "w") as f:
+        f.write(ext)
+    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", key, "-out", csr, "-subj", subj)
+    _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
+             "-out", crt, "-days", "2", "-extfile", extfile)
+    return key, crt
+
+
+def make_pki(d):
+    ca_key, ca_crt = _make_ca(d, "ca")
+    _make_ca(d, "wrong-ca")
+    srv_key, srv_crt = _make_leaf(
+        d, "server", ca_key, ca_crt, "/CN=fake-apiserver",
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    cli_key, cli_crt = _make_leaf(
+        d, "client", ca_key, ca_crt, "/O=system:masters/CN=hcu-test",
+        "extendedKeyUsage=clientAuth\n")
+    return dict(ca=ca_crt, server_cert=srv_crt, server_key=srv_key, client_cert=cli_crt,
+                client_key=cli_key)
+
+
+def write_kubeconfigs(d, port, pki, token_file):
+    server = "https://127.0.0.1:%d" % port
+    common = ("apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+              "clusters:\n- name: fake\n  cluster:\n    server: %s\n"
+              "    certificate-authority: %s\n"
+              "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: u\n" %
+              (server, pki["ca"]))
+    with open(token_file) as f:
+        token = f.read().strip()
+    with open(os.path.join(d, "kubeconfig"), "w") as f:
+        f.write(common + "users:\n- name: u\n  user:\n    token: %s\n" % token)
+    with open(os.path.join(d, "kubeconfig-cert"), "w") as f:
+        f.write(common + "users:\n- name: u\n  user:\n    client-certificate: %s\n"
+                "    client-key: %s\n" % (pki["client_cert"], pki["client_key"]))
+
+
+# ----------------------------------------------------------------------------
+# Object store
+
+
+def now_rfc3339():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+RESOURCES = {
+    # resource: (kind, namespaced)
+    "nodes": ("Node", False),
+    "pods": ("Pod", True),
+    "configmaps": ("ConfigMap", True),
+    "namespaces": ("Namespace", False),
+}
+
+
+class ApiError(Exception):
+
+    def __init__(self, code, reason, message, details=None):
+        super().__init__(message)
+        self.code, self.reason, self.message, self.details = code, reason, message, details
+
+    def body(self):
+        b = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": self.message, "reason": self.reason, "code": self.code}
+        if self.details:
+            b["details"] = self.details
+        return b
+
+
+def not_found(resource, name):
+    return ApiError(404, "NotFound", '%s "%s" not found' % (resource, name),
+                    {"name": name, "kind": resource})
+
+
+def conflict(resource, name, why):
+    return ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": %s' %
+                    (resource, name, why), {"name": name, "kind": resource})
+
+
+class Store:
+    """Objects keyed by (resource, namespace, name); a bounded event history."""
+
+    def __init__(self, window):
+        self.cond = threading.Condition()
+        self.objects = {}
+        self.rv = 1
+        self.events = []  # (rv, resource, type, obj)
+        self.window = window
+        self.oldest_rv = 1  # requests for an RV below this get 410
+        self.watch_epoch = 0  # bumped to end every open watch
+
+    # All methods below are called with self.cond held.
+
+    def _record(self, resource, etype, obj):
+        self.events.append((self.rv, resource, etype, copy.deepcopy(obj)))
+        if len(self.events) > self.window:
+            dropped = self.events[:len(self.events) - self.window]
+            self.events = self.events[len(dropped):]
+            self.oldest_rv = dropped[-1][0] + 1
+        self.cond.notify_all()
+
+    def _bump(self, obj):
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+
+    def get(self, resource, ns, name):
+        obj = self.objects.get((resource, ns, name))
+        if obj is None:
+            raise not_found(resource, name)
+        return obj
+
+    def create(self, resource, ns, obj):
+        kind, namespaced = RESOURCES[resource]
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+        name = meta.get("name")
+        if not name:
+            raise ApiError(422, "Invalid", "%s: metadata.name: Required value" % resource)
+        if namespaced:
+            if meta.get("namespace", ns) != ns:
+                raise ApiError(400, "BadRequest", "the namespace of the provided object does "
+                               "not match the namespace sent on the request")
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        if (resource, ns, name) in self.objects:
+            raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (resource, name),
+                           {"name": name, "kind": resource})
+        obj["kind"], obj["apiVersion"] = kind, "v1"
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        meta.pop("resourceVersion", None)
+        if resource == "pods":
+            obj.setdefault("status", {}).setdefault("phase", "Pending")
+        self._bump(obj)
+        self.objects[(resource, ns, name)] = obj
+        self._record(resource, "ADDED", obj)
+        return obj
+
+    def update(self, resource, ns, name, new, subresource, check_rv):
+        """Replaces an object (PUT or the result of a PATCH)."""
+        old = self.get(resource, ns, name)
+        meta = new.setdefault("metadata", {})
+        if meta.get("name", name) != name:
+            raise ApiError(400, "BadRequest", "the name of the object (%s) does not match the "
+                           "name on the URL (%s)" % (meta.get("name"), name))
+        want_rv = meta.get("resourceVersion")
+        if check_rv and want_rv and want_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(resource, name, "the object has been modified; please apply your "
+                           "changes to the latest version and try again")
+        if subresource == "status":
+            merged = copy.deepcopy(old)
+            if "status" in new:
+                merged["status"] = new["status"]
+            new = merged
+        else:
+            if "status" in old:
+                new["status"] = copy.deepcopy(old["status"])
+            for k in ("uid", "creationTimestamp", "namespace", "name"):
+                if k in old["metadata"]:
+                    new["metadata"][k] = old["metadata"][k]
+                else:
+                    new["metadata"].pop(k, None)
+            new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if new == old:
+            return old  # a no-op write does not bump the resourceVersion
+        self._bump(new)
+        self.objects[(resource, ns, name)] = new
+        self._record(resource, "MODIFIED", new)
+        return new
+
+    def delete(self, resource, ns, name, preconditions):
+        old = self.get(resource, ns, name)
+        pre_uid = preconditions.get("uid")
+        if pre_uid and pre_uid != old["metadata"]["uid"]:
+            raise conflict(resource, name, "Precondition failed: UID in precondition: %s, UID in "
+                           "object meta: %s" % (pre_uid, old["metadata"]["uid"]))
+        pre_rv = preconditions.get("resourceVersion")
+        if pre_rv and pre_rv != old["metadata"]["resourceVersion"]:
+            raise conflict(resource, name, "Precondition failed: ResourceVersion in precondition: "
+                           "%s, ResourceVersion in object meta: %s" %
+                           (pre_rv, old["metadata"]["resourceVersion"]))
+        del self.objects[(resource, ns, name)]
+        gone = copy.deepcopy(old)
+        self._bump(gone)
+        self._record(resource, "DELETED", gone)
+        return gone
+
+
+# ----------------------------------------------------------------------------
+# Selectors
+
+
+def _get_field(obj, path):
+    cur = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return ""
+        cur = cur.get(part, "")
+    return cur if isinstance(cur, str) else ""
+
+
+def parse_selector(text, is_field):
+    """Returns a predicate for an equality-based selector; raises ApiError."""
+    reqs = []
+    for term in filter(None, (t.strip() for t in (text or "").split(","))):
+        m = re.fullmatch(r"([A-Za-z0-9./_-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)", term)
+        if not m:
+            if not is_field and re.fullmatch(r"!?[A-Za-z0-9./_-]+", term):
+                reqs.append((term.lstrip("!"), "exists" if term[0] != "!" else "absent", ""))
+                continue
+            raise ApiError(400, "BadRequest", "unable to parse requirement: %r" % term)
+        key, op, val = m.groups()
+        if is_field and key not in ("metadata.name", "metadata.namespace", "spec.nodeName",
+                                    "status.phase"):
+            raise ApiError(400, "BadRequest",
+                           '"%s" is not a known field selector: only "metadata.name", '
+                           '"metadata.namespace", "spec.nodeName", "status.phase"' % key)
+        reqs.append((key, "!=" if op == "!=" else "=", val))
+
+    def match(obj):
+        labels = obj.get("metadata", {}).get("labels") or {}
+        for key, op, val in reqs:
+            have = _get_field(obj, key) if is_field else labels.get(key)
+            if op == "exists" and have is None:
+                return False
+            if op == "absent" and have is not None:
+                return False
+            if op == "=" and (have or "") != val:
+                return False
+            if op == "!=" and (have or "") == val:
+                return False
+        return True
+
+    return match
+
+
+# ----------------------------------------------------------------------------
+# HTTP
+
+
+class Fake:
+    """Server-wide state: store, faults, request log, configuration."""
+
+    def __init__(self, args, pki):
+        self.args, self.pki = args, pki
+        self.store = Store(args.event_window)
+        self.lock = threading.Lock()
+        self.faults = []
+        self.requests = []
+        self.token_file = os.path.join(args.dir, "token")
+
+
+TABLE_ACCEPT = "as=Table"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-apiserver"
+    fake = None  # set by main
+
+    def log_message(self, fmt, *args):
+        if self.fake.args.verbose:
+            sys.stderr.write("fake-apiserver: " + (fmt % args) + "\n")
+
+    # -- plumbing ------------------------------------------------------------
+
+    def _send_json(self, code, body, content_type="application/json"):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Audit-Id", str(uuid.uuid4()))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, err, extra_headers=()):
+        data = json.dumps(err.body()).encode()
+        self.send_response(err.code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in extra_headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n > 0 else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError as e:
+            raise ApiError(400, "BadRequest", "invalid JSON body: %s" % e)
+
+    def _authenticated(self):
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            try:
+                with open(self.fake.token_file) as f:
+                    want = f.read().strip()
+            except OSError:
+                want = None
+            return bool(want) and auth[len("Bearer "):].strip() == want
+        if self.fake.args.client_cert_auth:
+            try:
+                return bool(self.connection.getpeercert())
+            except (AttributeError, ValueError):
+                return False
+        return False
+
+    def _handle(self, method):
+        url = urllib.parse.urlsplit(self.path)
+        path, query = url.path, urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        q = {k: v[-1] for k, v in query.items()}
+        try:
+            if not self._authenticated():
+                self._read_body_quietly()
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            if path.startswith("/_fake/"):
+                return self._control(method, path)
+            is_watch = q.get("watch") in ("true", "1")
+            with self.fake.lock:
+                self.fake.requests.append({
+                    "method": method, "path": path, "query": url.query,
+                    "content_type": self.headers.get("Content-Type", ""), "watch": is_watch})
+            if self._apply_fault(method, path, url.query, is_watch):
+                return
+            self._route(method, path, q, is_watch)
+        except ApiError as e:
+            self._send_error(e)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            self.close_connection = True
+
+    def _read_body_quietly(self):
+        try:
+            self._read_body()
+        except ApiError:
+            pass
+
+    def _apply_fault(self, method, path, query, is_watch):
+        with self.fake.lock:
+            fault = None
+            for f in self.fake.faults:
+                if f["count"] == 0:
+                    continue
+                if f.get("method") and f["method"].upper() != method:
+                    continue
+                if f.get("path") and not re.search(f["path"], path):
+                    continue
+                if f.get("query") and not re.search(f["query"], query):
+                    continue
+                f["count"] -= 1
+                fault = dict(f)
+                break
+        if fault is None:
+            return False
+        if fault.get("delay_ms"):
+            time.sleep(fault["delay_ms"] / 1000.0)
+        status = fault.get("status") or 0
+        if status == 0:
+            return False
+        self._read_body_quietly()
+        if status == 410 and is_watch:
+            # The real server answers 200 and reports expiry as an ERROR event.
+            self._start_stream()
+            self._write_chunk({"type": "ERROR", "object": ApiError(
+                410, "Expired", "too old resource version (injected)").body()})
+            self._end_stream()
+            return True
+        reasons = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
+                   504: "Timeout", 409: "Conflict", 403: "Forbidden", 410: "Expired"}
+        headers = []
+        if fault.get("retry_after") is not None:
+            headers.append(("Retry-After", str(fault["retry_after"])))
+        self._send_error(ApiError(status, reasons.get(status, "InternalError"),
+                                  "injected fault %d" % status), headers)
+        return True
+
+    def _control(self, method, path):
+        fake = self.fake
+        body = self._read_body()
+        if path == "/_fake/faults" and method == "POST":
+            if not isinstance(body, dict):
+                raise ApiError(400, "BadRequest", "fault must be a JSON object")
+            body.setdefault("count", 1)
+            with fake.lock:
+                fake.faults.append(body)
+            return self._send_json(201, body)
+        if path == "/_fake/faults" and method == "DELETE":
+            with fake.lock:
+                fake.faults = []
+            return self._send_json(200, {})
+        if path == "/_fake/requests" and method == "GET":
+            with fake.lock:
+                return self._send_json(200, list(fake.requests))
+        if path == "/_fake/requests" and method == "DELETE":
+            with fake.lock:
+                fake.requests = []
+            return self._send_json(200, {})
+        if path == "/_fake/close_watches" and method == "POST":
+            with fake.store.cond:
+                fake.store.watch_epoch += 1
+                fake.store.cond.notify_all()
+            return self._send_json(200, {})
+        if path == "/_fake/compact" and method == "POST":
+            with fake.store.cond:
+                fake.store.events = []
+                fake.store.oldest_rv = fake.store.rv + 1
+            return self._send_json(200, {"oldest": fake.store.oldest_rv})
+        raise ApiError(404, "NotFound", "no control endpoint %s %s" % (method, path))
+
+    # -- routing -------------------------------------------------------------
+
+    def _route(self, method, path, q, is_watch):
+        if method == "GET" and path in ("/version", "/version/"):
+            return self._send_json(200, {
+                "major": "1", "minor": "32", "gitVersion": "v1.32.0-fake",
+                "gitCommit": "0" * 40, "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"})
+        if method == "GET" and path == "/api":
+            return self._send_json(200, {
+                "kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" %
+                     self.server.server_address[1]}]})
+        if method == "GET" and path == "/apis":
+            return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+        if method == "GET" and path == "/api/v1":
+            return self._send_json(200, discovery_v1())
+        parts = [p for p in path.split("/") if p]
+        if parts[:2] != ["api", "v1"]:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        parts = parts[2:]
+        ns = ""
+        if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
+            ns, parts = parts[1], parts[2:]
+        if not parts or parts[0] not in RESOURCES or len(parts) > 3:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        resource = parts[0]
+        name = parts[1] if len(parts) > 1 else ""
+        sub = parts[2] if len(parts) > 2 else ""
+        namespaced = RESOURCES[resource][1]
+        if sub and sub != "status":
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if name and namespaced and not ns:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not namespaced and ns:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not name:
+            if method == "GET" and is_watch:
+                return self._watch(resource, ns, q)
+            if method == "GET":
+                return self._list(resource, ns, q)
+            if method == "POST":
+                if namespaced and not ns:
+                    raise ApiError(405, "MethodNotAllowed", "the server does not allow this "
+                                   "method on the requested resource")
+                body = self._read_body()
+                if not isinstance(body, dict):
+                    raise ApiError(400, "BadRequest", "request body must be an object")
+                with self.fake.store.cond:
+                    obj = self.fake.store.create(resource, ns, body)
+                    return self._send_json(201, obj)
+            raise ApiError(405, "MethodNotAllowed", "method not allowed")
+        store = self.fake.store
+        if method == "GET":
+            with store.cond:
+                return self._send_object(200, store.get(resource, ns, name))
+        if method == "PUT":
+            body = self._read_body()
+            if not isinstance(body, dict):
+                raise ApiError(400, "BadRequest", "request body must be an object")
+            with store.cond:
+                return self._send_json(200, store.update(resource, ns, name, body, sub, True))
+        if method == "PATCH":
+            return self._patch(resource, ns, name, sub)
+        if method == "DELETE":
+            body = self._read_body() or {}
+            pre = body.get("preconditions") or {}
+            with store.cond:
+                return self._send_json(200, store.delete(resource, ns, name, pre))
+        raise ApiError(405, "MethodNotAllowed", "method not allowed")
+
+    def _send_object(self, code, obj):
+        if TABLE_ACCEPT in self.headers.get("Accept", ""):
+            return self._send_json(code, make_table([obj]),
+                                   "application/json;as=Table;v=v1;g=meta.k8s.io")
+        return self._send_json(code, obj)
+
+    def _patch(self, resource, ns, name, sub):
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        body = self._read_body()
+        store = self.fake.store
+        with store.cond:
+            old = store.get(resource, ns, name)
+            try:
+                if ctype == "application/merge-patch+json":
+                    new = fake_patch.merge_patch(old, body)
+                elif ctype == "application/strategic-merge-patch+json":
+                    new = fake_patch.strategic_merge_patch(old, body)
+                elif ctype == "application/json-patch+json":
+                    new = fake_patch.json_patch(old, body)
+                else:
+                    raise ApiError(415, "UnsupportedMediaType",
+                                   "the body of the request was in an unknown format - "
+                                   "accepted media types include: application/json-patch+json, "
+                                   "application/merge-patch+json, "
+                                   "application/apply-patch+yaml, "
+                                   "application/strategic-merge-patch+json")
+            except fake_patch.PatchError as e:
+                raise ApiError(422, "Invalid", str(e))
+            if not isinstance(new, dict):
+                raise ApiError(422, "Invalid", "patch result is not an object")
+            # A resourceVersion written by the patch is a precondition.
+            check = new.get("metadata", {}).get("resourceVersion") != old["metadata"].get(
+                "resourceVersion")
+            return self._send_json(200, store.update(resource, ns, name, new, sub, check))
+
+    def _list(self, resource, ns, q):
+        store = self.fake.store
+        fsel = parse_selector(q.get("fieldSelector"), True)
+        lsel = parse_selector(q.get("labelSelector"), False)
+        limit = int(q.get("limit") or 0)
+        start = q.get("continue") or ""
+        with store.cond:
+            keys = sorted(k for k in store.objects if k[0] == resource and (not ns or k[1] == ns))
+            items = []
+            more = ""
+            for k in keys:
+                if start and "%s/%s" % (k[1], k[2]) <= base64.b64decode(start).decode():
+                    continue
+                obj = store.objects[k]
+                if not (fsel(obj) and lsel(obj)):
+                    continue
+                if limit and len(items) == limit:
+                    more = base64.b64encode(("%s/%s" % (items[-1]["metadata"].get(
+                        "namespace", ""), items[-1]["metadata"]["name"])).encode()).decode()
+                    break
+                items.append(copy.deepcopy(obj))
+            rv = str(store.rv)
+        if TABLE_ACCEPT in self.headers.get("Accept", ""):
+            return self._send_json(200, make_table(items),
+                                   "application/json;as=Table;v=v1;g=meta.k8s.io")
+        meta = {"resourceVersion": rv}
+        if more:
+            meta["continue"] = more
+        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List", "apiVersion": "v1",
+                                     "metadata": meta, "items": items})
+
+    # -- watch ---------------------------------------------------------------
+
+    def _start_stream(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _write_chunk(self, event):
+        data = (json.dumps(event) + "\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _end_stream(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _watch(self, resource, ns, q):
+        store = self.fake.store
+        fsel = parse_selector(q.get("fieldSelector"), True)
+        lsel = parse_selector(q.get("labelSelector"), False)
+        bookmarks = q.get("allowWatchBookmarks") == "true"
+        timeout_s = min(int(q.get("timeoutSeconds") or self.fake.args.watch_timeout_s),
+                        self.fake.args.watch_timeout_s)
+        deadline = time.monotonic() + timeout_s
+        bookmark_s = self.fake.args.bookmark_interval_ms / 1000.0
+        rv_text = q.get("resourceVersion") or ""
+        self._start_stream()
+        pending = []
+        with store.cond:
+            epoch = store.watch_epoch
+            if rv_text in ("", "0"):
+                # Start with synthetic ADDED events for the current state.
+                for k in sorted(store.objects):
+                    obj = store.objects[k]
+                    if k[0] == resource and (not ns or k[1] == ns) and fsel(obj) and lsel(obj):
+                        pending.append({"type": "ADDED", "object": copy.deepcopy(obj)})
+                since = store.rv
+            else:
+                try:
+                    since = int(rv_text)
+                except ValueError:
+                    since = -1
+                if since < store.oldest_rv - 1 or since < 0:
+                    pending.append({"type": "ERROR", "object": ApiError(
+                        410, "Expired", "too old resource version: %s (%d)" %
+                        (rv_text, store.oldest_rv - 1)).body()})
+                    since = None
+        for ev in pending:
+            self._write_chunk(ev)
+        if since is None:
+            return self._end_stream()
+        last_bookmark = time.monotonic()
+        while True:
+            out = []
+            with store.cond:
+                while True:
+                    if store.watch_epoch != epoch:
+                        break
+                    out = [e for e in store.events if e[0] > since and e[1] == resource]
+                    if out:
+                        break
+                    now = time.monotonic()
+                    if now >= deadline or (bookmarks and now - last_bookmark >= bookmark_s):
+                        break
+                    wait = deadline - now
+                    if bookmarks:
+                        wait = min(wait, bookmark_s - (now - last_bookmark))
+                    store.cond.wait(max(wait, 0.01))
+                closed = store.watch_epoch != epoch
+                current_rv = store.rv
+                if out:
+                    since = out[-1][0]
+            if closed:
+                return self._end_stream()
+            for rv, _, etype, obj in out:
+                if (not ns or obj["metadata"].get("namespace") == ns) and fsel(obj) and lsel(obj):
+                    self._write_chunk({"type": etype, "object": obj})
+            now = time.monotonic()
+            if bookmarks and (now - last_bookmark >= bookmark_s or now >= deadline):
+                self._write_chunk({"type": "BOOKMARK", "object": {
+                    "kind": RESOURCES[resource][0], "apiVersion": "v1",
+                    "metadata": {"resourceVersion": str(max(since, current_rv))}}})
+                since = max(since, current_rv)
+                last_bookmark = now
+            if now >= deadline:
+                return self._end_stream()
+
+    def do_GET(self):
+        self._handle("GET")
+
+    def do_POST(self):
+        self._handle("POST")
+
+    def do_PUT(self):
+        self._handle("PUT")
+
+    def do_PATCH(self):
+        self._handle("PATCH")
+
+    def do_DELETE(self):
+        self._handle("DELETE")
+
+
+def discovery_v1():
+    def res(name, kind, namespaced, verbs, short=()):
+        r = {"name": name, "singularName": kind.lower() if "/" not in name else "",
+             "namespaced": namespaced, "kind": kind, "verbs": verbs}
+        if short:
+            r["shortNames"] = list(short)
+        return r
+    crud = ["create", "delete", "get", "list", "patch", "update", "watch"]
+    return {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+        res("configmaps", "ConfigMap", True, crud, ["cm"]),
+        res("namespaces", "Namespace", False, crud, ["ns"]),
+        res("nodes", "Node", False, crud, ["no"]),
+        res("nodes/status", "Node", False, ["get", "patch", "update"]),
+        res("pods", "Pod", True, crud, ["po"]),
+        res("pods/status", "Pod", True, ["get", "patch", "update"]),
+    ]}
+
+
+def make_table(objs):
+    rows = []
+    for o in objs:
+        meta = o.get("metadata", {})
+        rows.append({"cells": [meta.get("name", ""), meta.get("creationTimestamp", "")],
+                     "object": {"kind": "PartialObjectMetadata",
+                                "apiVersion": "meta.k8s.io/v1", "metadata": meta}})
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
+            "columnDefinitions": [
+                {"name": "Name", "type": "string", "format": "name", "description": "Name",
+                 "priority": 0},
+                {"name": "Created", "type": "string", "format": "", "description": "Created",
+                 "priority": 0}],
+            "rows": rows}
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr, handler, ctx):
+        super().__init__(addr, handler)
+        self.ctx = ctx
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        return sock, addr
+
+    def finish_request(self, request, client_address):
+        # TLS handshake on the worker thread, so a slow client blocks no one.
+        try:
+            request.settimeout(30)
+            tls = self.ctx.wrap_socket(request, server_side=True)
+            tls.settimeout(None)
+        except (ssl.SSLError, OSError):
+            return
+        try:
+            self.RequestHandlerClass(tls, client_address, self)
+        finally:
+            try:
+                tls.close()
+            except OSError:
+                pass
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dir", required=True, help="where certificates, token and ready.json go")
+    p.add_argument("--token", default="", help="initial bearer token (default: random)")
+    p.add_argument("--event-window", type=int, default=1000,
+                   help="watch events retained; older resourceVersions get 410 Gone")
+    p.add_argument("--watch-timeout-s", type=int, default=60, help="max watch duration")
+    p.add_argument("--bookmark-interval-ms", type=int, default=1000)
+    p.add_argument("--no-client-cert-auth", dest="client_cert_auth", action="store_false",
+                   help="refuse client certificates (by default one signed by the CA "
+                   "authenticates like a token)")
+    p.add_argument("--verbose", action="store_true")
+    args = p.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    pki = make_pki(args.dir)
+    token_file = os.path.join(args.dir, "token")
+    with open(token_file, "w") as f:
+        f.write(args.token or uuid.uuid4().hex)
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(pki["server_cert"], pki["server_key"])
+    if args.client_cert_auth:
+        ctx.load_verify_locations(pki["ca"])
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+    Handler.fake = Fake(args, pki)
+    server = Server(("127.0.0.1", 0), Handler, ctx)
+    port = server.server_address[1]
+    write_kubeconfigs(args.dir, port, pki, token_file)
+    ready = dict(pki, port=port, token_file=token_file, pid=os.getpid(),
+                 kubeconfig=os.path.join(args.dir, "kubeconfig"),
+                 kubeconfig_cert=os.path.join(args.dir, "kubeconfig-cert"),
+                 wrong_ca=os.path.join(args.dir, "wrong-ca.crt"))
+    tmp = os.path.join(args.dir, "ready.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(ready, f)
+    os.rename(tmp, os.path.join(args.dir, "ready.json"))
+    print(port, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    server.server_close()
+
+
+if __name__ == "__main__":
+    main()
