@@ -276,8 +276,7 @@ class KubeClient::Impl {
                                    " attempts");
       }
       int delay_ms = BackoffMs(attempt, retry_after);
-      LOG(WARNING) << what << ": " << failure.ToString() << "; retrying in " << delay_ms
-                   << " ms";
+      LOG(WARNING) << failure.ToString() << "; retrying in " << delay_ms << " ms";
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     }
   }
