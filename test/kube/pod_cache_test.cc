@@ -103,6 +103,7 @@ BOOST_AUTO_TEST_CASE(watch_events_update_the_cache_with_old_and_new) {
              "allocating");
   api.MustRequest("DELETE", "/api/v1/namespaces/w/pods/p");
   BOOST_REQUIRE(Eventually([&] { return !cache->Get("w", "p").has_value(); }));
+  BOOST_REQUIRE(Eventually([&] { return events.lines().size() == 3u; }));
   BOOST_TEST((events.lines() ==
               std::vector<std::string>{"added w/p", "updated w/p", "deleted w/p"}));
 }
@@ -137,7 +138,8 @@ BOOST_AUTO_TEST_CASE(gone_relists_and_reports_what_was_missed) {
   BOOST_REQUIRE(Eventually([&] { return cache->ListCount() == 2; }));
   BOOST_TEST(!cache->Get("g", "goes").has_value());
   BOOST_TEST(cache->Get("g", "stays").has_value());
-  BOOST_TEST(events.Contains("deleted g/goes"));
+  BOOST_TEST(Eventually([&] { return events.Contains("deleted g/goes"); }));
+  BOOST_TEST(!events.Contains("updated g/stays"));  // unchanged: same resourceVersion
 }
 
 BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {

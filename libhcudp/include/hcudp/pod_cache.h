@@ -66,7 +66,8 @@ class HCUDP_EXPORT PodCache {
   // keeps its last contents.
   void Stop();
 
-  // True once the first LIST has been applied.
+  // True once the first LIST has been applied and its kAdded events have
+  // been delivered to on_event.
   bool HasSynced() const;
   // Waits up to timeout_ms for HasSynced(); returns HasSynced().
   bool WaitForSync(int timeout_ms) const;

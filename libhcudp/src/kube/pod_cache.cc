@@ -159,11 +159,15 @@ class PodCache::Impl {
       }
       pods_ = std::move(fresh);
       resource_version_ = list.resource_version;
-      synced_ = true;
       ++list_count_;
     }
-    cv_.notify_all();
     Emit(events);
+    {
+      // Synced only once the handlers have seen the initial state.
+      std::lock_guard<std::mutex> lock(mu_);
+      synced_ = true;
+    }
+    cv_.notify_all();
     return OkStatus();
   }
 

@@ -3,11 +3,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace hcudp::kube {
 
-StatusOr<std::string> ReadWholeFile(const std::string& path) {
+StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;
@@ -16,10 +15,17 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
     if (err == EACCES) return PermissionDeniedError(message);
     return InternalError(message);
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string out;
+  char buf[8192];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<size_t>(in.gcount()));
+    if (out.size() > max_bytes) {
+      return InvalidArgumentError(path + ": larger than " + std::to_string(max_bytes) +
+                                  " bytes");
+    }
+  }
   if (in.bad()) return InternalError(path + ": read failed");
-  return ss.str();
+  return out;
 }
 
 }  // namespace hcudp::kube
