@@ -29,7 +29,6 @@ Python 3 standard library only.
 import argparse
 import base64
 import copy
-import datetime
 import http.server
 import json
 import os
@@ -38,7 +37,6 @@ import signal
 import socket
 import socketserver
 import ssl
-import subprocess
 import sys
 import threading
 import time
@@ -46,264 +44,8 @@ import urllib.parse
 import uuid
 
 import fake_patch
-
-# ----------------------------------------------------------------------------
-# Certificates
-
-
-def _openssl(*args):
-    subprocess.run(["openssl", *args], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-
-
-def _make_ca(d, name):
-    key, crt = os.path.join(d, name + ".key"), os.path.join(d, name + ".crt")
-    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-             "-nodes", "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=" + name)
-    return key, crt
-
-
-def _make_leaf(d, name, ca_key, ca_crt, subj, ext):
-    key, csr, crt = (os.path.join(d, name + s) for s in (".key", ".csr", ".crt"))
-    extfile = os.path.join(d, name + ".ext")
-    with open(extfile, "w") as f:
-        f.write(ext)
-    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", key, "-out", csr, "-subj", subj)
-    _openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
-             "-out", crt, "-days", "2", "-extfile", extfile)
-    return key, crt
-
-
-def make_pki(d):
-    ca_key, ca_crt = _make_ca(d, "ca")
-    _make_ca(d, "wrong-ca")
-    srv_key, srv_crt = _make_leaf(
-        d, "server", ca_key, ca_crt, "/CN=fake-apiserver",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
-    cli_key, cli_crt = _make_leaf(
-        d, "client", ca_key, ca_crt, "/O=system:masters/CN=hcu-test",
-        "extendedKeyUsage=clientAuth\n")
-    return dict(ca=ca_crt, server_cert=srv_crt, server_key=srv_key, client_cert=cli_crt,
-                client_key=cli_key)
-
-
-def write_kubeconfigs(d, port, pki, token_file):
-    server = "https://127.0.0.1:%d" % port
-    common = ("apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-              "clusters:\n- name: fake\n  cluster:\n    server: %s\n"
-              "    certificate-authority: %s\n"
-              "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: u\n" %
-              (server, pki["ca"]))
-    with open(token_file) as f:
-        token = f.read().strip()
-    with open(os.path.join(d, "kubeconfig"), "w") as f:
-        f.write(common + "users:\n- name: u\n  user:\n    token: %s\n" % token)
-    with open(os.path.join(d, "kubeconfig-cert"), "w") as f:
-        f.write(common + "users:\n- name: u\n  user:\n    client-certificate: %s\n"
-                "    client-key: %s\n" % (pki["client_cert"], pki["client_key"]))
-
-
-# ----------------------------------------------------------------------------
-# Object store
-
-
-def now_rfc3339():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-RESOURCES = {
-    # resource: (kind, namespaced)
-    "nodes": ("Node", False),
-    "pods": ("Pod", True),
-    "configmaps": ("ConfigMap", True),
-    "namespaces": ("Namespace", False),
-}
-
-
-class ApiError(Exception):
-
-    def __init__(self, code, reason, message, details=None):
-        super().__init__(message)
-        self.code, self.reason, self.message, self.details = code, reason, message, details
-
-    def body(self):
-        b = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-             "message": self.message, "reason": self.reason, "code": self.code}
-        if self.details:
-            b["details"] = self.details
-        return b
-
-
-def not_found(resource, name):
-    return ApiError(404, "NotFound", '%s "%s" not found' % (resource, name),
-                    {"name": name, "kind": resource})
-
-
-def conflict(resource, name, why):
-    return ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": %s' %
-                    (resource, name, why), {"name": name, "kind": resource})
-
-
-class Store:
-    """Objects keyed by (resource, namespace, name); a bounded event history."""
-
-    def __init__(self, window):
-        self.cond = threading.Condition()
-        self.objects = {}
-        self.rv = 1
-        self.events = []  # (rv, resource, type, obj)
-        self.window = window
-        self.oldest_rv = 1  # requests for an RV below this get 410
-        self.watch_epoch = 0  # bumped to end every open watch
-
-    # All methods below are called with self.cond held.
-
-    def _record(self, resource, etype, obj):
-        self.events.append((self.rv, resource, etype, copy.deepcopy(obj)))
-        if len(self.events) > self.window:
-            dropped = self.events[:len(self.events) - self.window]
-            self.events = self.events[len(dropped):]
-            self.oldest_rv = dropped[-1][0] + 1
-        self.cond.notify_all()
-
-    def _bump(self, obj):
-        self.rv += 1
-        obj["metadata"]["resourceVersion"] = str(self.rv)
-
-    def get(self, resource, ns, name):
-        obj = self.objects.get((resource, ns, name))
-        if obj is None:
-            raise not_found(resource, name)
-        return obj
-
-    def create(self, resource, ns, obj):
-        kind, namespaced = RESOURCES[resource]
-        meta = obj.setdefault("metadata", {})
-        if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
-        name = meta.get("name")
-        if not name:
-            raise ApiError(422, "Invalid", "%s: metadata.name: Required value" % resource)
-        if namespaced:
-            if meta.get("namespace", ns) != ns:
-                raise ApiError(400, "BadRequest", "the namespace of the provided object does "
-                               "not match the namespace sent on the request")
-            meta["namespace"] = ns
-        else:
-            meta.pop("namespace", None)
-        if (resource, ns, name) in self.objects:
-            raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (resource, name),
-                           {"name": name, "kind": resource})
-        obj["kind"], obj["apiVersion"] = kind, "v1"
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = now_rfc3339()
-        meta.pop("resourceVersion", None)
-        if resource == "pods":
-            obj.setdefault("status", {}).setdefault("phase", "Pending")
-        self._bump(obj)
-        self.objects[(resource, ns, name)] = obj
-        self._record(resource, "ADDED", obj)
-        return obj
-
-    def update(self, resource, ns, name, new, subresource, check_rv):
-        """Replaces an object (PUT or the result of a PATCH)."""
-        old = self.get(resource, ns, name)
-        meta = new.setdefault("metadata", {})
-        if meta.get("name", name) != name:
-            raise ApiError(400, "BadRequest", "the name of the object (%s) does not match the "
-                           "name on the URL (%s)" % (meta.get("name"), name))
-        want_rv = meta.get("resourceVersion")
-        if check_rv and want_rv and want_rv != old["metadata"]["resourceVersion"]:
-            raise conflict(resource, name, "the object has been modified; please apply your "
-                           "changes to the latest version and try again")
-        if subresource == "status":
-            merged = copy.deepcopy(old)
-            if "status" in new:
-                merged["status"] = new["status"]
-            new = merged
-        else:
-            if "status" in old:
-                new["status"] = copy.deepcopy(old["status"])
-            for k in ("uid", "creationTimestamp", "namespace", "name"):
-                if k in old["metadata"]:
-                    new["metadata"][k] = old["metadata"][k]
-                else:
-                    new["metadata"].pop(k, None)
-            new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
-        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if new == old:
-            return old  # a no-op write does not bump the resourceVersion
-        self._bump(new)
-        self.objects[(resource, ns, name)] = new
-        self._record(resource, "MODIFIED", new)
-        return new
-
-    def delete(self, resource, ns, name, preconditions):
-        old = self.get(resource, ns, name)
-        pre_uid = preconditions.get("uid")
-        if pre_uid and pre_uid != old["metadata"]["uid"]:
-            raise conflict(resource, name, "Precondition failed: UID in precondition: %s, UID in "
-                           "object meta: %s" % (pre_uid, old["metadata"]["uid"]))
-        pre_rv = preconditions.get("resourceVersion")
-        if pre_rv and pre_rv != old["metadata"]["resourceVersion"]:
-            raise conflict(resource, name, "Precondition failed: ResourceVersion in precondition: "
-                           "%s, ResourceVersion in object meta: %s" %
-                           (pre_rv, old["metadata"]["resourceVersion"]))
-        del self.objects[(resource, ns, name)]
-        gone = copy.deepcopy(old)
-        self._bump(gone)
-        self._record(resource, "DELETED", gone)
-        return gone
-
-
-# ----------------------------------------------------------------------------
-# Selectors
-
-
-def _get_field(obj, path):
-    cur = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return ""
-        cur = cur.get(part, "")
-    return cur if isinstance(cur, str) else ""
-
-
-def parse_selector(text, is_field):
-    """Returns a predicate for an equality-based selector; raises ApiError."""
-    reqs = []
-    for term in filter(None, (t.strip() for t in (text or "").split(","))):
-        m = re.fullmatch(r"([A-Za-z0-9./_-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)", term)
-        if not m:
-            if not is_field and re.fullmatch(r"!?[A-Za-z0-9./_-]+", term):
-                reqs.append((term.lstrip("!"), "exists" if term[0] != "!" else "absent", ""))
-                continue
-            raise ApiError(400, "BadRequest", "unable to parse requirement: %r" % term)
-        key, op, val = m.groups()
-        if is_field and key not in ("metadata.name", "metadata.namespace", "spec.nodeName",
-                                    "status.phase"):
-            raise ApiError(400, "BadRequest",
-                           '"%s" is not a known field selector: only "metadata.name", '
-                           '"metadata.namespace", "spec.nodeName", "status.phase"' % key)
-        reqs.append((key, "!=" if op == "!=" else "=", val))
-
-    def match(obj):
-        labels = obj.get("metadata", {}).get("labels") or {}
-        for key, op, val in reqs:
-            have = _get_field(obj, key) if is_field else labels.get(key)
-            if op == "exists" and have is None:
-                return False
-            if op == "absent" and have is not None:
-                return False
-            if op == "=" and (have or "") != val:
-                return False
-            if op == "!=" and (have or "") == val:
-                return False
-        return True
-
-    return match
-
+from fake_pki import make_pki, write_kubeconfigs
+from fake_store import RESOURCES, ApiError, Store, parse_selector
 
 # ----------------------------------------------------------------------------
 # HTTP
@@ -596,20 +338,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         fsel = parse_selector(q.get("fieldSelector"), True)
         lsel = parse_selector(q.get("labelSelector"), False)
         limit = int(q.get("limit") or 0)
-        start = q.get("continue") or ""
+        after = None  # (namespace, name) of the last item already returned
+        if q.get("continue"):
+            try:
+                after = tuple(json.loads(base64.b64decode(q["continue"]).decode()))
+            except (ValueError, TypeError):
+                raise ApiError(400, "BadRequest", "invalid continue token")
         with store.cond:
             keys = sorted(k for k in store.objects if k[0] == resource and (not ns or k[1] == ns))
             items = []
             more = ""
             for k in keys:
-                if start and "%s/%s" % (k[1], k[2]) <= base64.b64decode(start).decode():
+                if after is not None and (k[1], k[2]) <= after:
                     continue
                 obj = store.objects[k]
                 if not (fsel(obj) and lsel(obj)):
                     continue
                 if limit and len(items) == limit:
-                    more = base64.b64encode(("%s/%s" % (items[-1]["metadata"].get(
-                        "namespace", ""), items[-1]["metadata"]["name"])).encode()).decode()
+                    last = items[-1]["metadata"]
+                    more = base64.b64encode(json.dumps(
+                        [last.get("namespace", ""), last["name"]]).encode()).decode()
                     break
                 items.append(copy.deepcopy(obj))
             rv = str(store.rv)

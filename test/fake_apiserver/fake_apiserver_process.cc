@@ -27,17 +27,16 @@ std::string JsonString(const rapidjson::Value& obj, const char* key) {
 }  // namespace
 
 FakeApiServer::FakeApiServer(FakeApiServerOptions options) {
-  std::vector<std::string> argv = {
-      "/usr/bin/python3",
-      HCUDP_FAKE_APISERVER_PY,
-      "--dir",
-      dir_.path(),
-      "--event-window",
-      std::to_string(options.event_window),
-      "--watch-timeout-s",
-      std::to_string(options.watch_timeout_s),
-      "--bookmark-interval-ms",
-      std::to_string(options.bookmark_interval_ms)};
+  std::vector<std::string> argv = {"/usr/bin/python3",
+                                   HCUDP_FAKE_APISERVER_PY,
+                                   "--dir",
+                                   dir_.path(),
+                                   "--event-window",
+                                   std::to_string(options.event_window),
+                                   "--watch-timeout-s",
+                                   std::to_string(options.watch_timeout_s),
+                                   "--bookmark-interval-ms",
+                                   std::to_string(options.bookmark_interval_ms)};
   std::string log = dir_.Join("server.log");
   pid_ = fork();
   BOOST_REQUIRE(pid_ >= 0);

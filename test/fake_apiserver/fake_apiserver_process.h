@@ -44,14 +44,14 @@ class FakeApiServer {
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
   int port() const { return port_; }
-  std::string server_url() const;                 // https://127.0.0.1:<port>
-  std::string kubeconfig_path() const;            // bearer-token auth
-  std::string kubeconfig_cert_path() const;       // client-certificate auth
-  std::string ca_file() const;                    // the CA that signed the server
-  std::string wrong_ca_file() const;              // an unrelated CA
+  std::string server_url() const;            // https://127.0.0.1:<port>
+  std::string kubeconfig_path() const;       // bearer-token auth
+  std::string kubeconfig_cert_path() const;  // client-certificate auth
+  std::string ca_file() const;               // the CA that signed the server
+  std::string wrong_ca_file() const;         // an unrelated CA
   std::string client_cert_file() const;
   std::string client_key_file() const;
-  std::string token_file() const;                 // the server reads it per request
+  std::string token_file() const;  // the server reads it per request
   std::string token() const;
   // The server accepts only `token` from now on.
   void SetToken(const std::string& token);

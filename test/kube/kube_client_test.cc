@@ -45,8 +45,8 @@ BOOST_AUTO_TEST_CASE(get_missing_is_not_found_with_the_api_message) {
   StatusOr<std::string> json = client->Get(NodePath("no-such-node"));
   BOOST_REQUIRE(!json.ok());
   BOOST_TEST(IsNotFound(json.status()));
-  BOOST_TEST(json.status().message().find("nodes \"no-such-node\" not found") !=
-             std::string::npos, json.status().message());
+  BOOST_TEST(json.status().message().find("nodes \"no-such-node\" not found") != std::string::npos,
+             json.status().message());
 }
 
 BOOST_AUTO_TEST_CASE(list_sends_selectors_and_returns_matching_items) {
@@ -67,18 +67,22 @@ BOOST_AUTO_TEST_CASE(list_sends_selectors_and_returns_matching_items) {
 
 BOOST_AUTO_TEST_CASE(patch_sends_each_content_type) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("patch-node", R"({"a":"1","b":"2"})"));
-  BOOST_REQUIRE(client->Patch(NodePath("patch-node"), PatchType::kMerge,
-                              R"({"metadata":{"annotations":{"a":null}}})").ok());
-  BOOST_REQUIRE(client->Patch(NodePath("patch-node"), PatchType::kStrategicMerge,
-                              R"({"metadata":{"annotations":{"c":"3"}}})").ok());
-  StatusOr<std::string> last = client->Patch(
-      NodePath("patch-node"), PatchType::kJson,
-      R"([{"op":"replace","path":"/metadata/annotations/b","value":"two"}])");
+  BOOST_REQUIRE(client
+                    ->Patch(NodePath("patch-node"), PatchType::kMerge,
+                            R"({"metadata":{"annotations":{"a":null}}})")
+                    .ok());
+  BOOST_REQUIRE(client
+                    ->Patch(NodePath("patch-node"), PatchType::kStrategicMerge,
+                            R"({"metadata":{"annotations":{"c":"3"}}})")
+                    .ok());
+  StatusOr<std::string> last =
+      client->Patch(NodePath("patch-node"), PatchType::kJson,
+                    R"([{"op":"replace","path":"/metadata/annotations/b","value":"two"}])");
   BOOST_REQUIRE_MESSAGE(last.ok(), last.status().ToString());
   StatusOr<Node> node = ParseNode(*last);
   BOOST_REQUIRE(node.ok());
-  BOOST_TEST((node->metadata.annotations ==
-              std::map<std::string, std::string>{{"b", "two"}, {"c", "3"}}));
+  BOOST_TEST(
+      (node->metadata.annotations == std::map<std::string, std::string>{{"b", "two"}, {"c", "3"}}));
   std::vector<std::string> types;
   for (const FakeRequest& r : api.Requests()) {
     if (r.method == "PATCH") types.push_back(r.content_type);
@@ -104,8 +108,9 @@ BOOST_AUTO_TEST_CASE(put_with_stale_resource_version_is_conflict_and_reread_succ
 }
 
 BOOST_AUTO_TEST_CASE(create_existing_is_already_exists) {
-  BOOST_REQUIRE(client->Create(ConfigMapsPath("kube-system"),
-                               R"({"metadata":{"name":"dup"},"data":{}})").ok());
+  BOOST_REQUIRE(
+      client->Create(ConfigMapsPath("kube-system"), R"({"metadata":{"name":"dup"},"data":{}})")
+          .ok());
   StatusOr<std::string> again =
       client->Create(ConfigMapsPath("kube-system"), R"({"metadata":{"name":"dup"},"data":{}})");
   BOOST_REQUIRE(!again.ok());
@@ -271,7 +276,8 @@ BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {
   auto start = Clock::now();
   ListOptions o;
   o.resource_version = "999999999";
-  Status s = client->Watch(NodePath(""), o, [](const WatchEvent&) { return true; }, &cancel);
+  Status s = client->Watch(
+      NodePath(""), o, [](const WatchEvent&) { return true; }, &cancel);
   canceller.join();
   BOOST_TEST(Code(s) == "CANCELLED", s.ToString());
   BOOST_TEST(MillisSince(start) < 1000);
@@ -309,8 +315,8 @@ BOOST_AUTO_TEST_CASE(credentials_never_appear_in_logs_or_errors) {
   auto c = testing::ClientFor(config);
   std::string messages;
   api.AddFault(R"({"method":"GET","path":"/nodes/logged$","status":503,"count":2})");
-  messages += c->Get(NodePath("logged")).status().ToString();       // retried, then 404
-  messages += c->Get(NodePath("missing")).status().ToString();      // 404
+  messages += c->Get(NodePath("logged")).status().ToString();   // retried, then 404
+  messages += c->Get(NodePath("missing")).status().ToString();  // 404
   config.ca_pem = testing::ReadFile(api.wrong_ca_file());
   messages += testing::ClientFor(config)->Get(NodePath("x")).status().ToString();  // TLS
   FLAGS_v = old_v;

@@ -23,20 +23,26 @@ const char kKeyData[] =
 // A kubeconfig with one context "c" → cluster "k" and user "u".
 std::string Kubeconfig(const std::string& cluster, const std::string& user) {
   return "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-         "clusters:\n- name: k\n  cluster:\n" + cluster +
+         "clusters:\n- name: k\n  cluster:\n" +
+         cluster +
          "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
-         "users:\n- name: u\n  user:\n" + user;
+         "users:\n- name: u\n  user:\n" +
+         user;
 }
 
 BOOST_AUTO_TEST_SUITE(kubeconfig)
 
 BOOST_AUTO_TEST_CASE(inline_data_and_token_are_read) {
-  StatusOr<KubeConfig> c = ParseKubeconfig(Kubeconfig(
-      "    server: https://10.0.0.1:6443/\n"
-      "    certificate-authority-data: " + std::string(kCaData) + "\n",
-      "    token: abc\n"
-      "    client-certificate-data: " + std::string(kCaData) + "\n"
-      "    client-key-data: " + std::string(kKeyData) + "\n"));
+  StatusOr<KubeConfig> c =
+      ParseKubeconfig(Kubeconfig("    server: https://10.0.0.1:6443/\n"
+                                 "    certificate-authority-data: " +
+                                     std::string(kCaData) + "\n",
+                                 "    token: abc\n"
+                                 "    client-certificate-data: " +
+                                     std::string(kCaData) +
+                                     "\n"
+                                     "    client-key-data: " +
+                                     std::string(kKeyData) + "\n"));
   BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
   BOOST_TEST(c->server == "https://10.0.0.1:6443");
   BOOST_TEST(c->ca_pem == kCaPem);
@@ -54,8 +60,10 @@ BOOST_AUTO_TEST_CASE(file_references_resolve_against_the_kubeconfig_directory) {
   WriteFile(dir.Join("config"),
             Kubeconfig("    server: https://k:443\n    certificate-authority: pki/ca.crt\n",
                        "    client-certificate: pki/client.crt\n"
-                       "    client-key: " + dir.Join("pki/client.key") + "\n"
-                       "    tokenFile: pki/token\n"));
+                       "    client-key: " +
+                           dir.Join("pki/client.key") +
+                           "\n"
+                           "    tokenFile: pki/token\n"));
   StatusOr<KubeConfig> c = LoadKubeconfig(dir.Join("config"));
   BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
   BOOST_TEST(c->source == dir.Join("config"));
@@ -101,44 +109,45 @@ BOOST_AUTO_TEST_CASE(each_invalid_field_is_named) {
       {"not yaml", "clusters: [\n", StatusCode::kInvalidArgument, "not YAML"},
       {"not a map", "- a\n- b\n", StatusCode::kInvalidArgument, "not a YAML map"},
       {"no current context", "clusters: []\n", StatusCode::kInvalidArgument, "current-context"},
-      {"unknown context",
-       "current-context: zz\ncontexts: []\n", StatusCode::kInvalidArgument, "current-context"},
+      {"unknown context", "current-context: zz\ncontexts: []\n", StatusCode::kInvalidArgument,
+       "current-context"},
       {"unknown top-level field", Kubeconfig(ok_cluster, ok_user) + "colour: red\n",
        StatusCode::kInvalidArgument, "colour"},
-      {"missing server", Kubeconfig("    certificate-authority-data: " + std::string(kCaData) +
-                                        "\n", ok_user),
+      {"missing server",
+       Kubeconfig("    certificate-authority-data: " + std::string(kCaData) + "\n", ok_user),
        StatusCode::kInvalidArgument, "clusters[0].cluster.server"},
       {"server not a URL", Kubeconfig("    server: k8s:443\n", ok_user),
        StatusCode::kInvalidArgument, "clusters[0].cluster.server"},
-      {"bad base64", Kubeconfig("    server: https://k\n    certificate-authority-data: '%%'\n",
-                                ok_user),
+      {"bad base64",
+       Kubeconfig("    server: https://k\n    certificate-authority-data: '%%'\n", ok_user),
        StatusCode::kInvalidArgument, "clusters[0].cluster.certificate-authority-data"},
-      {"ca not PEM", Kubeconfig("    server: https://k\n    certificate-authority-data: aGVsbG8=\n",
-                                ok_user),
+      {"ca not PEM",
+       Kubeconfig("    server: https://k\n    certificate-authority-data: aGVsbG8=\n", ok_user),
        StatusCode::kInvalidArgument, "certificate-authority-data: not PEM"},
-      {"ca file missing", Kubeconfig("    server: https://k\n    certificate-authority: /nope\n",
-                                     ok_user),
+      {"ca file missing",
+       Kubeconfig("    server: https://k\n    certificate-authority: /nope\n", ok_user),
        StatusCode::kNotFound, "clusters[0].cluster.certificate-authority"},
-      {"insecure not bool", Kubeconfig(ok_cluster + "    insecure-skip-tls-verify: maybe\n",
-                                       ok_user),
+      {"insecure not bool",
+       Kubeconfig(ok_cluster + "    insecure-skip-tls-verify: maybe\n", ok_user),
        StatusCode::kInvalidArgument, "insecure-skip-tls-verify"},
-      {"key without cert", Kubeconfig(ok_cluster, "    client-key-data: " +
-                                                      std::string(kKeyData) + "\n"),
+      {"key without cert",
+       Kubeconfig(ok_cluster, "    client-key-data: " + std::string(kKeyData) + "\n"),
        StatusCode::kInvalidArgument, "users[0].user.client-certificate"},
-      {"key data and file", Kubeconfig(ok_cluster, "    client-key-data: " +
-                                                       std::string(kKeyData) +
-                                                       "\n    client-key: /k\n"),
+      {"key data and file",
+       Kubeconfig(ok_cluster,
+                  "    client-key-data: " + std::string(kKeyData) + "\n    client-key: /k\n"),
        StatusCode::kInvalidArgument, "users[0].user.client-key"},
       {"token not a string", Kubeconfig(ok_cluster, "    token: [a]\n"),
        StatusCode::kInvalidArgument, "users[0].user.token"},
-      {"unknown user field", Kubeconfig(ok_cluster, "    tokn: t\n"),
-       StatusCode::kInvalidArgument, "users[0].user.tokn"},
+      {"unknown user field", Kubeconfig(ok_cluster, "    tokn: t\n"), StatusCode::kInvalidArgument,
+       "users[0].user.tokn"},
       {"exec plugin", Kubeconfig(ok_cluster, "    exec: {command: aws}\n"),
        StatusCode::kUnimplemented, "users[0].user.exec"},
       {"auth provider", Kubeconfig(ok_cluster, "    auth-provider: {name: gcp}\n"),
        StatusCode::kUnimplemented, "users[0].user.auth-provider"},
-      {"duplicate cluster", "current-context: c\nclusters:\n- {name: k, cluster: {server: "
-                            "'https://a'}}\n- {name: k, cluster: {server: 'https://b'}}\n",
+      {"duplicate cluster",
+       "current-context: c\nclusters:\n- {name: k, cluster: {server: "
+       "'https://a'}}\n- {name: k, cluster: {server: 'https://b'}}\n",
        StatusCode::kInvalidArgument, "clusters[1].name"},
       {"context names missing user",
        "current-context: c\nclusters: [{name: k, cluster: {server: 'https://a'}}]\n"
@@ -157,9 +166,10 @@ BOOST_AUTO_TEST_CASE(each_invalid_field_is_named) {
 }
 
 BOOST_AUTO_TEST_CASE(secrets_never_appear_in_errors) {
-  StatusOr<KubeConfig> r = ParseKubeconfig(
-      Kubeconfig("    server: https://k\n", "    token: s3cr3t-token\n    client-key-data: "
-                                            "czNjcjN0LWtleQ==\n"));  // "s3cr3t-key", not PEM
+  StatusOr<KubeConfig> r =
+      ParseKubeconfig(Kubeconfig("    server: https://k\n",
+                                 "    token: s3cr3t-token\n    client-key-data: "
+                                 "czNjcjN0LWtleQ==\n"));  // "s3cr3t-key", not PEM
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(r.status().message().find("s3cr3t") == std::string::npos);
 }
@@ -220,8 +230,8 @@ BOOST_AUTO_TEST_CASE(in_cluster_wins_over_home) {
   WriteFile(dir.Join("token"), "tok");
   WriteFile(dir.Join("ca.crt"), kCaPem);
   WriteFile(dir.Join(".kube/config"), Kubeconfig("    server: https://home\n", "    token: t\n"));
-  StatusOr<KubeConfig> c = ResolveKubeConfig(
-      "", {"10.0.0.1", "443", dir.Join("token"), dir.Join("ca.crt")}, dir.path());
+  StatusOr<KubeConfig> c =
+      ResolveKubeConfig("", {"10.0.0.1", "443", dir.Join("token"), dir.Join("ca.crt")}, dir.path());
   BOOST_REQUIRE(c.ok());
   BOOST_TEST(c->source == "in-cluster");
 }

@@ -58,9 +58,9 @@ BOOST_AUTO_TEST_CASE(node_metadata_and_raw_json_are_kept) {
 }
 
 BOOST_AUTO_TEST_CASE(pod_list_carries_resource_version_and_continue) {
-  StatusOr<PodList> list = ParsePodList(
-      R"({"metadata":{"resourceVersion":"9","continue":"abc"},"items":[)" + std::string(kPod) +
-      "]}");
+  StatusOr<PodList> list =
+      ParsePodList(R"({"metadata":{"resourceVersion":"9","continue":"abc"},"items":[)" +
+                   std::string(kPod) + "]}");
   BOOST_REQUIRE_MESSAGE(list.ok(), list.status().ToString());
   BOOST_TEST(list->resource_version == "9");
   BOOST_TEST(list->continue_token == "abc");
@@ -87,8 +87,7 @@ BOOST_AUTO_TEST_CASE(wrong_types_are_named) {
     StatusOr<Pod> pod = ParsePod(json);
     BOOST_TEST_CONTEXT(json) {
       BOOST_REQUIRE(!pod.ok());
-      BOOST_TEST(pod.status().message().find(field) != std::string::npos,
-                 pod.status().message());
+      BOOST_TEST(pod.status().message().find(field) != std::string::npos, pod.status().message());
     }
   }
 }

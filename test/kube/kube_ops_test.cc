@@ -21,14 +21,14 @@ BOOST_AUTO_TEST_CASE(node_lock_is_removed_only_on_an_exact_match) {
   api.MustRequest("POST", "/api/v1/nodes",
                   NodeJson("lock-node", R"({"hami.io/mutex.lock":"2026-03-01T10:00:00Z,ns,ab"})"));
   // Pod "a" must not release pod "ab"'s lock (the vendor plugin's substring bug).
-  StatusOr<bool> other = RemoveNodeAnnotationIfEquals(*client, "lock-node", kLock,
-                                                      "2026-03-01T10:00:00Z,ns,a");
+  StatusOr<bool> other =
+      RemoveNodeAnnotationIfEquals(*client, "lock-node", kLock, "2026-03-01T10:00:00Z,ns,a");
   BOOST_REQUIRE(other.ok());
   BOOST_TEST(!*other);
   BOOST_TEST(GetNode(*client, "lock-node")->metadata.annotations.count(kLock) == 1u);
 
-  StatusOr<bool> mine = RemoveNodeAnnotationIfEquals(*client, "lock-node", kLock,
-                                                     "2026-03-01T10:00:00Z,ns,ab");
+  StatusOr<bool> mine =
+      RemoveNodeAnnotationIfEquals(*client, "lock-node", kLock, "2026-03-01T10:00:00Z,ns,ab");
   BOOST_REQUIRE(mine.ok());
   BOOST_TEST(*mine);
   BOOST_TEST(GetNode(*client, "lock-node")->metadata.annotations.count(kLock) == 0u);
@@ -54,15 +54,16 @@ BOOST_AUTO_TEST_CASE(node_lock_release_with_a_stale_version_does_not_remove_a_ne
   // Between our GET and PATCH the scheduler replaced the lock: the server
   // must refuse the patch (resourceVersion precondition) and we must then
   // see the new value and leave it alone.
-  api.MustRequest("POST", "/api/v1/nodes", NodeJson("race-lock", R"({"hami.io/mutex.lock":"old"})"));
+  api.MustRequest("POST", "/api/v1/nodes",
+                  NodeJson("race-lock", R"({"hami.io/mutex.lock":"old"})"));
   StatusOr<Node> before = GetNode(*client, "race-lock");
   BOOST_REQUIRE(before.ok());
   api.MustRequest("PATCH", "/api/v1/nodes/race-lock",
                   R"({"metadata":{"annotations":{"hami.io/mutex.lock":"new"}}})",
                   "application/merge-patch+json");
-  StatusOr<std::string> stale = client->Patch(
-      NodePath("race-lock"), PatchType::kMerge,
-      AnnotationsPatch({{kLock, std::nullopt}}, before->metadata.resource_version));
+  StatusOr<std::string> stale =
+      client->Patch(NodePath("race-lock"), PatchType::kMerge,
+                    AnnotationsPatch({{kLock, std::nullopt}}, before->metadata.resource_version));
   BOOST_TEST(IsConflict(stale.status()));
   StatusOr<bool> r = RemoveNodeAnnotationIfEquals(*client, "race-lock", kLock, "old");
   BOOST_REQUIRE(r.ok());
@@ -72,9 +73,8 @@ BOOST_AUTO_TEST_CASE(node_lock_release_with_a_stale_version_does_not_remove_a_ne
 
 BOOST_AUTO_TEST_CASE(node_annotations_and_status_are_patched_strategically) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("reg-node", R"({"keep":"1"})"));
-  StatusOr<Node> n = PatchNodeAnnotations(*client, "reg-node",
-                                          {{"hami.io/node-hcu-register", "HCU-SN01,4:"},
-                                           {"keep", std::nullopt}});
+  StatusOr<Node> n = PatchNodeAnnotations(
+      *client, "reg-node", {{"hami.io/node-hcu-register", "HCU-SN01,4:"}, {"keep", std::nullopt}});
   BOOST_REQUIRE_MESSAGE(n.ok(), n.status().ToString());
   BOOST_TEST((n->metadata.annotations ==
               std::map<std::string, std::string>{{"hami.io/node-hcu-register", "HCU-SN01,4:"}}));
@@ -122,8 +122,8 @@ BOOST_AUTO_TEST_CASE(configmap_create_race_falls_back_to_patch) {
 }
 
 BOOST_AUTO_TEST_CASE(pod_delete_requires_the_uid) {
-  StatusOr<Pod> p = ParsePod(api.MustRequest("POST", "/api/v1/namespaces/ops/pods",
-                                             PodJson("victim", "n")));
+  StatusOr<Pod> p =
+      ParsePod(api.MustRequest("POST", "/api/v1/namespaces/ops/pods", PodJson("victim", "n")));
   BOOST_REQUIRE(p.ok());
   BOOST_TEST(IsConflict(DeletePodWithUid(*client, "ops", "victim", "other-uid", 0)));
   BOOST_TEST(DeletePodWithUid(*client, "ops", "victim", p->metadata.uid, 0).ok());

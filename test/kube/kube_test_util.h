@@ -74,14 +74,14 @@ struct ApiFixture {
 };
 
 inline std::string NodeJson(const std::string& name, const std::string& annotations = "{}") {
-  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-         R"(","annotations":)" + annotations + "}}";
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","annotations":)" +
+         annotations + "}}";
 }
 
 inline std::string PodJson(const std::string& name, const std::string& node,
                            const std::string& annotations = "{}") {
-  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-         R"(","annotations":)" + annotations + R"(},"spec":{"nodeName":")" + node +
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","annotations":)" +
+         annotations + R"(},"spec":{"nodeName":")" + node +
          R"(","containers":[{"name":"main","resources":{"limits":{"hygon.com/hcunum":"1"}}}]}})";
 }
 

@@ -79,13 +79,13 @@ BOOST_AUTO_TEST_CASE(initial_list_reports_existing_pods_of_the_node_only) {
   auto cache = StartCache("cache-node-1");
   BOOST_TEST(cache->HasSynced());
   std::vector<std::string> names;
-  for (const Pod& p : cache->List()) names.push_back(p.metadata.namespace_name + "/" +
-                                                    p.metadata.name);
+  for (const Pod& p : cache->List())
+    names.push_back(p.metadata.namespace_name + "/" + p.metadata.name);
   BOOST_TEST((names == std::vector<std::string>{"c1/a", "c1/b", "c2/c"}));
   BOOST_TEST(cache->Get("c1", "a").has_value());
   BOOST_TEST(!cache->Get("c1", "elsewhere").has_value());
-  BOOST_TEST((events.lines() == std::vector<std::string>{"added c1/a", "added c1/b",
-                                                         "added c2/c"}));
+  BOOST_TEST(
+      (events.lines() == std::vector<std::string>{"added c1/a", "added c1/b", "added c2/c"}));
 }
 
 BOOST_AUTO_TEST_CASE(watch_events_update_the_cache_with_old_and_new) {
@@ -99,13 +99,12 @@ BOOST_AUTO_TEST_CASE(watch_events_update_the_cache_with_old_and_new) {
   auto [old_pod, new_pod] = events.updates().front();
   BOOST_TEST(old_pod.metadata.annotations.count("hami.io/bind-phase") == 0u);
   BOOST_TEST(new_pod.metadata.annotations.at("hami.io/bind-phase") == "allocating");
-  BOOST_TEST(cache->Get("w", "p")->metadata.annotations.at("hami.io/bind-phase") ==
-             "allocating");
+  BOOST_TEST(cache->Get("w", "p")->metadata.annotations.at("hami.io/bind-phase") == "allocating");
   api.MustRequest("DELETE", "/api/v1/namespaces/w/pods/p");
   BOOST_REQUIRE(Eventually([&] { return !cache->Get("w", "p").has_value(); }));
   BOOST_REQUIRE(Eventually([&] { return events.lines().size() == 3u; }));
-  BOOST_TEST((events.lines() ==
-              std::vector<std::string>{"added w/p", "updated w/p", "deleted w/p"}));
+  BOOST_TEST(
+      (events.lines() == std::vector<std::string>{"added w/p", "updated w/p", "deleted w/p"}));
 }
 
 BOOST_AUTO_TEST_CASE(no_list_while_the_watch_is_healthy) {
@@ -120,8 +119,8 @@ BOOST_AUTO_TEST_CASE(bookmarks_advance_the_resource_version) {
   auto cache = StartCache("cache-node-4");
   std::string before = cache->ResourceVersion();
   CreatePod("bm", "unrelated", "some-other-node");  // moves the global RV, no event for us
-  BOOST_TEST(Eventually([&] { return std::stoll(cache->ResourceVersion()) > std::stoll(before); },
-                        3000));
+  BOOST_TEST(
+      Eventually([&] { return std::stoll(cache->ResourceVersion()) > std::stoll(before); }, 3000));
   BOOST_TEST(events.lines().empty());
 }
 

@@ -57,7 +57,7 @@ struct ListOptions {
   std::string label_selector;  // "app=x,tier!=db"
   std::string field_selector;  // "spec.nodeName=node1"
   std::string resource_version;
-  int64_t limit = 0;           // 0: no paging
+  int64_t limit = 0;  // 0: no paging
   std::string continue_token;
   // WATCH only: server-side duration (0: the client's watch_timeout_s) and
   // whether to ask for BOOKMARK events.

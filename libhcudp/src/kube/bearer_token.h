@@ -30,11 +30,11 @@ class BearerToken {
   const std::string fixed_token_;
   const std::string token_file_;
   std::mutex mu_;
-  std::string cached_;      // guarded by mu_
+  std::string cached_;        // guarded by mu_
   bool have_cached_ = false;  // guarded by mu_
-  ino_t inode_ = 0;         // guarded by mu_
-  off_t size_ = 0;          // guarded by mu_
-  timespec mtime_{};        // guarded by mu_
+  ino_t inode_ = 0;           // guarded by mu_
+  off_t size_ = 0;            // guarded by mu_
+  timespec mtime_{};          // guarded by mu_
 };
 
 }  // namespace hcudp::kube

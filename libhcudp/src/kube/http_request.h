@@ -37,7 +37,7 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  long status = 0;  // NOLINT(runtime/int): CURL's type
+  long status = 0;   // NOLINT(runtime/int): CURL's type
   std::string body;  // the non-streamed body
   std::optional<int> retry_after_s;
 };

@@ -182,8 +182,8 @@ class KubeClient::Impl {
     for (int i = 0; i < attempt && delay < options_.max_backoff_ms; ++i) delay *= 2;
     delay = std::min<int64_t>(delay, options_.max_backoff_ms);
     if (retry_after_s) {
-      delay = std::max<int64_t>(delay, std::min<int64_t>(int64_t{*retry_after_s} * 1000,
-                                                         options_.max_retry_after_ms));
+      delay = std::max<int64_t>(
+          delay, std::min<int64_t>(int64_t{*retry_after_s} * 1000, options_.max_retry_after_ms));
     }
     return static_cast<int>(delay);
   }
@@ -222,8 +222,7 @@ class KubeClient::Impl {
       }
       if (!response.ok() && failure.code() != StatusCode::kUnavailable) return failure;
       if (attempt >= options_.max_retries) {
-        return failure.WithContext("gave up after " + std::to_string(attempt + 1) +
-                                   " attempts");
+        return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
       int delay_ms = BackoffMs(attempt, retry_after);
       LOG(WARNING) << failure.ToString() << "; retrying in " << delay_ms << " ms";
@@ -318,8 +317,7 @@ StatusOr<std::string> KubeClient::Get(const ResourcePath& path) {
   return impl_->Call("GET", path.ToString(), "", "");
 }
 
-StatusOr<std::string> KubeClient::List(const ResourcePath& collection,
-                                       const ListOptions& options) {
+StatusOr<std::string> KubeClient::List(const ResourcePath& collection, const ListOptions& options) {
   return impl_->Call("GET", collection.ToString() + ListQuery(options, false, 0), "", "");
 }
 
@@ -328,8 +326,7 @@ StatusOr<std::string> KubeClient::Create(const ResourcePath& collection,
   return impl_->Call("POST", collection.ToString(), "application/json", object_json);
 }
 
-StatusOr<std::string> KubeClient::Replace(const ResourcePath& path,
-                                          std::string_view object_json) {
+StatusOr<std::string> KubeClient::Replace(const ResourcePath& path, std::string_view object_json) {
   return impl_->Call("PUT", path.ToString(), "application/json", object_json);
 }
 

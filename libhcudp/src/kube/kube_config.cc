@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 const std::set<std::string> kIgnoredKeys = {"extensions", "preferences", "namespace",
                                             "disable-compression"};
 const std::set<std::string> kUnsupportedKeys = {
-    "exec", "auth-provider", "username", "password", "as", "as-uid", "as-groups",
-    "as-user-extra", "proxy-url", "tls-server-name"};
+    "exec",   "auth-provider", "username",      "password",  "as",
+    "as-uid", "as-groups",     "as-user-extra", "proxy-url", "tls-server-name"};
 
 Status FieldError(const std::string& field, const std::string& what) {
   return InvalidArgumentError("kubeconfig field " + field + ": " + what);
@@ -57,8 +57,7 @@ StatusOr<std::string> ScalarField(const YAML::Node& map, const std::string& wher
   return n.Scalar();
 }
 
-StatusOr<bool> BoolField(const YAML::Node& map, const std::string& where,
-                         const std::string& key) {
+StatusOr<bool> BoolField(const YAML::Node& map, const std::string& where, const std::string& key) {
   HCUDP_ASSIGN_OR_RETURN(std::string v, ScalarField(map, where, key));
   if (v.empty() || v == "false") return false;
   if (v == "true") return true;
@@ -131,8 +130,8 @@ StatusOr<std::string> PemField(const YAML::Node& map, const std::string& where,
 Status ParseCluster(const NamedEntry& entry, std::string_view base_dir, KubeConfig* config) {
   const std::string& w = entry.field;
   HCUDP_RETURN_IF_ERROR(CheckKeys(entry.body, w,
-                                  {"server", "certificate-authority",
-                                   "certificate-authority-data", "insecure-skip-tls-verify"}));
+                                  {"server", "certificate-authority", "certificate-authority-data",
+                                   "insecure-skip-tls-verify"}));
   HCUDP_ASSIGN_OR_RETURN(config->server, ScalarField(entry.body, w, "server"));
   if (config->server.empty()) return FieldError(w + ".server", "required");
   if (config->server.rfind("https://", 0) != 0 && config->server.rfind("http://", 0) != 0) {
@@ -141,8 +140,8 @@ Status ParseCluster(const NamedEntry& entry, std::string_view base_dir, KubeConf
   while (config->server.size() > 8 && config->server.back() == '/') config->server.pop_back();
   HCUDP_ASSIGN_OR_RETURN(config->insecure_skip_tls_verify,
                          BoolField(entry.body, w, "insecure-skip-tls-verify"));
-  HCUDP_ASSIGN_OR_RETURN(config->ca_pem, PemField(entry.body, w, "certificate-authority",
-                                                  base_dir, "BEGIN CERTIFICATE"));
+  HCUDP_ASSIGN_OR_RETURN(config->ca_pem, PemField(entry.body, w, "certificate-authority", base_dir,
+                                                  "BEGIN CERTIFICATE"));
   if (config->insecure_skip_tls_verify && !config->ca_pem.empty()) {
     return FieldError(w + ".insecure-skip-tls-verify",
                       "cannot be combined with certificate-authority");
@@ -158,26 +157,23 @@ Status ParseUser(const NamedEntry& entry, std::string_view base_dir, KubeConfig*
   HCUDP_ASSIGN_OR_RETURN(config->token, ScalarField(entry.body, w, "token"));
   HCUDP_ASSIGN_OR_RETURN(std::string token_file, ScalarField(entry.body, w, "tokenFile"));
   config->token_file = ResolvePath(token_file, base_dir);
-  HCUDP_ASSIGN_OR_RETURN(config->client_cert_pem,
-                         PemField(entry.body, w, "client-certificate", base_dir,
-                                  "BEGIN CERTIFICATE"));
+  HCUDP_ASSIGN_OR_RETURN(config->client_cert_pem, PemField(entry.body, w, "client-certificate",
+                                                           base_dir, "BEGIN CERTIFICATE"));
   HCUDP_ASSIGN_OR_RETURN(config->client_key_pem,
                          PemField(entry.body, w, "client-key", base_dir, "PRIVATE KEY"));
   if (config->client_cert_pem.empty() != config->client_key_pem.empty()) {
-    return FieldError(w + (config->client_cert_pem.empty() ? ".client-certificate"
-                                                            : ".client-key"),
-                      "required together with " +
-                          std::string(config->client_cert_pem.empty() ? "client-key"
-                                                                      : "client-certificate"));
+    return FieldError(
+        w + (config->client_cert_pem.empty() ? ".client-certificate" : ".client-key"),
+        "required together with " +
+            std::string(config->client_cert_pem.empty() ? "client-key" : "client-certificate"));
   }
   return OkStatus();
 }
 
 StatusOr<KubeConfig> ParseKubeconfigNode(const YAML::Node& root, std::string_view base_dir) {
   if (!root.IsMap()) return InvalidArgumentError("kubeconfig: not a YAML map");
-  HCUDP_RETURN_IF_ERROR(CheckKeys(root, "",
-                                  {"apiVersion", "kind", "current-context", "clusters",
-                                   "contexts", "users"}));
+  HCUDP_RETURN_IF_ERROR(CheckKeys(
+      root, "", {"apiVersion", "kind", "current-context", "clusters", "contexts", "users"}));
   HCUDP_ASSIGN_OR_RETURN(std::string kind, ScalarField(root, "", "kind"));
   if (!kind.empty() && kind != "Config") return FieldError("kind", "must be Config");
   HCUDP_ASSIGN_OR_RETURN(std::string api_version, ScalarField(root, "", "apiVersion"));
@@ -244,10 +240,10 @@ StatusOr<KubeConfig> LoadKubeconfig(const std::string& path) {
 }
 
 StatusOr<KubeConfig> LoadInClusterConfig(const InClusterSource& source) {
-  std::string host = source.service_host.empty() ? Getenv("KUBERNETES_SERVICE_HOST")
-                                                 : source.service_host;
-  std::string port = source.service_port.empty() ? Getenv("KUBERNETES_SERVICE_PORT")
-                                                 : source.service_port;
+  std::string host =
+      source.service_host.empty() ? Getenv("KUBERNETES_SERVICE_HOST") : source.service_host;
+  std::string port =
+      source.service_port.empty() ? Getenv("KUBERNETES_SERVICE_PORT") : source.service_port;
   if (host.empty() || port.empty()) {
     return FailedPreconditionError(
         "not running in a cluster: KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset");
@@ -270,8 +266,7 @@ StatusOr<KubeConfig> LoadInClusterConfig(const InClusterSource& source) {
 }
 
 StatusOr<KubeConfig> ResolveKubeConfig(const std::string& explicit_path,
-                                       const InClusterSource& in_cluster,
-                                       const std::string& home) {
+                                       const InClusterSource& in_cluster, const std::string& home) {
   if (!explicit_path.empty()) {
     // KUBECONFIG may be a ':'-separated list; merging is not supported, the
     // first existing file is used.
@@ -290,8 +285,8 @@ StatusOr<KubeConfig> ResolveKubeConfig(const std::string& explicit_path,
     }
     return LoadKubeconfig(first.empty() ? explicit_path : first);
   }
-  std::string host = in_cluster.service_host.empty() ? Getenv("KUBERNETES_SERVICE_HOST")
-                                                     : in_cluster.service_host;
+  std::string host =
+      in_cluster.service_host.empty() ? Getenv("KUBERNETES_SERVICE_HOST") : in_cluster.service_host;
   if (!host.empty()) return LoadInClusterConfig(in_cluster);
   std::string home_dir = home.empty() ? Getenv("HOME") : home;
   if (home_dir.empty()) {
@@ -303,7 +298,8 @@ StatusOr<KubeConfig> ResolveKubeConfig(const std::string& explicit_path,
   if (!config.ok() && config.status().code() == StatusCode::kNotFound) {
     return FailedPreconditionError(
         "no Kubernetes configuration: not in a cluster (KUBERNETES_SERVICE_HOST unset), no "
-        "--kubeconfig, and " + path + " does not exist");
+        "--kubeconfig, and " +
+        path + " does not exist");
   }
   return config;
 }

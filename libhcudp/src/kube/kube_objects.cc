@@ -31,8 +31,7 @@ Status GetString(const Value& obj, const char* key, const std::string& field, st
   return OkStatus();
 }
 
-Status GetObject(const Value& obj, const char* key, const std::string& field,
-                 const Value** out) {
+Status GetObject(const Value& obj, const char* key, const std::string& field, const Value** out) {
   const Value* v = Member(obj, key);
   *out = nullptr;
   if (v == nullptr) return OkStatus();
@@ -73,8 +72,8 @@ Status ParseMeta(const Value& obj, ObjectMeta* meta) {
   HCUDP_RETURN_IF_ERROR(GetString(*m, "uid", "metadata.uid", &meta->uid));
   HCUDP_RETURN_IF_ERROR(
       GetString(*m, "resourceVersion", "metadata.resourceVersion", &meta->resource_version));
-  HCUDP_RETURN_IF_ERROR(GetString(*m, "creationTimestamp", "metadata.creationTimestamp",
-                                  &meta->creation_timestamp));
+  HCUDP_RETURN_IF_ERROR(
+      GetString(*m, "creationTimestamp", "metadata.creationTimestamp", &meta->creation_timestamp));
   if (!meta->creation_timestamp.empty()) {
     StatusOr<int64_t> t = ParseRfc3339(meta->creation_timestamp);
     if (!t.ok()) return t.status().WithContext("field metadata.creationTimestamp");
@@ -92,10 +91,10 @@ Status ParseContainer(const Value& c, const std::string& field, Container* out) 
   const Value* resources = nullptr;
   HCUDP_RETURN_IF_ERROR(GetObject(c, "resources", field + ".resources", &resources));
   if (resources != nullptr) {
-    HCUDP_RETURN_IF_ERROR(GetStringMap(*resources, "limits", field + ".resources.limits",
-                                       &out->limits, true));
-    HCUDP_RETURN_IF_ERROR(GetStringMap(*resources, "requests", field + ".resources.requests",
-                                       &out->requests, true));
+    HCUDP_RETURN_IF_ERROR(
+        GetStringMap(*resources, "limits", field + ".resources.limits", &out->limits, true));
+    HCUDP_RETURN_IF_ERROR(
+        GetStringMap(*resources, "requests", field + ".resources.requests", &out->requests, true));
   }
   return OkStatus();
 }
@@ -112,8 +111,8 @@ Status ParsePodValue(const Value& obj, std::string_view raw, Pod* pod) {
       if (!containers->IsArray()) return TypeError("spec.containers", "an array");
       for (rapidjson::SizeType i = 0; i < containers->Size(); ++i) {
         Container c;
-        HCUDP_RETURN_IF_ERROR(ParseContainer((*containers)[i],
-                                             "spec.containers[" + std::to_string(i) + "]", &c));
+        HCUDP_RETURN_IF_ERROR(
+            ParseContainer((*containers)[i], "spec.containers[" + std::to_string(i) + "]", &c));
         pod->containers.push_back(std::move(c));
       }
     }
@@ -191,10 +190,11 @@ StatusOr<int64_t> ParseRfc3339(std::string_view s) {
   } else {
     ok = false;
   }
-  ok = ok && pos == s.size() && month >= 1 && month <= 12 && day >= 1 && day <= 31 &&
-       hour < 24 && minute < 60 && sec <= 60;
+  ok = ok && pos == s.size() && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 &&
+       minute < 60 && sec <= 60;
   if (!ok) return InvalidArgumentError("not an RFC 3339 time: \"" + std::string(s) + "\"");
-  return DaysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + sec - offset_s;
+  return DaysFromCivil(year, month, day) * 86400 + int64_t{hour} * 3600 + int64_t{minute} * 60 +
+         sec - offset_s;
 }
 
 StatusOr<ObjectMeta> ParseObjectMeta(std::string_view json) {
@@ -234,10 +234,9 @@ StatusOr<PodList> ParsePodList(std::string_view json) {
   const Value* meta = nullptr;
   HCUDP_RETURN_IF_ERROR(GetObject(doc, "metadata", "metadata", &meta));
   if (meta != nullptr) {
-    HCUDP_RETURN_IF_ERROR(GetString(*meta, "resourceVersion", "metadata.resourceVersion",
-                                    &list.resource_version));
-    HCUDP_RETURN_IF_ERROR(GetString(*meta, "continue", "metadata.continue",
-                                    &list.continue_token));
+    HCUDP_RETURN_IF_ERROR(
+        GetString(*meta, "resourceVersion", "metadata.resourceVersion", &list.resource_version));
+    HCUDP_RETURN_IF_ERROR(GetString(*meta, "continue", "metadata.continue", &list.continue_token));
   }
   const Value* items = Member(doc, "items");
   if (items != nullptr) {

@@ -36,33 +36,32 @@ StatusOr<PodList> ListPods(KubeClient& client, const std::string& namespace_name
 StatusOr<Node> PatchNodeAnnotations(
     KubeClient& client, const std::string& node_name,
     const std::map<std::string, std::optional<std::string>>& annotations) {
-  HCUDP_ASSIGN_OR_RETURN(std::string json, client.Patch(NodePath(node_name),
-                                                        PatchType::kStrategicMerge,
-                                                        AnnotationsPatch(annotations)));
+  HCUDP_ASSIGN_OR_RETURN(
+      std::string json,
+      client.Patch(NodePath(node_name), PatchType::kStrategicMerge, AnnotationsPatch(annotations)));
   return ParseNode(json);
 }
 
 StatusOr<Pod> PatchPodAnnotations(
     KubeClient& client, const std::string& namespace_name, const std::string& pod_name,
     const std::map<std::string, std::optional<std::string>>& annotations) {
-  HCUDP_ASSIGN_OR_RETURN(std::string json, client.Patch(PodPath(namespace_name, pod_name),
-                                                        PatchType::kStrategicMerge,
-                                                        AnnotationsPatch(annotations)));
+  HCUDP_ASSIGN_OR_RETURN(std::string json,
+                         client.Patch(PodPath(namespace_name, pod_name), PatchType::kStrategicMerge,
+                                      AnnotationsPatch(annotations)));
   return ParsePod(json);
 }
 
 StatusOr<Node> PatchNodeStatus(KubeClient& client, const std::string& node_name,
                                const std::string& status_patch_json) {
-  HCUDP_ASSIGN_OR_RETURN(std::string json, client.Patch(NodeStatusPath(node_name),
-                                                        PatchType::kStrategicMerge,
-                                                        status_patch_json));
+  HCUDP_ASSIGN_OR_RETURN(
+      std::string json,
+      client.Patch(NodeStatusPath(node_name), PatchType::kStrategicMerge, status_patch_json));
   return ParseNode(json);
 }
 
 StatusOr<bool> RemoveNodeAnnotationIfEquals(KubeClient& client, const std::string& node_name,
                                             const std::string& key,
-                                            const std::string& expected_value,
-                                            int max_attempts) {
+                                            const std::string& expected_value, int max_attempts) {
   Status last;
   for (int attempt = 0; attempt < std::max(1, max_attempts); ++attempt) {
     HCUDP_ASSIGN_OR_RETURN(Node node, GetNode(client, node_name));
@@ -82,8 +81,7 @@ StatusOr<bool> RemoveNodeAnnotationIfEquals(KubeClient& client, const std::strin
 }
 
 Status MergeConfigMapData(KubeClient& client, const std::string& namespace_name,
-                          const std::string& name,
-                          const std::map<std::string, std::string>& data) {
+                          const std::string& name, const std::map<std::string, std::string>& data) {
   std::string data_json = "{";
   for (const auto& [k, v] : data) {
     if (data_json.size() > 1) data_json += ",";
@@ -95,9 +93,11 @@ Status MergeConfigMapData(KubeClient& client, const std::string& namespace_name,
       client.Patch(ConfigMapPath(namespace_name, name), PatchType::kMerge, patch);
   if (patched.ok()) return OkStatus();
   if (!IsNotFound(patched.status())) return patched.status();
-  const std::string object = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                             "\"name\":" + JsonQuote(name) + ",\"namespace\":" +
-                             JsonQuote(namespace_name) + "},\"data\":" + data_json + "}";
+  const std::string object =
+      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+      "\"name\":" +
+      JsonQuote(name) + ",\"namespace\":" + JsonQuote(namespace_name) + "},\"data\":" + data_json +
+      "}";
   StatusOr<std::string> created = client.Create(ConfigMapsPath(namespace_name), object);
   if (created.ok()) return OkStatus();
   if (!IsAlreadyExists(created.status())) return created.status();

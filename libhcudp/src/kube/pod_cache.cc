@@ -103,8 +103,8 @@ class PodCache::Impl {
       if (s.ok()) {
         // The server ended the stream (timeout): resume from where we are.
         // A server that keeps closing at once gets a pause, not a hot loop.
-        bool quick = events == 0 && std::chrono::steady_clock::now() - start <
-                                        std::chrono::seconds(1);
+        bool quick =
+            events == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(1);
         quick_ends = quick ? quick_ends + 1 : 0;
         if (quick_ends >= 3) SleepMs(backoff_ms);
         backoff_ms = options_.initial_backoff_ms;
@@ -115,8 +115,8 @@ class PodCache::Impl {
         VLOG(2) << "pod cache: " << s.message() << "; relisting";
         continue;
       }
-      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in "
-                   << backoff_ms << " ms";
+      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << backoff_ms
+                   << " ms";
       SleepMs(backoff_ms);
       backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
     }
@@ -236,7 +236,7 @@ class PodCache::Impl {
   // Set under mu_ (for cv_ waiters); read without it, and by
   // KubeClient::Watch as its cancel flag.
   std::atomic<bool> stop_{false};
-  std::thread thread_;               // owned by the caller of Start/Stop
+  std::thread thread_;  // owned by the caller of Start/Stop
 };
 
 PodCache::PodCache(KubeClient* client, PodCacheOptions options)

@@ -20,8 +20,7 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_bytes) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     out.append(buf, static_cast<size_t>(in.gcount()));
     if (out.size() > max_bytes) {
-      return InvalidArgumentError(path + ": larger than " + std::to_string(max_bytes) +
-                                  " bytes");
+      return InvalidArgumentError(path + ": larger than " + std::to_string(max_bytes) + " bytes");
     }
   }
   if (in.bad()) return InternalError(path + ": read failed");

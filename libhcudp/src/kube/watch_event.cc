@@ -19,8 +19,10 @@ std::string Serialize(const rapidjson::Value& value) {
 
 bool ParseEventType(std::string_view text, WatchEventType* type) {
   static constexpr std::pair<std::string_view, WatchEventType> kTypes[] = {
-      {"ADDED", WatchEventType::kAdded},       {"MODIFIED", WatchEventType::kModified},
-      {"DELETED", WatchEventType::kDeleted},   {"BOOKMARK", WatchEventType::kBookmark},
+      {"ADDED", WatchEventType::kAdded},
+      {"MODIFIED", WatchEventType::kModified},
+      {"DELETED", WatchEventType::kDeleted},
+      {"BOOKMARK", WatchEventType::kBookmark},
       {"ERROR", WatchEventType::kError}};
   for (const auto& [name, value] : kTypes) {
     if (text == name) {
