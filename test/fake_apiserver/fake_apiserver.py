@@ -13,7 +13,8 @@ Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
                                 "delay_ms","retry_after"}  (regexes; status 0 = delay only)
   DELETE /_fake/faults
-  GET    /_fake/requests       [{"method","path","query","content_type","watch"}]
+  GET    /_fake/requests       [{"method","path","query","content_type","watch",
+                                 "peer_port"}]  (one peer port per TCP connection)
   DELETE /_fake/requests
   POST   /_fake/close_watches  ends every open watch stream
   POST   /_fake/compact        forgets the event history (older RVs get 410)
@@ -135,7 +136,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 with self.fake.lock:
                     self.fake.requests.append({
                         "method": method, "path": path, "query": url.query,
-                        "content_type": self.headers.get("Content-Type", ""), "watch": is_watch})
+                        "content_type": self.headers.get("Content-Type", ""), "watch": is_watch,
+                        "peer_port": self.client_address[1]})
             if not self._authenticated():
                 self._read_body_quietly()
                 raise ApiError(401, "Unauthorized", "Unauthorized")

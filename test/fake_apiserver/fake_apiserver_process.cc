@@ -164,6 +164,7 @@ std::vector<FakeRequest> FakeApiServer::Requests() const {
     f.query = JsonString(r, "query");
     f.content_type = JsonString(r, "content_type");
     f.watch = r.HasMember("watch") && r["watch"].IsBool() && r["watch"].GetBool();
+    f.peer_port = r.HasMember("peer_port") && r["peer_port"].IsInt() ? r["peer_port"].GetInt() : 0;
     out.push_back(std::move(f));
   }
   return out;

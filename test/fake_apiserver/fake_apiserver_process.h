@@ -27,6 +27,7 @@ struct FakeRequest {
   std::string query;   // "watch=true&resourceVersion=5"
   std::string content_type;
   bool watch = false;
+  int peer_port = 0;  // the client's TCP port: one per connection
 };
 
 struct FakeResponse {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -341,6 +342,15 @@ BOOST_AUTO_TEST_CASE(concurrent_calls_share_one_client) {
   }
   for (std::thread& t : threads) t.join();
   BOOST_TEST(ok.load() == 20);
+}
+
+BOOST_AUTO_TEST_CASE(sequential_calls_reuse_one_connection) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("keepalive"));
+  api.ClearRequests();
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(client->Get(NodePath("keepalive")).ok());
+  std::set<int> ports;
+  for (const FakeRequest& r : api.Requests()) ports.insert(r.peer_port);
+  BOOST_TEST(ports.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

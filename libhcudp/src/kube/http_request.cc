@@ -11,6 +11,9 @@
 namespace hcudp::kube {
 namespace {
 
+StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
+                                 const HttpRequest& request);
+
 void GlobalInitOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -105,12 +108,54 @@ std::string UrlEscape(std::string_view text) {
   return out;
 }
 
+// An easy handle and the multi handle that drives it. The multi handle owns
+// the connection cache, so a channel reused for the next request reuses its
+// TCP+TLS connection (keep-alive).
+struct HttpChannelPool::Channel {
+  Channel() : easy(curl_easy_init()), multi(curl_multi_init()) {}
+  ~Channel() {
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  CURL* easy;
+  CURLM* multi;
+};
+
+HttpChannelPool::HttpChannelPool(size_t max_idle) : max_idle_(max_idle) { GlobalInitOnce(); }
+HttpChannelPool::~HttpChannelPool() = default;
+
+StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
+                                                const HttpRequest& request) {
+  std::unique_ptr<Channel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      channel = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!channel) channel = std::make_unique<Channel>();
+  if (channel->easy == nullptr || channel->multi == nullptr) {
+    return InternalError("curl initialisation failed");
+  }
+  StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, request);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < max_idle_) idle_.push_back(std::move(channel));
+  return response;
+}
+
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request) {
-  GlobalInitOnce();
-  std::unique_ptr<CURL, void (*)(CURL*)> easy(curl_easy_init(), curl_easy_cleanup);
-  std::unique_ptr<CURLM, CURLMcode (*)(CURLM*)> multi(curl_multi_init(), curl_multi_cleanup);
-  if (!easy || !multi) return InternalError("curl initialisation failed");
-  CURL* curl = easy.get();
+  HttpChannelPool one_shot(0);
+  return one_shot.Perform(tls, request);
+}
+
+namespace {
+
+StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
+                                 const HttpRequest& request) {
+  curl_easy_reset(curl);  // keeps live connections and the TLS session cache
 
   HttpResponse response;
   Transfer transfer{curl, &request, &response, false};
@@ -162,19 +207,20 @@ StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& reques
   }
 
   // The multi interface lets us look at `cancel` every 100 ms while idle.
-  curl_multi_add_handle(multi.get(), curl);
+  CURLM* multi = multi_handle;
+  curl_multi_add_handle(multi, curl);
   CURLcode result = CURLE_OK;
   bool cancelled = false;
   for (;;) {
     int running = 0;
-    CURLMcode mc = curl_multi_perform(multi.get(), &running);
+    CURLMcode mc = curl_multi_perform(multi, &running);
     if (mc != CURLM_OK) {
-      curl_multi_remove_handle(multi.get(), curl);
+      curl_multi_remove_handle(multi, curl);
       return InternalError(std::string("curl: ") + curl_multi_strerror(mc));
     }
     if (running == 0) {
       int queued = 0;
-      CURLMsg* msg = curl_multi_info_read(multi.get(), &queued);
+      CURLMsg* msg = curl_multi_info_read(multi, &queued);
       if (msg != nullptr && msg->msg == CURLMSG_DONE) result = msg->data.result;
       break;
     }
@@ -182,9 +228,9 @@ StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& reques
       cancelled = true;
       break;
     }
-    curl_multi_poll(multi.get(), nullptr, 0, 100, nullptr);
+    curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   }
-  curl_multi_remove_handle(multi.get(), curl);
+  curl_multi_remove_handle(multi, curl);
 
   std::string what = request.method + " " + request.url;
   if (cancelled) return Status(StatusCode::kCancelled, what + ": cancelled");
@@ -193,5 +239,7 @@ StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& reques
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }
+
+}  // namespace
 
 }  // namespace hcudp::kube

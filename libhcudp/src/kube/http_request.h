@@ -4,7 +4,10 @@
 #define HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +45,27 @@ struct HttpResponse {
   std::optional<int> retry_after_s;
 };
 
+// Runs requests on pooled CURL handles so that consecutive requests to the
+// same server reuse a kept-alive TCP+TLS connection. Thread-safe: each
+// concurrent request takes its own handle; at most `max_idle` are kept.
+class HttpChannelPool {
+ public:
+  explicit HttpChannelPool(size_t max_idle = 4);
+  ~HttpChannelPool();
+  HttpChannelPool(const HttpChannelPool&) = delete;
+  HttpChannelPool& operator=(const HttpChannelPool&) = delete;
+
+  // As Perform below.
+  StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
+
+ private:
+  struct Channel;
+  const size_t max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Channel>> idle_;  // guarded by mu_
+};
+
+// One request on a fresh connection.
 // Transport failures: DeadlineExceeded (timeout), Unauthenticated (server
 // certificate not trusted), Unavailable (connect/send/receive failed: worth
 // a retry), Cancelled (*cancel set), Internal (anything else). An HTTP error

@@ -197,7 +197,7 @@ class KubeClient::Impl {
       HCUDP_ASSIGN_OR_RETURN(HttpRequest request,
                              Build(method, path_and_query, content_type, std::string(body)));
       auto start = std::chrono::steady_clock::now();
-      StatusOr<HttpResponse> response = kube::Perform(tls_, request);
+      StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
       auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - start)
                             .count();
@@ -272,7 +272,7 @@ class KubeClient::Impl {
       return true;
     };
     VLOG(4) << what << " started";
-    StatusOr<HttpResponse> response = kube::Perform(tls_, request);
+    StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
     if (!stream_status.ok()) return stream_status;
     if (consumer_stopped) return OkStatus();
     if (!response.ok()) return response.status();
@@ -289,6 +289,7 @@ class KubeClient::Impl {
   KubeClientOptions options_;
   kube::TlsMaterial tls_;
   kube::BearerToken token_;
+  kube::HttpChannelPool pool_;
 };
 
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
