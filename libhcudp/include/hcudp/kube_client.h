@@ -13,8 +13,10 @@
 // 429, 500, 502, 503, 504 and connection failures are retried up to
 // max_retries with capped exponential backoff, honouring Retry-After.
 //
-// Thread-safety: all methods may be called concurrently (one CURL handle per
-// call). Credentials are never logged; requests are logged at VLOG(4).
+// Thread-safety: all methods may be called concurrently; each call takes its
+// own pooled CURL handle, and sequential calls reuse a kept-alive connection
+// (up to 4 idle ones are kept). Credentials are never logged; requests are
+// logged at VLOG(4) (method, path, query, HTTP status, duration).
 #ifndef HCUDP_KUBE_CLIENT_H_
 #define HCUDP_KUBE_CLIENT_H_
 
