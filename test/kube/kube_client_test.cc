@@ -370,10 +370,10 @@ BOOST_AUTO_TEST_CASE(paths_are_built_and_escaped) {
 BOOST_AUTO_TEST_CASE(invalid_configs_are_refused) {
   KubeConfig c;
   c.server = "ftp://x";
-  BOOST_TEST(!KubeClient::Create(c).ok());
+  BOOST_TEST(!KubeClient::New(c).ok());
   c.server = "https://x";
   c.client_cert_pem = "cert";
-  BOOST_TEST(!KubeClient::Create(c).ok());
+  BOOST_TEST(!KubeClient::New(c).ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

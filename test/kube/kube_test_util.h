@@ -55,7 +55,7 @@ inline KubeClientOptions FastOptions() {
 
 inline std::unique_ptr<KubeClient> ClientFor(const KubeConfig& config,
                                              KubeClientOptions options = FastOptions()) {
-  StatusOr<std::unique_ptr<KubeClient>> c = KubeClient::Create(config, options);
+  StatusOr<std::unique_ptr<KubeClient>> c = KubeClient::New(config, options);
   BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
   return std::move(c).value();
 }

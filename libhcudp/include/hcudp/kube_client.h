@@ -115,8 +115,8 @@ class HCUDP_EXPORT KubeClient {
  public:
   // Validates `config` (server URL, paired client cert/key). Reads nothing
   // over the network.
-  static StatusOr<std::unique_ptr<KubeClient>> Create(KubeConfig config,
-                                                      KubeClientOptions options = {});
+  static StatusOr<std::unique_ptr<KubeClient>> New(KubeConfig config,
+                                                   KubeClientOptions options = {});
   ~KubeClient();
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;

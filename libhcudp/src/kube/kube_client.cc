@@ -295,8 +295,8 @@ class KubeClient::Impl {
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeClient::~KubeClient() = default;
 
-StatusOr<std::unique_ptr<KubeClient>> KubeClient::Create(KubeConfig config,
-                                                         KubeClientOptions options) {
+StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
+                                                      KubeClientOptions options) {
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
     return InvalidArgumentError("kube client: server \"" + config.server +
                                 "\" must start with https:// or http://");
