@@ -3,6 +3,7 @@
 #include <map>
 
 #include "hami/text_util.h"
+#include "hcudp/flags.h"
 #include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
@@ -61,7 +62,7 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
   auto numa = ParseInt(f[5], -1, kUint32Max);
   if (!numa) return FieldError(n, "Numa", f[5], "a NUMA node (-1 or >= 0)");
   d.numa = *numa;
-  auto health = internal::ParseGoBool(f[6]);
+  auto health = hcudp::ParseGoBool(f[6]);
   if (!health) return FieldError(n, "Health", f[6], "a bool (true/false)");
   d.healthy = *health;
   if (f.size() == 7) {
@@ -104,21 +105,7 @@ StatusOr<std::string> EncodeNodeDevices(const std::vector<NodeDevice>& devices) 
 }
 
 StatusOr<std::vector<NodeDevice>> DecodeNodeDevices(std::string_view value) {
-  std::vector<NodeDevice> devices;
-  if (value.empty()) return devices;
-  if (value.back() != ':') {
-    return InvalidArgumentError("node devices " + Quote(value) +
-                                " do not end with ':' (each record ends in ':')");
-  }
-  std::vector<std::string_view> records = Split(value.substr(0, value.size() - 1), ':');
-  for (size_t n = 0; n < records.size(); ++n) {
-    if (records[n].empty()) {
-      return InvalidArgumentError("node device record " + std::to_string(n) + " is empty");
-    }
-    HCUDP_ASSIGN_OR_RETURN(NodeDevice d, DecodeRecord(n, records[n]));
-    devices.push_back(std::move(d));
-  }
-  return devices;
+  return internal::DecodeColonTerminated<NodeDevice>(value, "node devices", DecodeRecord);
 }
 
 namespace {

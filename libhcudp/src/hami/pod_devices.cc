@@ -82,21 +82,8 @@ StatusOr<std::string> EncodeContainerDevices(const ContainerDevices& devices) {
 }
 
 StatusOr<ContainerDevices> DecodeContainerDevices(std::string_view value) {
-  ContainerDevices devices;
-  if (value.empty()) return devices;
-  if (value.back() != ':') {
-    return InvalidArgumentError("container devices " + Quote(value) +
-                                " do not end with ':' (each record ends in ':')");
-  }
-  std::vector<std::string_view> records = Split(value.substr(0, value.size() - 1), ':');
-  for (size_t n = 0; n < records.size(); ++n) {
-    if (records[n].empty()) {
-      return InvalidArgumentError("container device record " + std::to_string(n) + " is empty");
-    }
-    HCUDP_ASSIGN_OR_RETURN(ContainerDevice d, DecodeRecord(n, records[n]));
-    devices.push_back(std::move(d));
-  }
-  return devices;
+  return internal::DecodeColonTerminated<ContainerDevice>(value, "container devices",
+                                                          DecodeRecord);
 }
 
 StatusOr<std::string> EncodePodDevices(const PodDevices& pod) {

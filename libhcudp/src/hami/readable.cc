@@ -2,6 +2,7 @@
 #include <functional>
 
 #include "hami/text_util.h"
+#include "hcudp/flags.h"
 #include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
@@ -173,7 +174,7 @@ StatusOr<std::string> EncodeRecords(const ReadableValue& value) {
         d.type = r.Text("type", "");
         d.numa = r.Int("numa", -1, 4294967295LL, 0, false);
         std::string healthy = r.Text("healthy", "true", false);
-        auto h = internal::ParseGoBool(healthy);
+        auto h = hcudp::ParseGoBool(healthy);
         d.healthy = h.value_or(true);
         d.index = static_cast<int>(r.Int("index", 0, kInt32Max, 0));
         d.mode = r.Text("mode", std::string(kNodeDeviceMode), false);

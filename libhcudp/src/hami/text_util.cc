@@ -32,16 +32,6 @@ std::optional<int64_t> ParseInt(std::string_view text, int64_t min, int64_t max)
   return value;
 }
 
-std::optional<bool> ParseGoBool(std::string_view text) {
-  for (std::string_view t : {"1", "t", "T", "TRUE", "true", "True"}) {
-    if (text == t) return true;
-  }
-  for (std::string_view f : {"0", "f", "F", "FALSE", "false", "False"}) {
-    if (text == f) return false;
-  }
-  return std::nullopt;
-}
-
 bool ContainsAny(std::string_view text, std::string_view chars) {
   return text.find_first_of(chars) != std::string_view::npos;
 }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "hcudp/status.h"
+
 namespace hcudp::hami::internal {
 
 // Splits on `sep`, keeping empty parts ("a,,b" -> a, "", b; "" -> {""}).
@@ -17,15 +19,38 @@ std::vector<std::string_view> Split(std::string_view text, char sep);
 // nullopt when malformed or outside [min, max].
 std::optional<int64_t> ParseInt(std::string_view text, int64_t min, int64_t max);
 
-// Go's strconv.ParseBool spellings.
-std::optional<bool> ParseGoBool(std::string_view text);
-
 // True when `text` contains any of `chars`.
 bool ContainsAny(std::string_view text, std::string_view chars);
 
 // Text quoted for an error message, cut to 64 bytes, non-printable bytes
 // shown as \xNN.
 std::string Quote(std::string_view text);
+
+// Decodes a list of records each terminated by ':' ("a:b:"), calling
+// decode_record(n, record) for each; `what` names the list in errors
+// ("node devices", "container devices"). An empty value is an empty list.
+template <typename T, typename DecodeRecord>
+StatusOr<std::vector<T>> DecodeColonTerminated(std::string_view value, std::string_view what,
+                                               const DecodeRecord& decode_record) {
+  std::vector<T> out;
+  if (value.empty()) return out;
+  if (value.back() != ':') {
+    return InvalidArgumentError(std::string(what) + " " + Quote(value) +
+                                " do not end with ':' (each record ends in ':')");
+  }
+  std::vector<std::string_view> records = Split(value.substr(0, value.size() - 1), ':');
+  for (size_t n = 0; n < records.size(); ++n) {
+    if (records[n].empty()) {
+      std::string singular(what);
+      if (!singular.empty() && singular.back() == 's') singular.pop_back();
+      return InvalidArgumentError(singular + " record " + std::to_string(n) + " is empty");
+    }
+    StatusOr<T> record = decode_record(n, records[n]);
+    if (!record.ok()) return record.status();
+    out.push_back(std::move(record).value());
+  }
+  return out;
+}
 
 }  // namespace hcudp::hami::internal
 
