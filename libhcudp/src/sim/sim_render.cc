@@ -1,0 +1,145 @@
+// RenderSimNode: writes the files a real node's driver would expose, under a
+// host-root, and removes what a previous render wrote for cards or MIG
+// instances no longer in the SimNode. vHCU confs are seeded once only.
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "conf/text_util.h"
+#include "hcudp/sim_node.h"
+#include "sim/sim_files.h"
+#include "sim/sim_layout.h"
+
+namespace hcudp {
+namespace {
+
+namespace fs = std::filesystem;
+using sim::WriteFileAtomic;
+
+std::string Hex4(unsigned v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", v);
+  return buf;
+}
+
+// Removes the entries of `dir` that are not in `keep`.
+Status Prune(const std::string& dir, const std::set<std::string>& keep) {
+  for (const std::string& name : sim::ListDir(dir)) {
+    if (keep.count(name) == 0) HCUDP_RETURN_IF_ERROR(sim::RemoveAll(dir + "/" + name));
+  }
+  return OkStatus();
+}
+
+Status RenderModule(const SimNode& node, const std::string& root) {
+  std::string module = root + "/sys/module/hycu";
+  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, module + "/initstate", "live\n"));
+  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, module + "/version", node.driver_version + "\n"));
+  std::string drivers = module + "/drivers/pci:hycu";
+  std::set<std::string> bdfs;
+  for (const SimCard& c : node.cards) {
+    bdfs.insert(c.bdf);
+    std::string drm = drivers + "/" + c.bdf + "/drm";
+    std::set<std::string> nodes = {"card" + std::to_string(c.card_minor),
+                                   "renderD" + std::to_string(c.render_minor)};
+    for (const std::string& n : nodes) HCUDP_RETURN_IF_ERROR(sim::MakeDirs(drm + "/" + n));
+    HCUDP_RETURN_IF_ERROR(Prune(drm, nodes));
+  }
+  return Prune(drivers, bdfs);
+}
+
+Status RenderPciDevices(const SimNode& node, const std::string& root) {
+  std::string devices = root + "/sys/bus/pci/devices";
+  std::set<std::string> bdfs;
+  for (const SimCard& c : node.cards) {
+    bdfs.insert(c.bdf);
+    std::string dir = devices + "/" + c.bdf;
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/device", Hex4(c.pci_device_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/class", "0x038000\n"));
+    HCUDP_RETURN_IF_ERROR(
+        WriteFileAtomic(root, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
+  }
+  return Prune(devices, bdfs);
+}
+
+Status RenderKfd(const SimNode& node, const std::string& root) {
+  std::string nodes_dir = root + "/sys/class/kfd/kfd/topology/nodes";
+  std::vector<sim::KfdNode> nodes = sim::KfdTopology(node);
+  std::set<std::string> keep;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    std::string dir = nodes_dir + "/" + std::to_string(n);
+    keep.insert(std::to_string(n));
+    HCUDP_RETURN_IF_ERROR(
+        WriteFileAtomic(root, dir + "/gpu_id", std::to_string(nodes[n].gpu_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/properties", nodes[n].properties));
+  }
+  return Prune(nodes_dir, keep);
+}
+
+Status RenderDev(const SimNode& node, const std::string& root) {
+  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, root + "/dev/kfd", ""));
+  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, root + "/dev/mkfd", ""));
+  std::string dri = root + "/dev/dri";
+  std::set<std::string> keep;
+  for (const SimCard& c : node.cards) {
+    for (std::string name : {"card" + std::to_string(c.card_minor),
+                             "renderD" + std::to_string(c.render_minor)}) {
+      keep.insert(name);
+      HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dri + "/" + name, ""));
+    }
+  }
+  return Prune(dri, keep);
+}
+
+// Seeds etc/vdev from node.vhcus once per host-root; afterwards the confs
+// belong to whoever creates and destroys vHCUs.
+Status SeedVhcus(const SimNode& node, const std::string& root) {
+  std::string marker = sim::StateDir(root) + "/seeded";
+  if (fs::exists(marker)) return OkStatus();
+  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
+  for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, sim::VdevConfPath(root, id), FormatVdevConf(conf)));
+  }
+  return WriteFileAtomic(root, marker, "vHCUs of the SimNode written to etc/vdev\n");
+}
+
+Status RenderMig(const SimNode& node, const std::string& root) {
+  std::string mig_dir = root + "/etc/dmi_mig_config";
+  if (!node.mig_enabled) return sim::RemoveAll(mig_dir);
+  std::set<std::string> keep = {"ci"};
+  for (const SimCard& c : node.cards) {
+    std::string name = "dev" + std::to_string(c.index);
+    keep.insert(name);
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, mig_dir + "/" + name, c.bdf + "\n"));
+  }
+  HCUDP_RETURN_IF_ERROR(Prune(mig_dir, keep));
+  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(mig_dir + "/ci"));
+  std::set<std::string> confs;
+  for (const auto& [name, conf] : sim::MigConfs(node)) {
+    confs.insert(name);
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, mig_dir + "/ci/" + name, FormatMigConf(conf)));
+  }
+  return Prune(mig_dir + "/ci", confs);
+}
+
+}  // namespace
+
+Status RenderSimNode(const SimNode& node, const std::string& host_root) {
+  if (host_root.empty()) return InvalidArgumentError("sim: refusing to render into an empty host-root");
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(host_root, ec), ec);
+  if (ec || resolved.empty() || resolved == resolved.root_path()) {
+    return InvalidArgumentError("sim: refusing to render into host-root \"" + host_root +
+                                "\" (it is, or resolves to, /)");
+  }
+  std::string root = resolved.string();
+  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root));
+  HCUDP_RETURN_IF_ERROR(RenderModule(node, root));
+  HCUDP_RETURN_IF_ERROR(RenderPciDevices(node, root));
+  HCUDP_RETURN_IF_ERROR(RenderKfd(node, root));
+  HCUDP_RETURN_IF_ERROR(RenderDev(node, root));
+  HCUDP_RETURN_IF_ERROR(SeedVhcus(node, root));
+  return RenderMig(node, root);
+}
+
+}  // namespace hcudp
