@@ -1,7 +1,7 @@
 // DlopenVendorLib's class, internal so that tests can reach the start-up and
 // index-mapping pieces. The public entry point is NewDlopenVendorLib.
 //
-// Locking: `mu_` is a shared_mutex. Every call into the vendor libraries
+// Locking: `mu_` is a writer-preferring reader/writer lock (RwMutex). Every call into the vendor libraries
 // holds it shared; Init, Shutdown and the re-initialisation after a count
 // mismatch hold it exclusive, so no query ever runs against a library that
 // is being shut down or re-initialised.
@@ -16,6 +16,7 @@
 #include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/vendor_lib.h"
 #include "vendor/node_files.h"
+#include "vendor/rw_mutex.h"
 #include "vendor/vendor_api.h"
 
 namespace hcudp::vendor {
@@ -108,7 +109,7 @@ class DlopenVendorLib final : public VendorLib {
   const DlopenVendorLibOptions options_;
   const std::unique_ptr<VendorApi> api_;
 
-  mutable std::shared_mutex mu_;
+  mutable RwMutex mu_;
   bool initialized_ = false;          // guarded by mu_
   CardMap card_map_;                  // guarded by mu_
   std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
