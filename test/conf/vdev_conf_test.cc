@@ -46,6 +46,17 @@ BOOST_AUTO_TEST_CASE(format_reproduces_reference_text_byte_for_byte) {
   BOOST_TEST(FormatVdevConf(*conf) == kVdev4);
 }
 
+BOOST_AUTO_TEST_CASE(round_trips_the_section_3_3_example) {
+  constexpr char kVdev0[] =
+      "PciBusId: 0000:8b:00.0\ncu_mask: 0x0000000000007fff\ncu_mask: 0x0000000000000000\n"
+      "cu_count: 15\nmem: 8188 MiB\ndevice_id: 2\nvdev_id: 0\npipe_id: 0\nenable: 1\n";
+  StatusOr<VdevConf> conf = ParseVdevConf(kVdev0);
+  BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
+  BOOST_TEST(conf->cu_count == 15);
+  BOOST_TEST(conf->mem_mib == 8188u);
+  BOOST_TEST(FormatVdevConf(*conf) == kVdev0);
+}
+
 BOOST_AUTO_TEST_CASE(keys_may_come_in_any_order) {
   std::string text =
       "vdev_id: 4\nenable: 1\nPciBusId: 0000:8e:00.0\ncu_mask: 0x3fffffff\ncu_mask: 0x0\n"

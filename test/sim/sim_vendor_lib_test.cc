@@ -1,4 +1,7 @@
 #include <boost/test/unit_test.hpp>
+#include <atomic>
+#include <set>
+#include <thread>
 
 #include "hcudp/sim_node.h"
 #include "hcudp/vdev_conf.h"
@@ -147,6 +150,33 @@ BOOST_AUTO_TEST_CASE(create_is_refused_in_mig_mode) {
   SimFixture f("demo/nodes/bw-mig.yaml");
   BOOST_TEST(*f.lib->MigEnabled());
   BOOST_TEST(Is(f.lib->CreateVhcu(3, 20, 1000), StatusCode::kFailedPrecondition));
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_creates_from_two_libraries_respect_the_limit) {
+  // Two libraries on one host-root stand for hcuctl and the daemon: only the
+  // flock keeps them from handing out one id twice or exceeding the count.
+  SimFixture f("demo/nodes/k100ai-8.yaml");
+  std::unique_ptr<VendorLib> other = f.Open();
+  std::atomic<int> created{0};
+  auto worker = [&](VendorLib* lib) {
+    for (int i = 0; i < 4; ++i) {
+      if (lib->CreateVhcu(0, 10, 1000).ok()) ++created;
+    }
+  };
+  std::thread a(worker, f.lib.get());
+  std::thread b(worker, other.get());
+  a.join();
+  b.join();
+  BOOST_TEST(created.load() == 4);
+  std::set<uint64_t> pipes;
+  for (int id = 0; id < 4; ++id) {
+    StatusOr<VdevConf> conf = ParseVdevConf(ReadFile(f.root + "/etc/vdev/vdev" + std::to_string(id) + ".conf"));
+    BOOST_REQUIRE(conf.ok());
+    pipes.insert(conf->pipe_id);
+    pipes.insert(100 + conf->cu_mask_lo);
+  }
+  BOOST_TEST(pipes.size() == 8u);  // distinct pipe ids and distinct masks
+  BOOST_TEST(f.lib->Remaining(0)->compute_units == 80);
 }
 
 BOOST_AUTO_TEST_CASE(stop_and_destroy_report_missing_vhcus) {

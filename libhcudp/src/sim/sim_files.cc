@@ -1,6 +1,7 @@
 #include "sim/sim_files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,6 +88,26 @@ Status RemoveAll(const std::string& path) {
   fs::remove_all(path, ec);
   if (ec) return InternalError("cannot remove " + path + ": " + ec.message());
   return OkStatus();
+}
+
+HostRootLock::HostRootLock(const std::string& host_root) {
+  status_ = MakeDirs(StateDir(host_root));
+  if (!status_.ok()) return;
+  std::string path = StateDir(host_root) + "/lock";
+  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    status_ = InternalError("cannot open lock " + path + ": " + ErrnoText());
+    return;
+  }
+  while (flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    status_ = InternalError("cannot lock " + path + ": " + ErrnoText());
+    return;
+  }
+}
+
+HostRootLock::~HostRootLock() {
+  if (fd_ >= 0) close(fd_);  // releases the lock
 }
 
 }  // namespace hcudp::sim

@@ -25,6 +25,22 @@ std::vector<std::string> ListDir(const std::string& dir);
 // Removes `path` recursively; OK when it did not exist.
 Status RemoveAll(const std::string& path);
 
+// An exclusive flock on <host_root>/.hcudp-sim/lock for the lifetime of the
+// object: serialises vHCU changes and the first render across processes
+// (hcuctl and the daemon share a host-root). Check status() after building.
+class HostRootLock {
+ public:
+  explicit HostRootLock(const std::string& host_root);
+  ~HostRootLock();
+  HostRootLock(const HostRootLock&) = delete;
+  HostRootLock& operator=(const HostRootLock&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  int fd_ = -1;
+  Status status_;
+};
+
 }  // namespace hcudp::sim
 
 #endif  // HCUDP_SRC_SIM_SIM_FILES_H_

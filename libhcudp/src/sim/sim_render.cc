@@ -96,6 +96,9 @@ Status RenderDev(const SimNode& node, const std::string& root) {
 Status SeedVhcus(const SimNode& node, const std::string& root) {
   std::string marker = sim::StateDir(root) + "/seeded";
   if (fs::exists(marker)) return OkStatus();
+  sim::HostRootLock lock(root);  // another process may be seeding or changing vHCUs
+  HCUDP_RETURN_IF_ERROR(lock.status());
+  if (fs::exists(marker)) return OkStatus();
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
   for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
     HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, sim::VdevConfPath(root, id), FormatVdevConf(conf)));

@@ -1,9 +1,5 @@
 #include "sim/sim_vhcu_store.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,36 +11,6 @@
 #include "sim/sim_layout.h"
 
 namespace hcudp::sim {
-namespace {
-
-// An exclusive flock held for the lifetime of the object.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      status_ = InternalError("cannot open lock " + path + ": " + std::strerror(errno));
-      return;
-    }
-    while (flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      status_ = InternalError("cannot lock " + path + ": " + std::strerror(errno));
-      return;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) close(fd_);  // releases the lock
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  int fd_ = -1;
-  Status status_;
-};
-
-}  // namespace
 
 StatusOr<VdevConf> VhcuStore::Read(int id) const {
   std::string path = VdevConfPath(host_root_, id);
@@ -102,8 +68,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
     return FailedPreconditionError("MIG mode is on: vHCUs cannot be created");
   }
   std::lock_guard<std::mutex> guard(mu_);
-  HCUDP_RETURN_IF_ERROR(MakeDirs(StateDir(host_root_)));
-  FileLock lock(StateDir(host_root_) + "/lock");
+  HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
 
   std::string on_card = "card " + std::to_string(card_index);
@@ -157,8 +122,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
 
 Status VhcuStore::Destroy(int id) {
   std::lock_guard<std::mutex> guard(mu_);
-  HCUDP_RETURN_IF_ERROR(MakeDirs(StateDir(host_root_)));
-  FileLock lock(StateDir(host_root_) + "/lock");
+  HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
   std::string path = VdevConfPath(host_root_, id);
   if (std::remove(path.c_str()) == 0) return OkStatus();
