@@ -73,8 +73,17 @@ HCUDP_EXPORT std::string HamiDerivedName(const std::string& count_name, std::str
 HCUDP_EXPORT Status ValidateResourceName(std::string_view full_name);
 
 // The resources to register, in a stable order (physical, vHCU profiles,
-// MIG profiles, HAMi), each with its devices sorted by ID. Resources whose
-// name would be invalid are an InvalidArgument error naming the model.
+// MIG profiles, HAMi; by name within each group), each with its devices
+// sorted by ID (BDFs and MIG UUIDs bytewise, others naturally: vdev2 <
+// vdev10). Resources whose name would be invalid are an InvalidArgument error
+// naming the model.
+//  - Each card is named under its own prefix (a mixed-model node gets one
+//    physical resource per model under policies 1 and 2).
+//  - On a MIG node whole cards and vHCUs are unusable: their resources are
+//    registered with zero devices.
+//  - vHCUs and MIG instances whose card is not in the inventory are left out.
+//  - hami: device_split_count < 1 is InvalidArgument; hcucores has
+//    cards.size() x 100 devices, Healthy, no NUMA, card -1.
 HCUDP_EXPORT StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
                                                             const NamingParams& params);
 

@@ -1,0 +1,64 @@
+#include "backend/dri.h"
+
+#include "backend/node_files.h"
+#include "hcudp/backend.h"
+
+namespace hcudp {
+namespace {
+
+bool StartsWith(const std::string& s, std::string_view prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// The drm directory of `bdf` under the first matching module, or "".
+std::string FindDrmDir(const std::string& host_root, const std::string& bdf) {
+  const std::string modules = HostPath(host_root, "/sys/module");
+  auto names = node_files::ListDir(modules);
+  if (!names.ok()) return "";
+  for (const std::string& module : *names) {
+    std::string driver = "pci:";
+    driver += module;
+    std::string drm = node_files::JoinPath({modules, module, "drivers", driver, bdf, "drm"});
+    if (node_files::IsDirectory(drm)) return drm;
+  }
+  return "";
+}
+
+}  // namespace
+
+DriLookup FindDriNodes(const std::string& host_root, const std::string& bdf) {
+  DriLookup result;
+  std::string drm = FindDrmDir(host_root, bdf);
+  if (drm.empty()) {
+    result.error = "no DRM directory for " + bdf + ": searched " +
+                   HostPath(host_root, "/sys/module/*/drivers/pci:*/" + bdf + "/drm") +
+                   " (module name must equal the driver name)";
+    return result;
+  }
+  auto entries = node_files::ListDir(drm);
+  std::vector<std::string> missing;
+  if (entries.ok()) {
+    for (const std::string& entry : *entries) {
+      if (!StartsWith(entry, "card") && !StartsWith(entry, "renderD")) continue;
+      std::string host_path = "/dev/dri/" + entry;
+      if (node_files::Exists(HostPath(host_root, host_path))) {
+        result.nodes.push_back(host_path);
+      } else {
+        missing.push_back(host_path);
+      }
+    }
+  }
+  if (result.nodes.empty()) {
+    if (missing.empty()) {
+      result.error = "no DRI device node for " + bdf + ": " + drm + " has no card*/renderD* entry";
+    } else {
+      std::string names;
+      for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
+      result.error = "no DRI device node for " + bdf + ": " + drm + " names " + names +
+                     " but none exists under host-root " + host_root;
+    }
+  }
+  return result;
+}
+
+}  // namespace hcudp

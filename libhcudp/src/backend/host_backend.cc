@@ -1,0 +1,238 @@
+#include "backend/host_backend.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "backend/dri.h"
+#include "backend/mig_scan.h"
+#include "backend/node_files.h"
+#include "backend/vhcu_scan.h"
+
+namespace hcudp {
+namespace {
+
+// The DMI name as the vendor reads it: cut at NUL, bytes > 127 dropped, then
+// cut at the first ',' ("K100_AI,xxx" -> "K100_AI").
+std::string NormaliseModel(const std::string& raw) {
+  std::string model;
+  for (char c : raw) {
+    if (c == '\0') break;
+    if (static_cast<unsigned char>(c) > 127) continue;
+    model.push_back(c);
+  }
+  return model.substr(0, model.find(','));
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+HostBackend::HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor)
+    : options_(std::move(options)), vendor_(std::move(vendor)) {}
+
+HostBackend::~HostBackend() { vendor_->Shutdown(); }
+
+StatusOr<Card> HostBackend::DiscoverCard(int index) {
+  Card card;
+  card.index = index;
+  HCUDP_ASSIGN_OR_RETURN(std::string bdf, vendor_->PciBdf(index));
+  card.bdf = Lower(bdf);
+  HCUDP_ASSIGN_OR_RETURN(card.serial, vendor_->Serial(index));
+  HCUDP_ASSIGN_OR_RETURN(card.pci_device_id, vendor_->PciDeviceId(index));
+  HCUDP_ASSIGN_OR_RETURN(card.memory_bytes, vendor_->MemoryTotalBytes(index));
+  HCUDP_ASSIGN_OR_RETURN(DmiDeviceInfo info, vendor_->DeviceInfo(index));
+  card.model = NormaliseModel(info.name);
+  card.compute_units = info.compute_units;
+  // Without NUMA the card is still usable; kubelet just gets no topology hint.
+  StatusOr<int> numa = vendor_->NumaNode(index);
+  if (numa.ok()) {
+    card.numa_node = *numa < 0 ? kNoNumaNode : *numa;
+  } else {
+    LOG(WARNING) << "card " << index << " (" << card.bdf
+                 << "): NUMA node unknown: " << numa.status().ToString();
+  }
+  DriLookup dri = FindDriNodes(options_.host_root, card.bdf);
+  card.dri_nodes = std::move(dri.nodes);
+  card.dri_error = std::move(dri.error);
+  if (!card.dri_error.empty()) LOG(WARNING) << "card " << index << ": " << card.dri_error;
+  return card;
+}
+
+StatusOr<std::vector<Card>> HostBackend::DiscoverCards() {
+  StatusOr<int> count = vendor_->CardCount();
+  if (!count.ok()) return count.status().WithContext("counting cards");
+  std::vector<Card> cards;
+  for (int i = 0; i < *count; ++i) {
+    StatusOr<Card> card = DiscoverCard(i);
+    if (!card.ok()) {
+      LOG(WARNING) << "skipping card " << i << ": " << card.status().ToString();
+      continue;
+    }
+    cards.push_back(std::move(*card));
+  }
+  return cards;
+}
+
+void HostBackend::ApplyHealth(std::vector<Card>* cards) {
+  StatusOr<std::vector<CardHealthReport>> reports = vendor_->QueryHealth();
+  if (!reports.ok()) {
+    LOG(WARNING) << "health query failed, reporting cards healthy until the next check: "
+                 << reports.status().ToString();
+    return;
+  }
+  std::map<std::string, const CardHealthReport*> by_bdf;
+  for (const CardHealthReport& r : *reports) by_bdf[Lower(r.bdf)] = &r;
+  for (Card& card : *cards) {
+    auto it = by_bdf.find(card.bdf);
+    // As the vendor: a card the health source does not list is unhealthy.
+    card.health = it != by_bdf.end() ? it->second->health : Health::kUnhealthy;
+    if (card.health == Health::kUnhealthy) {
+      LOG(WARNING) << "card " << card.index << " (" << card.bdf << ") is unhealthy: "
+                   << (it != by_bdf.end() ? it->second->reason : "not in the health report");
+    }
+  }
+}
+
+std::vector<Link> HostBackend::DiscoverLinks(const std::vector<Card>& cards) {
+  std::vector<Link> links;
+  for (const Card& src : cards) {
+    for (const Card& dst : cards) {
+      if (src.index == dst.index) continue;
+      StatusOr<RsmiLink> rsmi = vendor_->LinkBetween(src.index, dst.index);
+      if (!rsmi.ok()) {
+        LOG(WARNING) << "link " << src.index << "->" << dst.index
+                     << " unknown: " << rsmi.status().ToString();
+        continue;
+      }
+      Link link;
+      link.src = src.index;
+      link.dst = dst.index;
+      link.type = rsmi->type;
+      link.hops = rsmi->hops;
+      link.weight = rsmi->weight;
+      link.up_links = rsmi->up_links;
+      links.push_back(link);
+    }
+  }
+  return links;
+}
+
+StatusOr<NodeInventory> HostBackend::Discover() {
+  NodeInventory inv;
+  StatusOr<std::string> version = vendor_->DriverVersion();
+  if (version.ok()) {
+    inv.driver_version = *version;
+  } else {
+    LOG(WARNING) << "driver version unknown: " << version.status().ToString();
+  }
+  HCUDP_ASSIGN_OR_RETURN(inv.cards, DiscoverCards());
+  ApplyHealth(&inv.cards);
+  inv.links = DiscoverLinks(inv.cards);
+  inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));
+  inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
+  {
+    std::lock_guard<std::mutex> lock(vhcu_mutex_);
+    inv.vhcus = ScanVhcus(options_.host_root, inv.cards, *vendor_);
+  }
+  StatusOr<bool> mig = vendor_->MigEnabled();
+  if (!mig.ok()) LOG(WARNING) << "MIG mode unknown, assuming off: " << mig.status().ToString();
+  inv.mig_enabled = mig.ok() && *mig;
+  if (inv.mig_enabled) inv.mig_instances = ScanMigInstances(options_.host_root);
+  return inv;
+}
+
+StatusOr<std::vector<CardHealthReport>> HostBackend::QueryHealth() {
+  return vendor_->QueryHealth();
+}
+
+std::vector<Card> HostBackend::CardBdfs() {
+  std::vector<Card> cards;
+  StatusOr<int> count = vendor_->CardCount();
+  for (int i = 0; count.ok() && i < *count; ++i) {
+    StatusOr<std::string> bdf = vendor_->PciBdf(i);
+    if (!bdf.ok()) continue;
+    Card card;
+    card.index = i;
+    card.bdf = Lower(*bdf);
+    cards.push_back(std::move(card));
+  }
+  return cards;
+}
+
+StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+  std::vector<Card> cards = CardBdfs();
+  std::lock_guard<std::mutex> lock(vhcu_mutex_);
+  std::set<int> before = ListVdevConfIds(options_.host_root);
+  HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib));
+  std::set<int> after = ListVdevConfIds(options_.host_root);
+  std::vector<int> created;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                      std::back_inserter(created));
+  if (created.empty()) {
+    return InternalError("the driver accepted a vHCU on card " + std::to_string(card) + " (" +
+                         std::to_string(compute_units) + " CU, " + std::to_string(memory_mib) +
+                         " MiB) but no new vdev<N>.conf appeared in " +
+                         HostPath(options_.host_root, kVdevDir));
+  }
+  if (created.size() > 1) {
+    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on card " << card
+                 << " (another creator?); picking the one that matches";
+  }
+  Status last_error;
+  for (int id : created) {
+    StatusOr<Vhcu> vhcu = ReadVhcu(options_.host_root, id, cards, *vendor_);
+    if (!vhcu.ok()) {
+      last_error = vhcu.status();
+      continue;
+    }
+    if (created.size() == 1 || (vhcu->card == card && vhcu->compute_units == compute_units &&
+                                vhcu->memory_mib == memory_mib)) {
+      return vhcu;
+    }
+  }
+  if (!last_error.ok()) return last_error.WithContext("the new vHCU's conf is unusable");
+  return InternalError("none of the new vHCU confs matches the vHCU created on card " +
+                       std::to_string(card));
+}
+
+Status HostBackend::DestroyVhcu(int id) {
+  std::lock_guard<std::mutex> lock(vhcu_mutex_);
+  Status stopped = vendor_->StopVhcu(id);
+  if (stopped.code() == StatusCode::kNotFound) return stopped;
+  if (!stopped.ok()) {
+    // A vHCU that was never started cannot be stopped; destroy decides.
+    LOG(INFO) << "stopping vHCU " << id << ": " << stopped.ToString() << "; destroying anyway";
+  }
+  HCUDP_RETURN_IF_ERROR(vendor_->DestroyVhcu(id));
+  const std::string conf =
+      HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf");
+  Status removed = node_files::RemoveFile(conf);
+  if (!removed.ok()) {
+    // The vHCU is gone; a leftover conf is skipped by discovery as stale.
+    LOG(WARNING) << "vHCU " << id << " destroyed but " << removed.message();
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> HostBackend::WatchPaths() const {
+  std::vector<std::string> paths = {HostPath(options_.host_root, kVdevDir),
+                                    HostPath(options_.host_root, kMigCiDir)};
+  for (std::string& p : vendor_->WatchPaths()) paths.push_back(std::move(p));
+  return paths;
+}
+
+std::unique_ptr<Backend> NewHostBackend(HostBackendOptions options,
+                                        std::unique_ptr<VendorLib> vendor) {
+  return std::make_unique<HostBackend>(std::move(options), std::move(vendor));
+}
+
+}  // namespace hcudp

@@ -1,0 +1,49 @@
+// HostBackend: the node as node files under host-root plus a VendorLib. The
+// same class serves real nodes (DlopenVendorLib) and simulated ones
+// (SimVendorLib), so discovery and the vHCU lifecycle have one code path.
+#ifndef HCUDP_SRC_BACKEND_HOST_BACKEND_H_
+#define HCUDP_SRC_BACKEND_HOST_BACKEND_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hcudp/backend.h"
+
+namespace hcudp {
+
+class HostBackend final : public Backend {
+ public:
+  // `vendor` must already be Init()-ed; it is Shutdown() on destruction.
+  HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor);
+  ~HostBackend() override;
+
+  StatusOr<NodeInventory> Discover() override;
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override;
+  StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override;
+  Status DestroyVhcu(int id) override;
+  const std::string& host_root() const override { return options_.host_root; }
+  std::vector<std::string> WatchPaths() const override;
+
+ private:
+  // Cards the VendorLib reports; a card whose queries fail is logged and left
+  // out. Errors only when the card count itself is unknown.
+  StatusOr<std::vector<Card>> DiscoverCards();
+  StatusOr<Card> DiscoverCard(int index);
+  void ApplyHealth(std::vector<Card>* cards);
+  std::vector<Link> DiscoverLinks(const std::vector<Card>& cards);
+  // Index and BDF of each card, for mapping a vHCU's parent BDF to its index.
+  std::vector<Card> CardBdfs();
+
+  const HostBackendOptions options_;
+  const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
+  // Serialises vHCU create/destroy against each other and against the vHCU
+  // scan of Discover, so a create's before/after listing of /etc/vdev is not
+  // disturbed by our own other calls.
+  std::mutex vhcu_mutex_;
+};
+
+}  // namespace hcudp
+
+#endif  // HCUDP_SRC_BACKEND_HOST_BACKEND_H_

@@ -1,0 +1,130 @@
+#include "backend/mig_scan.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "backend/node_files.h"
+#include "hcudp/backend.h"
+#include "hcudp/mig_conf.h"
+
+namespace hcudp {
+namespace {
+
+// "name value" lines of a KFD properties file.
+std::map<std::string, int64_t> ParseProperties(const std::string& text) {
+  std::map<std::string, int64_t> props;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    int64_t value = 0;
+    if (fields >> name >> value) props[name] = value;
+  }
+  return props;
+}
+
+std::optional<int64_t> ParseDecimal(const std::string& text) {
+  std::istringstream in(text);
+  int64_t v = 0;
+  if (!(in >> v)) return std::nullopt;
+  return v;
+}
+
+StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::string& name,
+                                      int shader_engines) {
+  const std::string host_path = std::string(kMigCiDir) + "/" + name;
+  const std::string file = HostPath(host_root, host_path);
+  HCUDP_ASSIGN_OR_RETURN(MigConfName parts, ParseMigConfFileName(name));
+  if (node_files::IsDirectory(file)) {
+    return FailedPreconditionError(file +
+                                   " is a directory, not a CI conf (left by a runtime "
+                                   "that mounted a vanished conf; remove it)");
+  }
+  HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(file));
+  StatusOr<MigConf> conf = ParseMigConf(text);
+  if (!conf.ok()) return conf.status().WithContext(file);
+
+  MigInstance mig;
+  mig.card = parts.card;
+  mig.card_bdf = conf->ci.pci;
+  mig.gpu_instance = conf->ci.gi_id;
+  mig.compute_instance = conf->ci.id;
+  mig.profile = MigProfileName(shader_engines, conf->gi.gpu_slice_count, conf->ci.gpu_slice_count,
+                               conf->gi.memory_size_mb);
+  mig.compute_units = conf->ci.cu_count;
+  mig.memory_mib = conf->gi.memory_size_mb;
+  mig.uuid = conf->ci.mig_uuid;
+  mig.conf_path = host_path;
+  return mig;
+}
+
+}  // namespace
+
+StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
+  const std::string dir = HostPath(host_root, kKfdNodesDir);
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
+  std::vector<std::pair<int64_t, std::string>> nodes;
+  for (const std::string& name : names) {
+    std::optional<int64_t> n = ParseDecimal(name);
+    if (n && std::to_string(*n) == name) nodes.emplace_back(*n, name);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  for (const auto& [number, name] : nodes) {
+    auto gpu_id = node_files::ReadFile(node_files::JoinPath({dir, name, "gpu_id"}));
+    if (!gpu_id.ok() || ParseDecimal(*gpu_id).value_or(0) == 0) continue;
+    const std::string path = node_files::JoinPath({dir, name, "properties"});
+    HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(path));
+    std::map<std::string, int64_t> props = ParseProperties(text);
+    int64_t arrays = props.count("array_count") ? props["array_count"] : 0;
+    int64_t per_engine =
+        props.count("simd_arrays_per_engine") ? props["simd_arrays_per_engine"] : 0;
+    if (arrays <= 0 || per_engine <= 0) {
+      return InternalError(path + ": array_count and simd_arrays_per_engine must be positive");
+    }
+    return static_cast<int>(arrays / per_engine);
+  }
+  return NotFoundError("no GPU node (gpu_id != 0) under " + dir);
+}
+
+std::vector<MigInstance> ScanMigInstances(const std::string& host_root) {
+  std::vector<MigInstance> instances;
+  const std::string dir = HostPath(host_root, kMigCiDir);
+  auto names = node_files::ListDir(dir);
+  if (!names.ok()) {
+    LOG(WARNING) << "MIG mode is on but " << names.status().message();
+    return instances;
+  }
+  std::vector<std::string> confs;
+  for (const std::string& name : *names) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0) confs.push_back(name);
+  }
+  if (confs.empty()) return instances;
+  StatusOr<int> shader_engines = ReadShaderEngineCount(host_root);
+  if (!shader_engines.ok()) {
+    LOG(WARNING) << "skipping all MIG instances: cannot name their profiles without the KFD "
+                    "shader-engine count: "
+                 << shader_engines.status().message();
+    return instances;
+  }
+  for (const std::string& name : confs) {
+    StatusOr<MigInstance> mig = ReadMigInstance(host_root, name, *shader_engines);
+    if (!mig.ok()) {
+      LOG(WARNING) << "skipping MIG instance " << name << ": " << mig.status().message();
+      continue;
+    }
+    instances.push_back(std::move(*mig));
+  }
+  std::sort(instances.begin(), instances.end(), [](const MigInstance& a, const MigInstance& b) {
+    return std::tie(a.card, a.gpu_instance, a.compute_instance) <
+           std::tie(b.card, b.gpu_instance, b.compute_instance);
+  });
+  return instances;
+}
+
+}  // namespace hcudp

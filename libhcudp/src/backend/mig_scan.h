@@ -1,0 +1,28 @@
+// MIG compute instances as the node records them:
+// host_root/etc/dmi_mig_config/ci/dev<d>gi<g>ci<c>.conf (hcu-hardware.md §4.3),
+// named with the shader-engine count of the KFD topology (seed-behaviour §6.4).
+#ifndef HCUDP_SRC_BACKEND_MIG_SCAN_H_
+#define HCUDP_SRC_BACKEND_MIG_SCAN_H_
+
+#include <string>
+#include <vector>
+
+#include "hcudp/device.h"
+#include "hcudp/status.h"
+
+namespace hcudp {
+
+inline constexpr char kMigCiDir[] = "/etc/dmi_mig_config/ci";
+inline constexpr char kKfdNodesDir[] = "/sys/class/kfd/kfd/topology/nodes";
+
+// array_count / simd_arrays_per_engine of the first KFD node (in numeric
+// order) whose gpu_id is not 0.
+StatusOr<int> ReadShaderEngineCount(const std::string& host_root);
+
+// Every valid CI conf, sorted by card, GI, CI. Directories at a conf path
+// and unparsable files are logged and skipped.
+std::vector<MigInstance> ScanMigInstances(const std::string& host_root);
+
+}  // namespace hcudp
+
+#endif  // HCUDP_SRC_BACKEND_MIG_SCAN_H_

@@ -1,0 +1,103 @@
+#include "backend/vhcu_scan.h"
+
+#include <glog/logging.h>
+
+#include "backend/node_files.h"
+#include "hcudp/backend.h"
+#include "hcudp/vdev_conf.h"
+
+namespace hcudp {
+namespace {
+
+std::string ConfPath(int id) {
+  return std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf";
+}
+
+// The driver's view of vHCU `id` against its conf. The conf is what the
+// container runtime reads, so it wins; disagreements are logged.
+Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, VendorLib& vendor) {
+  StatusOr<DmiDeviceInfo> info = vendor.VhcuInfo(vhcu->id);
+  if (!info.ok()) {
+    if (info.status().code() == StatusCode::kNotFound) {
+      return NotFoundError(file + ": the driver has no vHCU " + std::to_string(vhcu->id) +
+                           " (stale conf)");
+    }
+    LOG(WARNING) << file << ": cannot ask the driver about vHCU " << vhcu->id << ": "
+                 << info.status().ToString() << "; using the conf alone";
+    return OkStatus();
+  }
+  vhcu->container_id = info->container_id;
+  uint64_t driver_mib = info->global_memory_bytes / kMiB;
+  if (info->parent_card != conf.device_id || info->compute_units != conf.cu_count ||
+      driver_mib != conf.mem_mib) {
+    LOG(WARNING) << file << ": the driver reports card " << info->parent_card << ", "
+                 << info->compute_units << " CU, " << driver_mib << " MiB but the conf says card "
+                 << conf.device_id << ", " << conf.cu_count << " CU, " << conf.mem_mib
+                 << " MiB; using the conf";
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::set<int> ListVdevConfIds(const std::string& host_root) {
+  std::set<int> ids;
+  const std::string dir = HostPath(host_root, kVdevDir);
+  auto names = node_files::ListDir(dir);
+  if (!names.ok()) {
+    if (names.status().code() != StatusCode::kNotFound) LOG(WARNING) << names.status().message();
+    return ids;
+  }
+  for (const std::string& name : *names) {
+    StatusOr<int> id = ParseVdevConfFileName(name);
+    if (id.ok() && node_files::IsRegularFile(node_files::JoinPath({dir, name}))) ids.insert(*id);
+  }
+  return ids;
+}
+
+StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
+                        VendorLib& vendor) {
+  const std::string file = HostPath(host_root, ConfPath(id));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(file));
+  StatusOr<VdevConf> conf = ParseVdevConf(text);
+  if (!conf.ok()) return conf.status().WithContext(file);
+  HCUDP_RETURN_IF_ERROR(CheckVdevConfName(*conf, id).WithContext(file));
+
+  Vhcu vhcu;
+  vhcu.id = id;
+  vhcu.card = conf->device_id;
+  vhcu.card_bdf = conf->pci_bus_id;
+  vhcu.compute_units = conf->cu_count;
+  vhcu.memory_mib = conf->mem_mib;
+  vhcu.pipe_id = conf->pipe_id;
+  vhcu.cu_mask_lo = conf->cu_mask_lo;
+  vhcu.cu_mask_hi = conf->cu_mask_hi;
+  vhcu.conf_path = ConfPath(id);
+  for (const Card& card : cards) {
+    if (card.bdf != conf->pci_bus_id) continue;
+    if (card.index != conf->device_id) {
+      LOG(WARNING) << file << ": device_id " << conf->device_id << " but PciBusId "
+                   << conf->pci_bus_id << " is card " << card.index << "; using card "
+                   << card.index;
+    }
+    vhcu.card = card.index;
+  }
+  HCUDP_RETURN_IF_ERROR(CrossCheck(file, *conf, &vhcu, vendor));
+  return vhcu;
+}
+
+std::vector<Vhcu> ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
+                            VendorLib& vendor) {
+  std::vector<Vhcu> vhcus;
+  for (int id : ListVdevConfIds(host_root)) {
+    StatusOr<Vhcu> vhcu = ReadVhcu(host_root, id, cards, vendor);
+    if (!vhcu.ok()) {
+      LOG(WARNING) << "skipping vHCU " << id << ": " << vhcu.status().message();
+      continue;
+    }
+    vhcus.push_back(std::move(*vhcu));
+  }
+  return vhcus;  // std::set iteration: already sorted by id
+}
+
+}  // namespace hcudp
