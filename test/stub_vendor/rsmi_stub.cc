@@ -4,6 +4,7 @@
 // missing-symbol test.
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "stub_control.h"
 #include "stub_core.h"
@@ -159,6 +160,51 @@ HCUDP_STUB_API rsmi_status_t rsmi_topo_is_hylink(uint32_t src, uint32_t dst, boo
   if (rsmi_status_t st = Link(src, dst, &link); st != RSMI_STATUS_SUCCESS) return st;
   *is_hylink = link.type == hcudp::LinkType::kHyswitch;
   return RSMI_STATUS_SUCCESS;
+}
+
+namespace {
+
+// The XHCL links of a card: one up link per HSL peer (not via a HySwitch),
+// in card order, at most 7 as on the hardware.
+std::vector<int> XhclPeers(uint32_t dv_ind) {
+  std::vector<int> peers;
+  const uint32_t n = static_cast<uint32_t>(hcudp::stub::VisibleCards().size());
+  for (uint32_t peer = 0; peer < n && peers.size() < 7; ++peer) {
+    hcudp::RsmiLink link;
+    if (peer != dv_ind && Link(dv_ind, peer, &link) == RSMI_STATUS_SUCCESS &&
+        link.type == hcudp::LinkType::kHsl) {
+      peers.push_back(static_cast<int>(peer));
+    }
+  }
+  return peers;
+}
+
+}  // namespace
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_number_get(uint32_t dv_ind, uint32_t* link_num) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  *link_num = static_cast<uint32_t>(XhclPeers(dv_ind).size());
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_state_get(uint32_t dv_ind, uint32_t link_id,
+                                                          uint32_t* link_state) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  if (link_id >= XhclPeers(dv_ind).size()) return RSMI_STATUS_INVALID_ARGS;
+  *link_state = 1;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_remote_bdfid_get(uint32_t dv_ind,
+                                                                 uint32_t link_id,
+                                                                 uint64_t* bdfid) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  const std::vector<int> peers = XhclPeers(dv_ind);
+  if (link_id >= peers.size()) return RSMI_STATUS_INVALID_ARGS;
+  return rsmi_dev_pci_id_get(static_cast<uint32_t>(peers[link_id]), bdfid);
 }
 
 #ifndef HCUDP_STUB_OMIT_ECC

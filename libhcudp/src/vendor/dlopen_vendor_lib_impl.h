@@ -89,6 +89,8 @@ class DlopenVendorLib final : public VendorLib {
   StatusOr<int> DmiCountLocked() const;
   StatusOr<std::string> BdfLocked(int card) const;
   StatusOr<uint64_t> EccLocked(int card) const;
+  // Up XHCL links of `src` whose remote BDF is `dst`; 0 when unknown.
+  int UpXhclLinksLocked(int src, int dst) const;
   int DmiIndexLocked(int card) const;
   int RsmiIndexForDmiLocked(int dmi_index) const;
   StatusOr<DmiDeviceInfo> DmiInfoLocked(int dmi_index, bool vhcu) const;

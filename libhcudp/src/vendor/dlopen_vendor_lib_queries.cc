@@ -137,7 +137,35 @@ StatusOr<RsmiLink> DlopenVendorLib::LinkBetween(int src, int dst) {
       link.weight = static_cast<int>(weight);
     }
   }
+  if (link.type == LinkType::kHsl) link.up_links = UpXhclLinksLocked(src, dst);
   return link;
+}
+
+int DlopenVendorLib::UpXhclLinksLocked(int src, int dst) const {
+  const RsmiApi& r = api_->rsmi;
+  if (r.xhcl_link_number_get == nullptr || r.xhcl_link_state_get == nullptr ||
+      r.xhcl_link_remote_bdfid_get == nullptr) {
+    return 0;
+  }
+  StatusOr<std::string> dst_bdf = BdfLocked(dst);
+  uint32_t links = 0;
+  if (!dst_bdf.ok() ||
+      r.xhcl_link_number_get(static_cast<uint32_t>(src), &links) != RSMI_STATUS_SUCCESS) {
+    return 0;
+  }
+  int up = 0;
+  for (uint32_t k = 0; k < links && k < 7; ++k) {  // at most 7 XHCL links per card
+    uint32_t state = 0;
+    uint64_t remote = 0;
+    if (r.xhcl_link_state_get(static_cast<uint32_t>(src), k, &state) == RSMI_STATUS_SUCCESS &&
+        state == 1 &&
+        r.xhcl_link_remote_bdfid_get(static_cast<uint32_t>(src), k, &remote) ==
+            RSMI_STATUS_SUCCESS &&
+        FormatBdfId(remote) == *dst_bdf) {
+      ++up;
+    }
+  }
+  return up;
 }
 
 StatusOr<uint64_t> DlopenVendorLib::EccLocked(int card) const {

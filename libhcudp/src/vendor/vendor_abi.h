@@ -178,6 +178,11 @@ typedef rsmi_status_t (*rsmi_topo_get_link_weight_fn)(uint32_t src, uint32_t dst
 typedef rsmi_status_t (*rsmi_topo_is_hylink_fn)(uint32_t src, uint32_t dst, bool* is_hylink);
 typedef rsmi_status_t (*rsmi_dev_ecc_count_get_fn)(uint32_t dv_ind, rsmi_gpu_block_t block,
                                                    rsmi_error_count_t* ec);
+typedef rsmi_status_t (*rsmi_dev_xhcl_link_number_get_fn)(uint32_t dv_ind, uint32_t* link_num);
+typedef rsmi_status_t (*rsmi_dev_xhcl_link_state_get_fn)(uint32_t dv_ind, uint32_t link_id,
+                                                         uint32_t* link_state);
+typedef rsmi_status_t (*rsmi_dev_xhcl_link_remote_bdfid_get_fn)(uint32_t dv_ind, uint32_t link_id,
+                                                                uint64_t* bdfid);
 typedef rsmi_status_t (*rsmi_version_str_get_fn)(uint32_t component, char* ver_str, uint32_t len);
 
 typedef dmiStatus (*dmiGetStatusString_fn)(dmiStatus status, const char** status_string);

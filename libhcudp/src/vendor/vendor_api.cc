@@ -30,6 +30,9 @@ Status ResolveRsmi(const SharedLibrary& lib, RsmiApi* api) {
   lib.ResolveOptional("rsmi_topo_get_link_weight", &api->topo_get_link_weight);
   lib.ResolveOptional("rsmi_topo_is_hylink", &api->topo_is_hylink);
   lib.ResolveOptional("rsmi_version_str_get", &api->version_str_get);
+  lib.ResolveOptional("rsmi_dev_xhcl_link_number_get", &api->xhcl_link_number_get);
+  lib.ResolveOptional("rsmi_dev_xhcl_link_state_get", &api->xhcl_link_state_get);
+  lib.ResolveOptional("rsmi_dev_xhcl_link_remote_bdfid_get", &api->xhcl_link_remote_bdfid_get);
   return OkStatus();
 }
 

@@ -31,6 +31,10 @@ struct RsmiApi {
   rsmi_topo_get_link_weight_fn topo_get_link_weight = nullptr;
   rsmi_topo_is_hylink_fn topo_is_hylink = nullptr;
   rsmi_version_str_get_fn version_str_get = nullptr;
+  // Optional: HSL (XHCL) links, for RsmiLink::up_links.
+  rsmi_dev_xhcl_link_number_get_fn xhcl_link_number_get = nullptr;
+  rsmi_dev_xhcl_link_state_get_fn xhcl_link_state_get = nullptr;
+  rsmi_dev_xhcl_link_remote_bdfid_get_fn xhcl_link_remote_bdfid_get = nullptr;
 };
 
 struct DmiApi {
