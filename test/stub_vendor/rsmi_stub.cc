@@ -36,6 +36,7 @@ HCUDP_STUB_API rsmi_status_t rsmi_init(uint64_t /*init_flags*/) {
   if (hcudp::stub::ConsumeFault("rsmi_init_failures")) return RSMI_STATUS_INIT_ERROR;
   if (Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
   ++RsmiRefcount();
+  ++hcudp::stub::RsmiInitCalls();
   return RSMI_STATUS_SUCCESS;
 }
 

@@ -96,6 +96,11 @@ int& RsmiRefcount() {
   return refcount;
 }
 
+int& RsmiInitCalls() {
+  static int calls = 0;
+  return calls;
+}
+
 bool ConsumeFault(const std::string& key) {
   std::lock_guard lock(Mu());
   std::map<std::string, long>& used = TheState().faults_used;
@@ -110,6 +115,7 @@ bool ConsumeFault(const std::string& key) {
 
 // Lets tests check that Init/Shutdown are balanced.
 HCUDP_STUB_API int hcudp_stub_rsmi_refcount() { return hcudp::stub::RsmiRefcount(); }
+HCUDP_STUB_API int hcudp_stub_rsmi_init_calls() { return hcudp::stub::RsmiInitCalls(); }
 
 // Forgets the SimVendorLib and the fault countdowns, so the next call starts
 // from the current knobs (tests call it between cases). The RSMI refcount

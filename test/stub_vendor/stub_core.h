@@ -30,6 +30,8 @@ int DmiIndexForSim(int sim_index);
 
 // RSMI init refcount; rsmi calls need it > 0.
 int& RsmiRefcount();
+// Successful rsmi_init calls so far (tests count re-initialisations).
+int& RsmiInitCalls();
 // Consumes one failure from a countdown knob ("rsmi_init_failures",
 // "destroy_busy"); true when this call must fail. -1 means always.
 bool ConsumeFault(const std::string& key);

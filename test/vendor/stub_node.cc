@@ -55,3 +55,12 @@ int StubNode::RsmiRefcount() const {
 }
 
 }  // namespace hcudp::testing
+
+namespace hcudp::testing {
+
+int StubNode::RsmiInitCalls() const {
+  auto calls = reinterpret_cast<int (*)()>(dlsym(core_, "hcudp_stub_rsmi_init_calls"));
+  return calls != nullptr ? calls() : -1;
+}
+
+}  // namespace hcudp::testing

@@ -32,6 +32,8 @@ class StubNode {
 
   // RSMI init refcount inside the stand-in library.
   int RsmiRefcount() const;
+  // Successful rsmi_init calls in this process so far.
+  int RsmiInitCalls() const;
 
   static std::string StubHyhal();     // the built stand-in hyhal directory
   static std::string StubVariants();  // the variant libraries directory

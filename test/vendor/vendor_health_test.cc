@@ -168,6 +168,18 @@ BOOST_AUTO_TEST_CASE(ACardThatVanishesIsReportedUnhealthyAndTheLibraryReinitiali
   BOOST_CHECK(h["0000:a9:00.0"].health == Health::kHealthy);
 }
 
+BOOST_AUTO_TEST_CASE(AMismatchThatReinitDoesNotCureIsNotRetriedEveryPoll) {
+  StubNode node(K100());
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  node.Control("vanish_card=5\n");
+  const int before = node.RsmiInitCalls();
+  for (int poll = 0; poll < 4; ++poll) BOOST_CHECK(lib->QueryHealth().ok());
+  BOOST_CHECK_EQUAL(node.RsmiInitCalls() - before, 1);  // once, not per poll
+  node.Control("");
+  BOOST_CHECK(lib->QueryHealth().ok());
+  BOOST_CHECK_EQUAL(node.RsmiInitCalls() - before, 2);  // the card came back
+}
+
 BOOST_AUTO_TEST_CASE(InitWaitsForCountsToAgreeThenContinues) {
   StubNode node(K100());
   node.Control("vanish_card=5\n");

@@ -66,6 +66,9 @@ Status DlopenVendorLib::Init() {
     initialized_ = false;
     return st;
   }
+  bool agree = false;
+  const std::string counts = CountSignatureLocked(&agree);
+  unresolved_mismatch_ = agree ? std::string() : counts;
   LOG(INFO) << "vendor libraries ready: " << card_map_.bdfs.size() << " card(s) via "
             << api_->rsmi_library->path();
   return OkStatus();
@@ -199,26 +202,39 @@ Status DlopenVendorLib::ReinitLocked(const std::string& why) {
   return RebuildCardMapLocked();
 }
 
+std::string DlopenVendorLib::CountSignatureLocked(bool* agree) const {
+  StatusOr<int> rsmi = RsmiCountLocked();
+  const int pci = PciCount(options_.host_root);
+  const int known = static_cast<int>(card_map_.bdfs.size());
+  *agree = rsmi.ok() && (pci < 0 || *rsmi == pci) && *rsmi == known;
+  return "rsmi=" + (rsmi.ok() ? std::to_string(*rsmi) : std::string("error")) +
+         " pci=" + (pci < 0 ? std::string("n/a") : std::to_string(pci)) +
+         " known=" + std::to_string(known);
+}
+
 void DlopenVendorLib::ResyncIfCountsDisagree() {
   {
     std::shared_lock lock(mu_);
     if (!initialized_) return;
-    StatusOr<int> rsmi = RsmiCountLocked();
-    const int pci = PciCount(options_.host_root);
-    if (rsmi.ok() && (pci < 0 || *rsmi == pci) &&
-        *rsmi == static_cast<int>(card_map_.bdfs.size())) {
-      return;
-    }
+    bool agree = false;
+    const std::string signature = CountSignatureLocked(&agree);
+    // A mismatch that re-initialising did not cure (a card the driver lost
+    // but PCI still lists) is not retried until the counts change again.
+    if (agree || signature == unresolved_mismatch_) return;
   }
   std::unique_lock lock(mu_);
-  StatusOr<int> rsmi = initialized_ ? RsmiCountLocked() : StatusOr<int>(-1);
-  const int pci = PciCount(options_.host_root);
-  const std::string why = "card count out of sync (rsmi=" +
-                          (rsmi.ok() ? std::to_string(*rsmi) : rsmi.status().message()) +
-                          " pci=" + (pci < 0 ? std::string("n/a") : std::to_string(pci)) +
-                          " known=" + std::to_string(card_map_.bdfs.size()) + ")";
-  const Status st = ReinitLocked(why);
-  if (!st.ok()) LOG(ERROR) << "re-initialisation failed: " << st.message();
+  if (!initialized_) return;
+  bool agree = false;
+  const std::string before = CountSignatureLocked(&agree);
+  if (agree || before == unresolved_mismatch_) return;
+  const Status st = ReinitLocked("card count out of sync (" + before + ")");
+  if (!st.ok()) {
+    LOG(ERROR) << "re-initialisation failed: " << st.message();
+    return;
+  }
+  const std::string after = CountSignatureLocked(&agree);
+  unresolved_mismatch_ = agree ? std::string() : after;
+  if (!agree) LOG(WARNING) << "card counts still disagree after re-initialising (" << after << ")";
 }
 
 CardMap DlopenVendorLib::card_map() const {

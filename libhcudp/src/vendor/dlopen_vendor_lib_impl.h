@@ -103,8 +103,11 @@ class DlopenVendorLib final : public VendorLib {
   Status RebuildCardMapLocked();
   // Exclusive: shut down and init again (count mismatch while running).
   Status ReinitLocked(const std::string& why);
-  // Takes mu_ exclusive when the library's count disagrees with the PCI scan.
+  // Takes mu_ exclusive when the library's count disagrees with the PCI scan
+  // or with the cards known from the last map.
   void ResyncIfCountsDisagree();
+  // "rsmi=N pci=N known=N"; *agree when all three match (pci when scanned).
+  std::string CountSignatureLocked(bool* agree) const;
 
   void Sleep(int ms) const;
 
@@ -115,6 +118,7 @@ class DlopenVendorLib final : public VendorLib {
   bool initialized_ = false;          // guarded by mu_
   CardMap card_map_;                  // guarded by mu_
   std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
+  std::string unresolved_mismatch_;      // signature a re-init did not cure; guarded by mu_
 };
 
 }  // namespace hcudp::vendor
