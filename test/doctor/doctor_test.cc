@@ -6,9 +6,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include <boost/test/unit_test.hpp>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 
@@ -68,9 +67,9 @@ BOOST_AUTO_TEST_CASE(EveryCheckPassesOnAHealthyNode) {
   HealthyNode node;
   const std::vector<DoctorCheck> checks = RunDoctor(node.options);
   const std::vector<std::string> expected = {
-      "driver-live",    "driver-version", "dev-kfd",           "dev-mkfd",
-      "dri-nodes",      "vendor-libraries", "hy-smi-version",  "dtk-version",
-      "kubelet-plugin-dir", "kubelet-socket", "plugin-sockets", "mig-consistency"};
+      "driver-live",        "driver-version",   "dev-kfd",        "dev-mkfd",
+      "dri-nodes",          "vendor-libraries", "hy-smi-version", "dtk-version",
+      "kubelet-plugin-dir", "kubelet-socket",   "plugin-sockets", "mig-consistency"};
   BOOST_REQUIRE_EQUAL(checks.size(), expected.size());
   for (size_t i = 0; i < checks.size(); ++i) {
     BOOST_CHECK_EQUAL(checks[i].name, expected[i]);
@@ -104,23 +103,20 @@ BOOST_AUTO_TEST_CASE(EachBrokenPrerequisiteIsReportedWithAFix) {
        CheckStatus::kFail, "/dev/mkfd"},
       {"render node missing", [](HealthyNode& n) { fs::remove_all(n.Path("/dev/dri/renderD130")); },
        "dri-nodes", CheckStatus::kFail, "renderD130"},
-      {"no card bound",
-       [](HealthyNode& n) { fs::remove_all(n.Path("/sys/module/hycu/drivers")); }, "dri-nodes",
-       CheckStatus::kFail, "no card"},
+      {"no card bound", [](HealthyNode& n) { fs::remove_all(n.Path("/sys/module/hycu/drivers")); },
+       "dri-nodes", CheckStatus::kFail, "no card"},
       {"no vendor libraries", [](HealthyNode& n) { fs::remove(n.Path("/opt/hyhal/lib")); },
        "vendor-libraries", CheckStatus::kFail, "librocm_smi64.so.2"},
       {"no hy-smi", [](HealthyNode& n) { fs::remove(n.Path("/opt/hyhal/bin/hy-smi")); },
        "hy-smi-version", CheckStatus::kFail, "hy-smi"},
       {"old hy-smi", [](HealthyNode& n) { n.stub.Control("hysmi_version=1.5.3\n"); },
        "hy-smi-version", CheckStatus::kWarn, "1.5.3"},
-      {"old DTK",
-       [](HealthyNode& n) { WriteFile(n.Path("/opt/dtk/.info/version"), "23.10.1\n"); },
+      {"old DTK", [](HealthyNode& n) { WriteFile(n.Path("/opt/dtk/.info/version"), "23.10.1\n"); },
        "dtk-version", CheckStatus::kWarn, "23.10.1"},
       {"no DTK", [](HealthyNode& n) { fs::remove_all(n.Path("/opt/dtk")); }, "dtk-version",
        CheckStatus::kWarn, "no DTK"},
-      {"no kubelet",
-       [](HealthyNode& n) { fs::remove_all(n.Path("/var/lib/kubelet")); }, "kubelet-plugin-dir",
-       CheckStatus::kFail, "missing"},
+      {"no kubelet", [](HealthyNode& n) { fs::remove_all(n.Path("/var/lib/kubelet")); },
+       "kubelet-plugin-dir", CheckStatus::kFail, "missing"},
       {"no kubelet.sock",
        [](HealthyNode& n) { fs::remove(n.Path("/var/lib/kubelet/device-plugins/kubelet.sock")); },
        "kubelet-socket", CheckStatus::kFail, "missing"},
@@ -136,17 +132,16 @@ BOOST_AUTO_TEST_CASE(EachBrokenPrerequisiteIsReportedWithAFix) {
          fs::remove(n.Path("/var/lib/kubelet/device-plugins/hygon.com_hcu-1234.sock"));
        },
        "plugin-sockets", CheckStatus::kWarn, "no hygon.com_"},
-      {"strategy mig without MIG",
-       [](HealthyNode& n) { n.options.strategy = Strategy::kMig; }, "mig-consistency",
-       CheckStatus::kFail, "MIG mode is off"},
+      {"strategy mig without MIG", [](HealthyNode& n) { n.options.strategy = Strategy::kMig; },
+       "mig-consistency", CheckStatus::kFail, "MIG mode is off"},
   };
   for (const Breakage& c : cases) {
     HealthyNode node;
     c.breaks(node);
     const DoctorCheck got = node.Check(c.check);
-    BOOST_CHECK_MESSAGE(got.status == c.status, std::string(c.what) + ": " +
-                                                    std::string(CheckStatusName(got.status)) +
-                                                    ": " + got.detail);
+    BOOST_CHECK_MESSAGE(
+        got.status == c.status,
+        std::string(c.what) + ": " + std::string(CheckStatusName(got.status)) + ": " + got.detail);
     BOOST_CHECK_MESSAGE(got.detail.find(c.detail_mentions) != std::string::npos,
                         std::string(c.what) + ": " + got.detail);
     BOOST_CHECK_MESSAGE(!got.fix.empty() && got.fix.find('\n') == std::string::npos,
@@ -189,11 +184,16 @@ BOOST_AUTO_TEST_CASE(VersionsCompareByTheirLeadingNumbers) {
     bool at_least;
   };
   const Case cases[] = {
-      {"6.3.27-V1.2.5", "6.2.26", true}, {"6.2.26", "6.2.26", true},
-      {"6.2.9", "6.2.26", false},        {"6.10", "6.2.26", true},
-      {"24.04.2", "24.04", true},        {"23.10", "24.04", false},
-      {"1.6", "1.6.0", true},            {"", "1.0", false},
-      {"V1.2", "1.2", true},             {"garbage", "1.0", false},
+      {"6.3.27-V1.2.5", "6.2.26", true},
+      {"6.2.26", "6.2.26", true},
+      {"6.2.9", "6.2.26", false},
+      {"6.10", "6.2.26", true},
+      {"24.04.2", "24.04", true},
+      {"23.10", "24.04", false},
+      {"1.6", "1.6.0", true},
+      {"", "1.0", false},
+      {"V1.2", "1.2", true},
+      {"garbage", "1.0", false},
   };
   for (const Case& c : cases) {
     BOOST_CHECK_MESSAGE(VersionAtLeast(c.version, c.minimum) == c.at_least,

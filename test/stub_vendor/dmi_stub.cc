@@ -15,14 +15,22 @@ namespace {
 
 dmiStatus ToDmi(const Status& st) {
   switch (st.code()) {
-    case StatusCode::kOk: return DMI_STATUS_SUCCESS;
-    case StatusCode::kNotFound: return DMI_STATUS_VDEV_NOT_EXIST;
-    case StatusCode::kInvalidArgument: return DMI_STATUS_INVALID_ARGUMENTS;
-    case StatusCode::kResourceExhausted: return DMI_STATUS_OUT_OF_RESOURCES;
-    case StatusCode::kUnavailable: return DMI_STATUS_DEVICE_BUSY;
-    case StatusCode::kUnimplemented: return DMI_STATUS_NOT_SUPPORTED;
-    case StatusCode::kOutOfRange: return DMI_STATUS_INPUT_OUT_OF_BOUNDS;
-    default: return DMI_STATUS_ERROR;
+    case StatusCode::kOk:
+      return DMI_STATUS_SUCCESS;
+    case StatusCode::kNotFound:
+      return DMI_STATUS_VDEV_NOT_EXIST;
+    case StatusCode::kInvalidArgument:
+      return DMI_STATUS_INVALID_ARGUMENTS;
+    case StatusCode::kResourceExhausted:
+      return DMI_STATUS_OUT_OF_RESOURCES;
+    case StatusCode::kUnavailable:
+      return DMI_STATUS_DEVICE_BUSY;
+    case StatusCode::kUnimplemented:
+      return DMI_STATUS_NOT_SUPPORTED;
+    case StatusCode::kOutOfRange:
+      return DMI_STATUS_INPUT_OUT_OF_BOUNDS;
+    default:
+      return DMI_STATUS_ERROR;
   }
 }
 
@@ -41,11 +49,21 @@ void Fill(const hcudp::DmiDeviceInfo& in, int device_id, dmiDeviceInfo* out) {
 HCUDP_STUB_API dmiStatus dmiGetStatusString(dmiStatus status, const char** text) {
   if (text == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
   switch (status) {
-    case DMI_STATUS_SUCCESS: *text = "Success"; break;
-    case DMI_STATUS_DEVICE_BUSY: *text = "Device is busy"; break;
-    case DMI_STATUS_VDEV_NOT_EXIST: *text = "Virtual device does not exist"; break;
-    case DMI_STATUS_OUT_OF_RESOURCES: *text = "Out of resources"; break;
-    default: *text = "DMI error"; break;
+    case DMI_STATUS_SUCCESS:
+      *text = "Success";
+      break;
+    case DMI_STATUS_DEVICE_BUSY:
+      *text = "Device is busy";
+      break;
+    case DMI_STATUS_VDEV_NOT_EXIST:
+      *text = "Virtual device does not exist";
+      break;
+    case DMI_STATUS_OUT_OF_RESOURCES:
+      *text = "Out of resources";
+      break;
+    default:
+      *text = "DMI error";
+      break;
   }
   return DMI_STATUS_SUCCESS;
 }
@@ -105,8 +123,7 @@ HCUDP_STUB_API dmiStatus dmiCreateVDevices(int device_id, int vdev_count, int* v
   }
   for (int i = 0; i < vdev_count; ++i) {
     if (vdev_cus[i] <= 0 || vdev_mem_size[i] <= 0) return DMI_STATUS_INVALID_ARGUMENTS;
-    const Status st =
-        Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]));
+    const Status st = Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]));
     if (!st.ok()) return ToDmi(st);
   }
   return DMI_STATUS_SUCCESS;

@@ -42,8 +42,9 @@ int HealthCheck(hcudp::VendorLib& sim) {
     sleep(60);
     return 1;
   }
-  std::printf("============================ System Management Interface "
-              "=============================\n");
+  std::printf(
+      "============================ System Management Interface "
+      "=============================\n");
   if (mode != "empty") {
     hcudp::StatusOr<std::vector<hcudp::CardHealthReport>> health = sim.QueryHealth();
     std::map<std::string, hcudp::Health> by_bdf;
@@ -58,17 +59,18 @@ int HealthCheck(hcudp::VendorLib& sim) {
       if (card == vanished) continue;
       hcudp::StatusOr<std::string> bdf = sim.PciBdf(card);
       if (!bdf.ok()) continue;
-      std::string word = by_bdf.count(*bdf) && by_bdf[*bdf] == hcudp::Health::kUnhealthy
-                             ? "Unhealthy"
-                             : "Healthy";
+      std::string word =
+          by_bdf.count(*bdf) && by_bdf[*bdf] == hcudp::Health::kUnhealthy ? "Unhealthy" : "Healthy";
       if (std::optional<std::string> w = hcudp::stub::CardKnob("hysmi_word", card)) word = *w;
       if (word == "-") continue;  // the card is omitted
       std::printf("%s[%d]          : Bus Id : %s         : %s\n", form.c_str(), printed++,
                   bdf->c_str(), word.c_str());
     }
   }
-  std::printf("======================================================================================\n");
-  std::printf("=================================== End of SMI Log ===================================\n");
+  std::printf(
+      "======================================================================================\n");
+  std::printf(
+      "=================================== End of SMI Log ===================================\n");
   return 0;
 }
 

@@ -49,10 +49,21 @@ HCUDP_STUB_API rsmi_status_t rsmi_shut_down(void) {
 HCUDP_STUB_API rsmi_status_t rsmi_status_string(rsmi_status_t status, const char** text) {
   if (text == nullptr) return RSMI_STATUS_INVALID_ARGS;
   switch (status) {
-    case RSMI_STATUS_SUCCESS: *text = "RSMI_STATUS_SUCCESS: The function has been executed successfully."; break;
-    case RSMI_STATUS_INIT_ERROR: *text = "RSMI_STATUS_INIT_ERROR: An error occurred when initializing internal data structures."; break;
-    case RSMI_STATUS_INVALID_ARGS: *text = "RSMI_STATUS_INVALID_ARGS: The provided arguments do not meet the preconditions required for input."; break;
-    default: *text = "An unknown error occurred"; break;
+    case RSMI_STATUS_SUCCESS:
+      *text = "RSMI_STATUS_SUCCESS: The function has been executed successfully.";
+      break;
+    case RSMI_STATUS_INIT_ERROR:
+      *text =
+          "RSMI_STATUS_INIT_ERROR: An error occurred when initializing internal data structures.";
+      break;
+    case RSMI_STATUS_INVALID_ARGS:
+      *text =
+          "RSMI_STATUS_INVALID_ARGS: The provided arguments do not meet the preconditions required "
+          "for input.";
+      break;
+    default:
+      *text = "An unknown error occurred";
+      break;
   }
   return RSMI_STATUS_SUCCESS;
 }
@@ -198,8 +209,7 @@ HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_state_get(uint32_t dv_ind, uint3
   return RSMI_STATUS_SUCCESS;
 }
 
-HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_remote_bdfid_get(uint32_t dv_ind,
-                                                                 uint32_t link_id,
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_remote_bdfid_get(uint32_t dv_ind, uint32_t link_id,
                                                                  uint64_t* bdfid) {
   int card = 0;
   if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;

@@ -39,7 +39,8 @@ VendorLib* Sim() {
     std::optional<std::string> node = Knob("sim_node");
     std::optional<std::string> root = Knob("host_root");
     if (!node || !root) {
-      std::fprintf(stderr, "stub vendor library: set HCUDP_STUB_SIM_NODE and HCUDP_STUB_HOST_ROOT\n");
+      std::fprintf(stderr,
+                   "stub vendor library: set HCUDP_STUB_SIM_NODE and HCUDP_STUB_HOST_ROOT\n");
       return nullptr;
     }
     StatusOr<std::unique_ptr<VendorLib>> lib = NewSimVendorLib(*node, *root);

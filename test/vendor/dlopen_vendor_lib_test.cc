@@ -332,9 +332,9 @@ BOOST_AUTO_TEST_CASE(MissingRequiredSymbolIsNamedWithItsLibrary) {
             {lib + "libhydmi.so.1", "libhydmi.so.1"}});
   StatusOr<std::unique_ptr<VendorLib>> got = NewDlopenVendorLib(o);
   BOOST_REQUIRE(!got.ok());
-  BOOST_CHECK_MESSAGE(got.status().message().find("missing symbol rsmi_dev_ecc_count_get") !=
-                          std::string::npos,
-                      got.status().message());
+  BOOST_CHECK_MESSAGE(
+      got.status().message().find("missing symbol rsmi_dev_ecc_count_get") != std::string::npos,
+      got.status().message());
   BOOST_CHECK_MESSAGE(got.status().message().find("librocm_smi64.so.2") != std::string::npos,
                       got.status().message());
 }
@@ -348,9 +348,9 @@ BOOST_AUTO_TEST_CASE(WrongSonameIsReportedAsUnsupported) {
   StatusOr<std::unique_ptr<VendorLib>> got = NewDlopenVendorLib(o);
   BOOST_REQUIRE(!got.ok());
   BOOST_CHECK(got.status().code() == StatusCode::kNotFound);
-  BOOST_CHECK_MESSAGE(got.status().message().find("found only librocm_smi64.so.3") !=
-                          std::string::npos,
-                      got.status().message());
+  BOOST_CHECK_MESSAGE(
+      got.status().message().find("found only librocm_smi64.so.3") != std::string::npos,
+      got.status().message());
 }
 
 BOOST_AUTO_TEST_CASE(FileThatIsNotALibraryFailsToLoadWithTheLoadersReason) {

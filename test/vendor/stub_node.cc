@@ -13,7 +13,9 @@ std::string StubNode::StubHyhal() { return HCUDP_STUB_HYHAL; }
 std::string StubNode::StubVariants() { return HCUDP_STUB_VARIANTS; }
 
 StubNode::StubNode(const std::string& sim_node)
-    : host_root_(dir_.Join("root")), sim_node_(dir_.Join("node.yaml")), control_(dir_.Join("control")) {
+    : host_root_(dir_.Join("root")),
+      sim_node_(dir_.Join("node.yaml")),
+      control_(dir_.Join("control")) {
   WriteFile(sim_node_, ReadFile(sim_node));
   WriteFile(control_, "");
   StatusOr<SimNode> node = LoadSimNode(sim_node_);
@@ -45,7 +47,9 @@ DlopenVendorLibOptions StubNode::Options() {
   o.count_mismatch_retries = 2;
   o.healthcheck_timeout_ms = 5000;
   std::shared_ptr<std::vector<int>> sleeps = sleeps_ms_;
-  o.sleep = [sleeps](std::chrono::milliseconds d) { sleeps->push_back(static_cast<int>(d.count())); };
+  o.sleep = [sleeps](std::chrono::milliseconds d) {
+    sleeps->push_back(static_cast<int>(d.count()));
+  };
   return o;
 }
 

@@ -2,8 +2,8 @@
 // presence; a failed query is an error, never an unhealthy card. Also: a card
 // that vanishes, and queries racing a re-initialisation.
 #include <atomic>
-#include <filesystem>
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <map>
 #include <thread>
 

@@ -19,7 +19,7 @@ enum class CheckStatus { kOk, kWarn, kFail };
 HCUDP_EXPORT std::string_view CheckStatusName(CheckStatus status);
 
 struct DoctorCheck {
-  std::string name;    // stable, e.g. "driver-live", "dev-kfd", "vendor-libraries"
+  std::string name;  // stable, e.g. "driver-live", "dev-kfd", "vendor-libraries"
   CheckStatus status = CheckStatus::kOk;
   std::string detail;  // what was found
   std::string fix;     // one line; empty when status is kOk

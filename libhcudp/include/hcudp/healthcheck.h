@@ -19,9 +19,9 @@
 namespace hcudp {
 
 struct HealthcheckEntry {
-  int index = 0;        // the printed HCU[i] / DCU[i]
-  std::string bdf;      // lower-case "0000:09:00.0"
-  std::string word;     // the status word as printed ("Healthy", "Error", ...)
+  int index = 0;     // the printed HCU[i] / DCU[i]
+  std::string bdf;   // lower-case "0000:09:00.0"
+  std::string word;  // the status word as printed ("Healthy", "Error", ...)
   Health health = Health::kHealthy;
 
   bool operator==(const HealthcheckEntry& o) const {

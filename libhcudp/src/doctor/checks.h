@@ -12,8 +12,8 @@ namespace hcudp::doctor {
 
 DoctorCheck CheckDriverLive(const DoctorOptions& o);
 DoctorCheck CheckDriverVersion(const DoctorOptions& o);
-DoctorCheck CheckDeviceNode(const DoctorOptions& o, const std::string& path, const std::string& name,
-                            const std::string& why);
+DoctorCheck CheckDeviceNode(const DoctorOptions& o, const std::string& path,
+                            const std::string& name, const std::string& why);
 DoctorCheck CheckDriNodes(const DoctorOptions& o);
 
 // Loads the vendor libraries once; the MIG check reuses what it learned.

@@ -50,8 +50,7 @@ DoctorCheck CheckDriverVersion(const DoctorOptions& o) {
   StatusOr<std::string> version = vendor::DriverModuleVersion(o.host_root);
   if (!version.ok()) {
     return Warn("driver-version", "driver version unknown: " + version.status().message(),
-                "install the HCU driver >= " + std::string(kMinDriverVersion) +
-                    " (vHCU needs it)");
+                "install the HCU driver >= " + std::string(kMinDriverVersion) + " (vHCU needs it)");
   }
   if (!VersionAtLeast(*version, kMinDriverVersion)) {
     return Warn("driver-version",
@@ -74,8 +73,8 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o) {
   int cards = 0;
   std::string module_found;
   for (const char* module : vendor::kDriverModules) {
-    const std::string dir = UnderRoot(
-        o.host_root, std::string("/sys/module/") + module + "/drivers/pci:" + module);
+    const std::string dir =
+        UnderRoot(o.host_root, std::string("/sys/module/") + module + "/drivers/pci:" + module);
     if (!Exists(dir)) continue;
     module_found = module;
     for (const std::string& bdf : ListDir(dir)) {
@@ -111,8 +110,9 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o) {
   if (!problems.empty()) {
     std::string detail;
     for (const std::string& p : problems) detail += (detail.empty() ? "" : "; ") + p;
-    return Fail("dri-nodes", detail, "mount /dev/dri into the plugin pod; reload the driver if a "
-                                     "card is not bound");
+    return Fail("dri-nodes", detail,
+                "mount /dev/dri into the plugin pod; reload the driver if a "
+                "card is not bound");
   }
   return Ok("dri-nodes", std::to_string(cards) + " card(s) with card and render nodes");
 }

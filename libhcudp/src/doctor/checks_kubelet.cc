@@ -26,7 +26,9 @@ std::vector<std::string> ListDir(const std::string& path) {
   return names;
 }
 
-std::string PluginDir(const DoctorOptions& o) { return UnderRoot(o.host_root, o.device_plugin_path); }
+std::string PluginDir(const DoctorOptions& o) {
+  return UnderRoot(o.host_root, o.device_plugin_path);
+}
 
 std::string Trailing(const std::string& dir) {
   return !dir.empty() && dir.back() == '/' ? dir : dir + "/";
@@ -71,13 +73,13 @@ DoctorCheck CheckPluginSockets(const DoctorOptions& o) {
 
 DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_mode) {
   int ci_confs = 0;
-  for (const std::string& name :
-       ListDir(UnderRoot(o.host_root, "/etc/dmi_mig_config/ci"))) {
+  for (const std::string& name : ListDir(UnderRoot(o.host_root, "/etc/dmi_mig_config/ci"))) {
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0) ++ci_confs;
   }
   const bool strategy_mig = o.strategy == Strategy::kMig;
-  const std::string confs = std::to_string(ci_confs) + " MIG instance conf(s) in "
-                                                       "/etc/dmi_mig_config/ci";
+  const std::string confs = std::to_string(ci_confs) +
+                            " MIG instance conf(s) in "
+                            "/etc/dmi_mig_config/ci";
   if (mig_mode.has_value() && *mig_mode) {
     if (ci_confs == 0) {
       return Fail("mig-consistency", "MIG mode is on but " + confs + ": the node serves nothing",
@@ -85,10 +87,11 @@ DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_
                   "(hy-smi -mig 0)");
     }
     if (!strategy_mig) {
-      return Fail("mig-consistency",
-                  "MIG mode is on but strategy is " + std::string(StrategyName(o.strategy)) +
-                      ": whole cards and vHCUs are unusable",
-                  "run the plugin with --strategy=mig on this node, or turn MIG off (hy-smi -mig 0)");
+      return Fail(
+          "mig-consistency",
+          "MIG mode is on but strategy is " + std::string(StrategyName(o.strategy)) +
+              ": whole cards and vHCUs are unusable",
+          "run the plugin with --strategy=mig on this node, or turn MIG off (hy-smi -mig 0)");
     }
     return Ok("mig-consistency", "MIG mode on, " + confs);
   }

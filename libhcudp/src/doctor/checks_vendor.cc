@@ -42,9 +42,9 @@ VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
   detail += " loaded, all required symbols present";
   if ((*api)->dmi.create_vdevices == nullptr || (*api)->dmi.destroy_single_vdevice == nullptr ||
       (*api)->dmi.stop_vdevice == nullptr) {
-    probe.check = Warn("vendor-libraries",
-                       detail + "; but libhydmi lacks the vHCU create/stop/destroy calls",
-                       "upgrade the HCU driver to >= 6.2.26 for dynamic vHCU");
+    probe.check =
+        Warn("vendor-libraries", detail + "; but libhydmi lacks the vHCU create/stop/destroy calls",
+             "upgrade the HCU driver to >= 6.2.26 for dynamic vHCU");
     return probe;
   }
   probe.check = Ok("vendor-libraries", detail);
@@ -53,7 +53,8 @@ VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
 
 DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
   const std::string hy_smi = UnderRoot(HyhalUnderRoot(o), "/bin/hy-smi");
-  StatusOr<vendor::CommandResult> run = vendor::RunCommand({hy_smi, "--version"}, o.tool_timeout_ms);
+  StatusOr<vendor::CommandResult> run =
+      vendor::RunCommand({hy_smi, "--version"}, o.tool_timeout_ms);
   if (!run.ok()) {
     return Fail("hy-smi-version", "hy-smi not usable: " + run.status().message(),
                 "install hy-smi >= " + std::string(kMinHySmiVersion) + " under " + o.hyhal_path +
@@ -61,16 +62,16 @@ DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
   }
   const std::string version = FirstDottedVersion(run->output);
   if (run->exit_code != 0 || version.empty()) {
-    return Warn("hy-smi-version", "cannot tell the hy-smi version from \"" +
-                                      run->output.substr(0, 80) + "\"",
-                "make sure hy-smi >= " + std::string(kMinHySmiVersion) +
-                    " (dynamic vHCU needs it)");
+    return Warn(
+        "hy-smi-version",
+        "cannot tell the hy-smi version from \"" + run->output.substr(0, 80) + "\"",
+        "make sure hy-smi >= " + std::string(kMinHySmiVersion) + " (dynamic vHCU needs it)");
   }
   if (!VersionAtLeast(version, kMinHySmiVersion)) {
-    return Warn("hy-smi-version",
-                "hy-smi " + version + " is older than " + kMinHySmiVersion +
-                    ", needed for dynamic vHCU",
-                "upgrade the HCU driver/hyhal to get hy-smi >= " + std::string(kMinHySmiVersion));
+    return Warn(
+        "hy-smi-version",
+        "hy-smi " + version + " is older than " + kMinHySmiVersion + ", needed for dynamic vHCU",
+        "upgrade the HCU driver/hyhal to get hy-smi >= " + std::string(kMinHySmiVersion));
   }
   return Ok("hy-smi-version", "hy-smi " + version + " (>= " + kMinHySmiVersion + ")");
 }

@@ -9,9 +9,12 @@ namespace hcudp {
 
 std::string_view CheckStatusName(CheckStatus status) {
   switch (status) {
-    case CheckStatus::kOk: return "ok";
-    case CheckStatus::kWarn: return "warn";
-    case CheckStatus::kFail: return "fail";
+    case CheckStatus::kOk:
+      return "ok";
+    case CheckStatus::kWarn:
+      return "warn";
+    case CheckStatus::kFail:
+      return "fail";
   }
   return "fail";
 }
@@ -89,10 +92,9 @@ std::string FirstDottedVersion(const std::string& text) {
     if (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])))) continue;
     size_t j = i;
     bool dotted = false;
-    while (j < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[j])) ||
-            (text[j] == '.' && j + 1 < text.size() &&
-             std::isdigit(static_cast<unsigned char>(text[j + 1]))))) {
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) ||
+                               (text[j] == '.' && j + 1 < text.size() &&
+                                std::isdigit(static_cast<unsigned char>(text[j + 1]))))) {
       if (text[j] == '.') dotted = true;
       ++j;
     }

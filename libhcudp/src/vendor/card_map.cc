@@ -31,8 +31,7 @@ CardMap BuildCardMap(const std::vector<CardFacts>& rsmi_cards,
                              [&](const PciHcu& p) { return p.bdf == c.bdf; });
       if (it == pci_scan->end()) {
         problem("rsmi card " + c.bdf + " is not an HCU in /sys/bus/pci/devices");
-      } else if (c.rsmi_device_id != 0 && it->device_id != 0 &&
-                 c.rsmi_device_id != it->device_id) {
+      } else if (c.rsmi_device_id != 0 && it->device_id != 0 && c.rsmi_device_id != it->device_id) {
         problem("rsmi device id of " + c.bdf + " differs from sysfs");
       }
     }

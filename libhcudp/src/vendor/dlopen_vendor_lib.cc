@@ -18,10 +18,9 @@ namespace hcudp {
 StatusOr<std::unique_ptr<VendorLib>> NewDlopenVendorLib(const DlopenVendorLibOptions& options) {
   const std::string lib_dir = vendor::UnderRoot(options.hyhal_path, "/lib");
   StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
-  if (!api.ok()) return api.status().WithContext("--backend=host (--hyhal-path " +
-                                                 options.hyhal_path + ")");
-  return std::unique_ptr<VendorLib>(
-      new vendor::DlopenVendorLib(options, std::move(api).value()));
+  if (!api.ok())
+    return api.status().WithContext("--backend=host (--hyhal-path " + options.hyhal_path + ")");
+  return std::unique_ptr<VendorLib>(new vendor::DlopenVendorLib(options, std::move(api).value()));
 }
 
 namespace vendor {
@@ -49,7 +48,8 @@ Status DlopenVendorLib::Dmi(dmiStatus code, const char* call) const {
 }
 
 Status DlopenVendorLib::CheckInitializedLocked() const {
-  if (!initialized_) return FailedPreconditionError("vendor library is not initialised (rsmi_init)");
+  if (!initialized_)
+    return FailedPreconditionError("vendor library is not initialised (rsmi_init)");
   return OkStatus();
 }
 
@@ -147,8 +147,8 @@ Status DlopenVendorLib::AwaitCountAgreementLocked() {
                    << " re-initialisations; continuing with what the library reports";
       return OkStatus();
     }
-    LOG(WARNING) << "card counts disagree (" << counts << "), re-initialising ("
-                 << attempt + 1 << "/" << attempts << ")";
+    LOG(WARNING) << "card counts disagree (" << counts << "), re-initialising (" << attempt + 1
+                 << "/" << attempts << ")";
     api_->rsmi.shut_down();
     initialized_ = false;
     Sleep(options_.count_retry_interval_ms);
@@ -257,9 +257,7 @@ StatusOr<std::string> DlopenVendorLib::DriverVersion() {
   return from_module.status();
 }
 
-StatusOr<bool> DlopenVendorLib::DriverLive() {
-  return DriverModuleLive(options_.host_root);
-}
+StatusOr<bool> DlopenVendorLib::DriverLive() { return DriverModuleLive(options_.host_root); }
 
 }  // namespace vendor
 }  // namespace hcudp

@@ -23,8 +23,8 @@ void MarkUnhealthy(CardHealthReport* report, const std::string& reason) {
 
 StatusOr<std::vector<CardHealthReport>> DlopenVendorLib::QueryHealth() {
   const std::string hy_smi = UnderRoot(options_.hyhal_path, "/bin/hy-smi");
-  StatusOr<CommandResult> run = RunCommand({hy_smi, "--healthcheck"},
-                                           options_.healthcheck_timeout_ms);
+  StatusOr<CommandResult> run =
+      RunCommand({hy_smi, "--healthcheck"}, options_.healthcheck_timeout_ms);
   if (!run.ok()) return run.status().WithContext("health query");
   if (run->exit_code != 0) {
     std::string out = run->output.substr(0, 200);

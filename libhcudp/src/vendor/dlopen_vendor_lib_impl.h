@@ -1,10 +1,9 @@
 // DlopenVendorLib's class, internal so that tests can reach the start-up and
 // index-mapping pieces. The public entry point is NewDlopenVendorLib.
 //
-// Locking: `mu_` is a writer-preferring reader/writer lock (RwMutex). Every call into the vendor libraries
-// holds it shared; Init, Shutdown and the re-initialisation after a count
-// mismatch hold it exclusive, so no query ever runs against a library that
-// is being shut down or re-initialised.
+// Locking: `mu_` is a writer-preferring reader/writer lock (RwMutex). Every call into the vendor
+// libraries holds it shared; Init, Shutdown and the re-initialisation after a count mismatch hold
+// it exclusive, so no query ever runs against a library that is being shut down or re-initialised.
 #ifndef HCUDP_VENDOR_DLOPEN_VENDOR_LIB_IMPL_H_
 #define HCUDP_VENDOR_DLOPEN_VENDOR_LIB_IMPL_H_
 
@@ -115,8 +114,8 @@ class DlopenVendorLib final : public VendorLib {
   const std::unique_ptr<VendorApi> api_;
 
   mutable RwMutex mu_;
-  bool initialized_ = false;          // guarded by mu_
-  CardMap card_map_;                  // guarded by mu_
+  bool initialized_ = false;             // guarded by mu_
+  CardMap card_map_;                     // guarded by mu_
   std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
   std::string unresolved_mismatch_;      // signature a re-init did not cure; guarded by mu_
 };

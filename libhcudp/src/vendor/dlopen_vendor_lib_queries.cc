@@ -21,9 +21,9 @@ Status CheckCard(int card) {
 // The blocks whose uncorrectable errors make a card unhealthy
 // (reference/hcu-hardware.md §5).
 constexpr rsmi_gpu_block_t kEccBlocks[] = {
-    RSMI_GPU_BLOCK_UMC,   RSMI_GPU_BLOCK_SDMA,      RSMI_GPU_BLOCK_GFX, RSMI_GPU_BLOCK_MMHUB,
-    RSMI_GPU_BLOCK_ATHUB, RSMI_GPU_BLOCK_PCIE_BIF,  RSMI_GPU_BLOCK_HDP, RSMI_GPU_BLOCK_XGMI_WAFL,
-    RSMI_GPU_BLOCK_DF,    RSMI_GPU_BLOCK_SMN,       RSMI_GPU_BLOCK_SEM, RSMI_GPU_BLOCK_MP0,
+    RSMI_GPU_BLOCK_UMC,   RSMI_GPU_BLOCK_SDMA,     RSMI_GPU_BLOCK_GFX, RSMI_GPU_BLOCK_MMHUB,
+    RSMI_GPU_BLOCK_ATHUB, RSMI_GPU_BLOCK_PCIE_BIF, RSMI_GPU_BLOCK_HDP, RSMI_GPU_BLOCK_XGMI_WAFL,
+    RSMI_GPU_BLOCK_DF,    RSMI_GPU_BLOCK_SMN,      RSMI_GPU_BLOCK_SEM, RSMI_GPU_BLOCK_MP0,
     RSMI_GPU_BLOCK_MP1,   RSMI_GPU_BLOCK_FUSE,
 };
 
@@ -37,8 +37,8 @@ StatusOr<int> DlopenVendorLib::CardCount() {
 
 StatusOr<std::string> DlopenVendorLib::BdfLocked(int card) const {
   uint64_t bdfid = 0;
-  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.dev_pci_id_get(static_cast<uint32_t>(card), &bdfid),
-                            "rsmi_dev_pci_id_get"));
+  HCUDP_RETURN_IF_ERROR(
+      Rsmi(api_->rsmi.dev_pci_id_get(static_cast<uint32_t>(card), &bdfid), "rsmi_dev_pci_id_get"));
   return FormatBdfId(bdfid);
 }
 
@@ -54,9 +54,9 @@ StatusOr<std::string> DlopenVendorLib::Serial(int card) {
   std::shared_lock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   char buf[256] = {};
-  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.dev_serial_number_get(static_cast<uint32_t>(card), buf,
-                                                               sizeof(buf)),
-                             "rsmi_dev_serial_number_get"));
+  HCUDP_RETURN_IF_ERROR(
+      Rsmi(api_->rsmi.dev_serial_number_get(static_cast<uint32_t>(card), buf, sizeof(buf)),
+           "rsmi_dev_serial_number_get"));
   return std::string(buf, strnlen(buf, sizeof(buf)));
 }
 
@@ -65,8 +65,8 @@ StatusOr<uint64_t> DlopenVendorLib::UniqueId(int card) {
   std::shared_lock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t id = 0;
-  HCUDP_RETURN_IF_ERROR(
-      Rsmi(api_->rsmi.dev_unique_id_get(static_cast<uint32_t>(card), &id), "rsmi_dev_unique_id_get"));
+  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.dev_unique_id_get(static_cast<uint32_t>(card), &id),
+                             "rsmi_dev_unique_id_get"));
   return id;
 }
 
@@ -85,9 +85,9 @@ StatusOr<uint64_t> DlopenVendorLib::MemoryTotalBytes(int card) {
   std::shared_lock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t total = 0;
-  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.dev_memory_total_get(static_cast<uint32_t>(card),
-                                                              RSMI_MEM_TYPE_VRAM, &total),
-                             "rsmi_dev_memory_total_get"));
+  HCUDP_RETURN_IF_ERROR(
+      Rsmi(api_->rsmi.dev_memory_total_get(static_cast<uint32_t>(card), RSMI_MEM_TYPE_VRAM, &total),
+           "rsmi_dev_memory_total_get"));
   return total;
 }
 
@@ -96,9 +96,9 @@ StatusOr<int> DlopenVendorLib::NumaNode(int card) {
   std::shared_lock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint32_t node = 0;
-  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.topo_get_numa_node_number(static_cast<uint32_t>(card),
-                                                                   &node),
-                             "rsmi_topo_get_numa_node_number"));
+  HCUDP_RETURN_IF_ERROR(
+      Rsmi(api_->rsmi.topo_get_numa_node_number(static_cast<uint32_t>(card), &node),
+           "rsmi_topo_get_numa_node_number"));
   // "No NUMA affinity" arrives as (uint32_t)-1; the vendor plugin sent it
   // on as 4294967295 (seed-behaviour.md §3.4), we report kNoNumaNode.
   if (node > 0x7fffffffu) return kNoNumaNode;
@@ -112,15 +112,22 @@ StatusOr<RsmiLink> DlopenVendorLib::LinkBetween(int src, int dst) {
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t hops = 0;
   RSMI_IO_LINK_TYPE type = RSMI_IOLINK_TYPE_UNDEFINED;
-  HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.topo_get_link_type(static_cast<uint32_t>(src),
-                                                            static_cast<uint32_t>(dst), &hops, &type),
-                             "rsmi_topo_get_link_type"));
+  HCUDP_RETURN_IF_ERROR(
+      Rsmi(api_->rsmi.topo_get_link_type(static_cast<uint32_t>(src), static_cast<uint32_t>(dst),
+                                         &hops, &type),
+           "rsmi_topo_get_link_type"));
   RsmiLink link;
   link.hops = static_cast<int>(hops);
   switch (type) {
-    case RSMI_IOLINK_TYPE_PCIEXPRESS: link.type = LinkType::kPcie; break;
-    case RSMI_IOLINK_TYPE_XGMI: link.type = LinkType::kHsl; break;
-    default: link.type = LinkType::kUnknown; break;
+    case RSMI_IOLINK_TYPE_PCIEXPRESS:
+      link.type = LinkType::kPcie;
+      break;
+    case RSMI_IOLINK_TYPE_XGMI:
+      link.type = LinkType::kHsl;
+      break;
+    default:
+      link.type = LinkType::kUnknown;
+      break;
   }
   if (link.type == LinkType::kHsl && api_->rsmi.topo_is_hylink != nullptr) {
     bool via_switch = false;
@@ -246,7 +253,8 @@ StatusOr<int> DlopenVendorLib::MaxVhcusPerCard() {
 }
 
 StatusOr<DmiDeviceInfo> DlopenVendorLib::VhcuInfo(int vhcu_id) {
-  if (vhcu_id < 0) return InvalidArgumentError("vHCU id " + std::to_string(vhcu_id) + " is negative");
+  if (vhcu_id < 0)
+    return InvalidArgumentError("vHCU id " + std::to_string(vhcu_id) + " is negative");
   std::shared_lock lock(mu_);
   return DmiInfoLocked(vhcu_id, /*vhcu=*/true);
 }
@@ -263,8 +271,9 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
 Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
   if (api_->dmi.create_vdevices == nullptr) {
-    return UnimplementedError(api_->dmi_library->path() +
-                              " has no dmiCreateVDevices (driver too old for vHCU, needs >= 6.2.26)");
+    return UnimplementedError(
+        api_->dmi_library->path() +
+        " has no dmiCreateVDevices (driver too old for vHCU, needs >= 6.2.26)");
   }
   if (compute_units <= 0 || memory_mib == 0 || memory_mib > 0x7fffffffu) {
     return InvalidArgumentError("vHCU needs CUs > 0 and 0 < memory MiB < 2^31");

@@ -94,21 +94,21 @@ std::string FormatBdfId(uint64_t bdfid) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%04x:%02x:%02x.%x",
                 static_cast<unsigned>((bdfid >> 32) & 0xffffffffu),
-                static_cast<unsigned>((bdfid >> 8) & 0xff), static_cast<unsigned>((bdfid >> 3) & 0x1f),
-                static_cast<unsigned>(bdfid & 0x7));
+                static_cast<unsigned>((bdfid >> 8) & 0xff),
+                static_cast<unsigned>((bdfid >> 3) & 0x1f), static_cast<unsigned>(bdfid & 0x7));
   return buf;
 }
 
 std::string ModelForPciDeviceId(uint16_t device_id) {
   static const std::map<uint16_t, const char*> kModels = {
-      {0x55b7, "Z100L"},      {0x55c7, "Z200SM_71"},   {0x55d7, "Z200SM_71_S"},
+      {0x55b7, "Z100L"},      {0x55c7, "Z200SM_71"},    {0x55d7, "Z200SM_71_S"},
       {0x6210, "K100_AI"},    {0x6211, "K100_LC_E_AI"}, {0x6212, "K100_LC_AI"},
-      {0x6213, "K100_AI_i"},  {0x62b7, "K100"},        {0x62c7, "K100-LC"},
-      {0x6310, "BW200"},      {0x6311, "BW200_LC"},    {0x631a, "BW1000_H"},
-      {0x6320, "BW150"},      {0x6321, "BW100_LC"},    {0x632a, "BW151"},
-      {0x6330, "BW500SM"},    {0x6360, "BW10"},        {0x636a, "BW11"},
-      {0x6370, "BW100"},      {0x637a, "BW101"},       {0x6423, "BW1500B"},
-      {0x6430, "BW1100"},     {0x6431, "BW1000_LC"},   {0x6436, "BW3000B"},
+      {0x6213, "K100_AI_i"},  {0x62b7, "K100"},         {0x62c7, "K100-LC"},
+      {0x6310, "BW200"},      {0x6311, "BW200_LC"},     {0x631a, "BW1000_H"},
+      {0x6320, "BW150"},      {0x6321, "BW100_LC"},     {0x632a, "BW151"},
+      {0x6330, "BW500SM"},    {0x6360, "BW10"},         {0x636a, "BW11"},
+      {0x6370, "BW100"},      {0x637a, "BW101"},        {0x6423, "BW1500B"},
+      {0x6430, "BW1100"},     {0x6431, "BW1000_LC"},    {0x6436, "BW3000B"},
       {0x6437, "BW3000B_LC"},
   };
   auto it = kModels.find(device_id);

@@ -28,8 +28,8 @@ StatusOr<std::string> DriverModuleVersion(const std::string& host_root);
 
 // One HCU PCI function from /sys/bus/pci/devices.
 struct PciHcu {
-  std::string bdf;          // "0000:09:00.0"
-  uint16_t device_id = 0;   // 0x6210
+  std::string bdf;         // "0000:09:00.0"
+  uint16_t device_id = 0;  // 0x6210
 };
 
 // PCI functions with vendor 0x1d94 and class 0x0380xx (display) or 0x0b40xx

@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -65,8 +65,8 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, int tim
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // EOF: the child closed its output
     if (result.output.size() < max_output_bytes) {
-      result.output.append(buf, std::min(static_cast<size_t>(n),
-                                         max_output_bytes - result.output.size()));
+      result.output.append(
+          buf, std::min(static_cast<size_t>(n), max_output_bytes - result.output.size()));
     }
   }
   close(fds[0]);

@@ -173,8 +173,7 @@ typedef rsmi_status_t (*rsmi_dev_memory_total_get_fn)(uint32_t dv_ind, rsmi_memo
 typedef rsmi_status_t (*rsmi_topo_get_numa_node_number_fn)(uint32_t dv_ind, uint32_t* numa_node);
 typedef rsmi_status_t (*rsmi_topo_get_link_type_fn)(uint32_t src, uint32_t dst, uint64_t* hops,
                                                     RSMI_IO_LINK_TYPE* type);
-typedef rsmi_status_t (*rsmi_topo_get_link_weight_fn)(uint32_t src, uint32_t dst,
-                                                      uint64_t* weight);
+typedef rsmi_status_t (*rsmi_topo_get_link_weight_fn)(uint32_t src, uint32_t dst, uint64_t* weight);
 typedef rsmi_status_t (*rsmi_topo_is_hylink_fn)(uint32_t src, uint32_t dst, bool* is_hylink);
 typedef rsmi_status_t (*rsmi_dev_ecc_count_get_fn)(uint32_t dv_ind, rsmi_gpu_block_t block,
                                                    rsmi_error_count_t* ec);

@@ -42,8 +42,7 @@ Status ResolveDmi(const SharedLibrary& lib, DmiApi* api) {
   HCUDP_RETURN_IF_ERROR(lib.Resolve("dmiGetDeviceInfo", &api->get_device_info));
   HCUDP_RETURN_IF_ERROR(lib.Resolve("dmiGetMaxVDeviceCount", &api->get_max_vdevice_count));
   HCUDP_RETURN_IF_ERROR(lib.Resolve("dmiGetVDeviceInfo", &api->get_vdevice_info));
-  HCUDP_RETURN_IF_ERROR(
-      lib.Resolve("dmiGetDeviceRemainingInfo", &api->get_device_remaining_info));
+  HCUDP_RETURN_IF_ERROR(lib.Resolve("dmiGetDeviceRemainingInfo", &api->get_device_remaining_info));
   lib.ResolveOptional("dmiCreateVDevices", &api->create_vdevices);
   lib.ResolveOptional("dmiStopVDevice", &api->stop_vdevice);
   lib.ResolveOptional("dmiDestroySingleVDevice", &api->destroy_single_vdevice);
@@ -67,8 +66,7 @@ StatusOr<std::unique_ptr<VendorApi>> LoadVendorApi(const std::string& lib_dir) {
     api->mig_library = std::move(mig).value();
     api->mig_library->ResolveOptional("nvmlGetSystemMigMode", &api->mig.get_system_mig_mode);
   } else {
-    LOG(WARNING) << "MIG library not available, MIG mode reported off: "
-                 << mig.status().message();
+    LOG(WARNING) << "MIG library not available, MIG mode reported off: " << mig.status().message();
   }
   return api;
 }
