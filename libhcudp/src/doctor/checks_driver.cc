@@ -81,12 +81,16 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o) {
       if (!LooksLikeBdf(bdf)) continue;
       ++cards;
       bool card_node = false, render_node = false;
-      for (const std::string& node : ListDir(dir + "/" + bdf + "/drm")) {
+      std::string drm = dir;
+      drm.append("/").append(bdf).append("/drm");
+      for (const std::string& node : ListDir(drm)) {
         const bool is_card = node.rfind("card", 0) == 0;
         const bool is_render = node.rfind("renderD", 0) == 0;
         if (!is_card && !is_render) continue;
         if (!Exists(UnderRoot(o.host_root, "/dev/dri/" + node))) {
-          problems.push_back(bdf + ": /dev/dri/" + node + " missing");
+          std::string problem = bdf;
+          problem.append(": /dev/dri/").append(node).append(" missing");
+          problems.push_back(std::move(problem));
         }
         card_node |= is_card;
         render_node |= is_render;

@@ -50,9 +50,10 @@ CardMap BuildCardMap(const std::vector<CardFacts>& rsmi_cards,
       std::string dmi_name = dmi_names_in_dmi_order[map.dmi_index[i]];
       dmi_name = dmi_name.substr(0, dmi_name.find(','));
       if (!expected.empty() && !dmi_name.empty() && dmi_name != expected) {
-        problem("dmi card " + std::to_string(map.dmi_index[i]) + " is \"" + dmi_name +
-                "\" but rsmi card " + std::to_string(i) + " (" + map.bdfs[i] + ") is a " +
-                expected);
+        std::string p = "dmi card " + std::to_string(map.dmi_index[i]);
+        p.append(" is \"").append(dmi_name).append("\" but rsmi card ").append(std::to_string(i));
+        p.append(" (").append(map.bdfs[i]).append(") is a ").append(expected);
+        problem(std::move(p));
       }
     }
   }

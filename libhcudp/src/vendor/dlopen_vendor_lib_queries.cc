@@ -305,7 +305,7 @@ Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
   int delay_ms = options_.destroy_backoff_initial_ms;
   for (int attempt = 0;; ++attempt) {
     // The lock is not held while backing off, so a re-init can proceed.
-    const Status st = DestroyOnceShared(vhcu_id);
+    Status st = DestroyOnceShared(vhcu_id);
     if (st.ok() || st.code() != StatusCode::kUnavailable) return st;
     if (attempt >= retries) {
       return UnavailableError("vHCU " + std::to_string(vhcu_id) + " still busy after " +

@@ -75,11 +75,13 @@ std::vector<PciHcu> ScanPciHcus(const std::string& host_root) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     unsigned long vendor = 0, pci_class = 0, device = 0;
-    if (!ReadHex(dir + "/" + name + "/vendor", &vendor) || vendor != 0x1d94) continue;
-    if (!ReadHex(dir + "/" + name + "/class", &pci_class)) continue;
+    std::string base = dir;
+    base.append("/").append(name).append("/");
+    if (!ReadHex(base + "vendor", &vendor) || vendor != 0x1d94) continue;
+    if (!ReadHex(base + "class", &pci_class)) continue;
     const unsigned long class_prefix = pci_class >> 8;  // 0x038000 -> 0x0380
     if (class_prefix != 0x0380 && class_prefix != 0x0b40) continue;
-    ReadHex(dir + "/" + name + "/device", &device);
+    ReadHex(base + "device", &device);
     std::string bdf = name;
     std::transform(bdf.begin(), bdf.end(), bdf.begin(), ::tolower);
     found.push_back(PciHcu{bdf, static_cast<uint16_t>(device)});

@@ -11,7 +11,8 @@ StatusOr<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(
   std::string tried;
   std::string load_errors;
   for (const std::string& name : file_names) {
-    const std::string path = dir + "/" + name;
+    std::string path = dir;
+    path.append("/").append(name);
     if (!tried.empty()) tried += ", ";
     tried += path;
     if (access(path.c_str(), F_OK) != 0) continue;

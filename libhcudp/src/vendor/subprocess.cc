@@ -22,6 +22,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, int tim
   // Everything the child needs is prepared before fork: between fork and
   // exec only async-signal-safe calls are allowed.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
