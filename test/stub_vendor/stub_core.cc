@@ -128,3 +128,10 @@ HCUDP_STUB_API void hcudp_stub_reset() {
   state.tried = false;
   state.faults_used.clear();
 }
+
+// On a real node the driver's files exist before anyone loads the vendor
+// libraries; the stand-in renders its node when it is loaded, so that a
+// DlopenVendorLib pointed at an empty host-root finds the driver live.
+__attribute__((constructor)) static void RenderOnLoad() {
+  if (hcudp::stub::Knob("sim_node") && hcudp::stub::Knob("host_root")) (void)hcudp::stub::Sim();
+}

@@ -364,6 +364,19 @@ BOOST_AUTO_TEST_CASE(FileThatIsNotALibraryFailsToLoadWithTheLoadersReason) {
   BOOST_CHECK(got.status().message().find("librocm_smi64.so.2") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(LoadingAStandInLibraryRendersItsNode) {
+  // As on a real node, the driver's files exist once the vendor libraries
+  // can be loaded: an empty host-root needs no separate render step.
+  TempDir dir;
+  const std::string root = dir.Join("root");
+  testing::RunResult r = testing::Run(
+      {StubNode::StubVariants() + "/../dlopen_probe", StubNode::StubHyhal() + "/lib/libhydmi.so.1"},
+      {"HCUDP_STUB_SIM_NODE=" + K100(), "HCUDP_STUB_HOST_ROOT=" + root});
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_CHECK_EQUAL(testing::ReadFile(root + "/sys/module/hycu/initstate"), "live\n");
+  BOOST_CHECK(testing::PathExists(root + "/dev/kfd"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
