@@ -8,8 +8,14 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
   libboost-test-dev libcurl4-openssl-dev openssl
-  python3 python3-jsonschema python3-yaml
+  python3 python3-jsonschema python3-yaml yamllint
 )
+# Node.js and npm run the pinned manifest validators (scripts/install-ci-tools.sh).
+# Machines that already have a Node.js with npm (e.g. from another repository)
+# keep it; otherwise Debian's are installed.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 # Optional extras: clang for the libFuzzer targets (HCUDP_EXTRAS=fuzz).
 if [[ "${HCUDP_EXTRAS:-}" == *fuzz* ]]; then
   packages+=(clang-14 libclang-rt-14-dev)

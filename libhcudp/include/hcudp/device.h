@@ -97,7 +97,7 @@ struct Link {
 };
 
 // Everything discovery found on the node, at one point in time.
-struct NodeInventory {
+struct HCUDP_EXPORT NodeInventory {
   std::string driver_version;
   std::vector<Card> cards;                 // sorted by index
   std::vector<Vhcu> vhcus;                 // sorted by id

@@ -39,7 +39,7 @@ enum class FlagKind { kBool, kInt, kString, kEnum };
 // Where a flag's value came from after Parse().
 enum class FlagSource { kDefault, kEnv, kCommandLine };
 
-struct Flag {
+struct HCUDP_EXPORT Flag {
   std::string name;          // without dashes: "device-plugin-path"
   std::string env;           // environment variable, or empty for none
   std::string default_text;  // shown by Help(); does not set anything
@@ -74,7 +74,7 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 // EnvLookup over the process environment (getenv).
 HCUDP_EXPORT EnvLookup ProcessEnv();
 
-struct ParsedArgs {
+struct HCUDP_EXPORT ParsedArgs {
   bool help_requested = false;          // --help / -h was given
   std::vector<std::string> positional;  // non-flag arguments, in order
   std::map<std::string, FlagSource> sources;  // every registered flag name

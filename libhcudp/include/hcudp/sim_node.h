@@ -65,7 +65,7 @@ struct SimMigInstance {
   std::string uuid;
 };
 
-struct SimNode {
+struct HCUDP_EXPORT SimNode {
   std::string api_version;     // "hcudp.hygon.com/v1"
   std::string kind;            // "SimNode"
   std::string name;

@@ -1,0 +1,56 @@
+# hcu-device-plugin image: hcu-dp-daemon (the entrypoint) and hcuctl.
+#
+#   docker build --build-arg VERSION=$(git describe --tags --dirty) \
+#     -t <registry>/hcu/admin/base/hcu-device-plugin:<tag> .
+#
+# The vendor libraries (libhydmi, librocm_smi64, hy-smi) are never in the
+# image: the DaemonSet mounts the node's /opt/hyhal read-only and the daemon
+# loads them from /opt/hyhal/lib at run time, so one image fits every driver
+# version. The build context keeps .git (see .dockerignore) so `git describe`
+# stamps the binaries; VERSION labels the image and should be the same string.
+
+# --- build ------------------------------------------------------------------
+FROM debian:12 AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      build-essential cmake ninja-build pkg-config git ca-certificates \
+      protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev \
+      libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev \
+      libcurl4-openssl-dev \
+ && rm -rf /var/lib/apt/lists/*
+# Compiling needs no privileges.
+RUN useradd --create-home --uid 10001 builder
+USER builder
+WORKDIR /home/builder/src
+COPY --chown=builder:builder . .
+RUN cmake --preset release -DHCUDP_BUILD_TESTS=OFF \
+ && cmake --build --preset release \
+ && DESTDIR=/home/builder/out cmake --install build/release --prefix /usr/local
+
+# --- runtime ----------------------------------------------------------------
+FROM debian:12-slim
+ARG VERSION=unknown
+LABEL org.opencontainers.image.title="hcu-device-plugin" \
+      org.opencontainers.image.description="Kubernetes device plugin for Hygon HCU accelerators" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only; pciutils
+# (lspci) is optional, for `hcuctl doctor`.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
+      libgflags2.2 libcurl4 ca-certificates pciutils \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/
+COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0 /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
+# /opt/hyhal/lib is the node's vendor runtime, mounted by the DaemonSet.
+ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
+# Fails the build if any shared library of the two binaries is missing.
+RUN ldconfig && hcu-dp-daemon --version && hcuctl version
+# A non-root account for running hcuctl from this image (docker run --user
+# hcudp ... hcuctl devices). The default user stays root: the daemon creates
+# its sockets in kubelet's root-owned directory, and vendor manifests that do
+# not set runAsUser must keep working when only the image changes.
+RUN useradd --system --uid 65532 --no-create-home --shell /usr/sbin/nologin hcudp
+USER 0
+ENTRYPOINT ["/usr/local/bin/hcu-dp-daemon"]

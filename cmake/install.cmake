@@ -1,0 +1,64 @@
+# Installation: `cmake --install build/release [--prefix P]` puts
+#   include/hcudp/*.h                     the public API (nothing from src/)
+#   lib/libhcudp.so.<ver> (+ .so.0, .so)  the shared library, SOVERSION 0
+#   bin/hcu-dp-daemon, bin/hcuctl         when those targets exist
+#   lib/cmake/hcudp/                      find_package(hcudp) -> hcudp::hcudp
+#   lib/pkgconfig/hcudp.pc                pkg-config hcudp
+# Everything is relocatable: the package files find the prefix relative to
+# themselves, so installing with another --prefix than configured works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# The public headers are C++17; consumers of hcudp::hcudp get that requirement.
+target_compile_features(hcudp INTERFACE cxx_std_17)
+
+install(TARGETS hcudp
+  EXPORT hcudpTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
+          NAMELINK_COMPONENT dev
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+install(DIRECTORY "${CMAKE_SOURCE_DIR}/libhcudp/include/hcudp"
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT dev
+  FILES_MATCHING PATTERN "*.h")
+
+# The binaries find libhcudp next to them (../lib) wherever the tree lands.
+foreach(_bin IN ITEMS hcu-dp-daemon hcuctl)
+  if(TARGET ${_bin})
+    set_target_properties(${_bin} PROPERTIES
+      INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    install(TARGETS ${_bin} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+  endif()
+endforeach()
+
+# CMake package.
+set(HCUDP_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/hcudp")
+install(EXPORT hcudpTargets
+  NAMESPACE hcudp::
+  DESTINATION "${HCUDP_CMAKE_DIR}"
+  COMPONENT dev)
+configure_package_config_file(
+  "${CMAKE_SOURCE_DIR}/cmake/hcudpConfig.cmake.in"
+  "${CMAKE_BINARY_DIR}/hcudpConfig.cmake"
+  INSTALL_DESTINATION "${HCUDP_CMAKE_DIR}")
+# Same major version = compatible (the SOVERSION is the major version).
+write_basic_package_version_file(
+  "${CMAKE_BINARY_DIR}/hcudpConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  "${CMAKE_BINARY_DIR}/hcudpConfig.cmake"
+  "${CMAKE_BINARY_DIR}/hcudpConfigVersion.cmake"
+  DESTINATION "${HCUDP_CMAKE_DIR}"
+  COMPONENT dev)
+
+# pkg-config. libhcudp's dependencies are private (no third-party type in the
+# public headers), so a shared-library consumer needs only -lhcudp; the
+# Requires.private/Libs.private lines serve static linking.
+file(RELATIVE_PATH HCUDP_PC_UP "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+string(REGEX REPLACE "/$" "" HCUDP_PC_UP "${HCUDP_PC_UP}")
+configure_file("${CMAKE_SOURCE_DIR}/cmake/hcudp.pc.in" "${CMAKE_BINARY_DIR}/hcudp.pc" @ONLY)
+install(FILES "${CMAKE_BINARY_DIR}/hcudp.pc"
+  DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
+  COMPONENT dev)

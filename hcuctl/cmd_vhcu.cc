@@ -1,0 +1,128 @@
+// hcuctl vhcu list | create --card N --cu C --mem-mib M | destroy ID:
+// manual vHCU management (what an admin does with `hy-smi virtual`).
+#include <string>
+
+#include "command.h"
+#include "hcudp/flags.h"
+#include "reports.h"
+
+namespace hcuctl {
+namespace {
+
+// "3" or "vdev3" -> 3.
+std::optional<int> ParseVhcuId(const std::string& text) {
+  std::string digits = text.rfind("vdev", 0) == 0 ? text.substr(4) : text;
+  auto n = hcudp::ParseGoInt(digits);
+  if (!n || *n < 0 || *n > 100000 || digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*n);
+}
+
+int List(Context& ctx, const Command& self, const std::vector<std::string>& rest) {
+  if (rest.size() > 1) return UsageError(ctx, self, "vhcu list takes no arguments");
+  auto backend = ctx.backend();
+  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
+  auto inv = (*backend)->Discover();
+  if (!inv.ok()) return Fail(ctx, self.name, inv.status());
+  ctx.Print(VhcuListReport(*inv));
+  return kExitOk;
+}
+
+int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib,
+           const std::vector<std::string>& rest) {
+  if (rest.size() > 1) return UsageError(ctx, self, "unexpected argument \"" + rest[1] + "\"");
+  if (card < 0 || cu <= 0 || mem_mib <= 0) {
+    return UsageError(ctx, self, "vhcu create needs --card N, --cu C (> 0) and --mem-mib M (> 0)");
+  }
+  auto backend = ctx.backend();
+  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
+  auto created = (*backend)->CreateVhcu(card, cu, static_cast<uint64_t>(mem_mib));
+  if (!created.ok()) return Fail(ctx, "vhcu create", created.status());
+  Report r;
+  r.value = VhcuValue(*created);
+  Table t(VhcuHeaders());
+  t.AddRow(VhcuRow(*created));
+  r.tables.emplace_back("created:", std::move(t));
+  ctx.Print(r);
+  return kExitOk;
+}
+
+int Destroy(Context& ctx, const Command& self, const std::vector<std::string>& rest) {
+  if (rest.size() != 2) return UsageError(ctx, self, "vhcu destroy takes one vHCU id (3 or vdev3)");
+  auto id = ParseVhcuId(rest[1]);
+  if (!id) return UsageError(ctx, self, "\"" + rest[1] + "\" is not a vHCU id (3 or vdev3)");
+  auto backend = ctx.backend();
+  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
+  hcudp::Status st = (*backend)->DestroyVhcu(*id);
+  if (!st.ok()) return Fail(ctx, "vhcu destroy", st);
+  Report r;
+  r.value = Value::MakeObject().Set("destroyed", "vdev" + std::to_string(*id));
+  r.notes.push_back("destroyed vdev" + std::to_string(*id));
+  ctx.Print(r);
+  return kExitOk;
+}
+
+int RunVhcu(Context& ctx, const std::vector<std::string>& args) {
+  const Command& self = kVhcuCommand;
+  int card = -1;
+  int cu = 0;
+  int mem_mib = 0;
+  hcudp::FlagSet flags("hcuctl vhcu", std::string(self.summary));
+  flags.Add(hcudp::Flag::Int("card", "", "create: parent card index", &card, 0));
+  flags.Add(hcudp::Flag::Int("cu", "", "create: compute units", &cu, 1));
+  flags.Add(hcudp::Flag::Int("mem-mib", "", "create: memory in MiB", &mem_mib, 1));
+  int code = kExitOk;
+  auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
+  if (!rest) return code;
+  if (rest->empty()) return UsageError(ctx, self, "missing action: list, create or destroy");
+  const std::string& action = rest->front();
+  if (action == "list") return List(ctx, self, *rest);
+  if (action == "create") return Create(ctx, self, card, cu, mem_mib, *rest);
+  if (action == "destroy") return Destroy(ctx, self, *rest);
+  return UsageError(ctx, self, "unknown action \"" + action + "\"; use list, create or destroy");
+}
+
+}  // namespace
+
+Value VhcuValue(const hcudp::Vhcu& v) {
+  return Value::MakeObject()
+      .Set("id", v.id)
+      .Set("deviceId", "vdev" + std::to_string(v.id))
+      .Set("card", v.card)
+      .Set("bdf", v.card_bdf)
+      .Set("computeUnits", v.compute_units)
+      .Set("memoryMiB", v.memory_mib)
+      .Set("pipeId", v.pipe_id)
+      .Set("conf", v.conf_path);
+}
+
+std::vector<std::string> VhcuRow(const hcudp::Vhcu& v) {
+  return {"vdev" + std::to_string(v.id), std::to_string(v.card), v.card_bdf,
+          std::to_string(v.compute_units), std::to_string(v.memory_mib) + " MiB",
+          std::to_string(v.pipe_id), v.conf_path};
+}
+
+std::vector<std::string> VhcuHeaders() {
+  return {"ID", "CARD", "BDF", "CU", "MEMORY", "PIPE", "CONF"};
+}
+
+Report VhcuListReport(const hcudp::NodeInventory& inv) {
+  Report r;
+  Value list = Value::MakeArray();
+  Table t(VhcuHeaders());
+  for (const hcudp::Vhcu& v : inv.vhcus) {
+    list.Push(VhcuValue(v));
+    t.AddRow(VhcuRow(v));
+  }
+  r.value = Value::MakeObject().Set("vhcus", std::move(list));
+  r.tables.emplace_back("", std::move(t));
+  return r;
+}
+
+const Command kVhcuCommand = {
+    "vhcu", "list, create and destroy vHCUs by hand",
+    "hcuctl [global flags] vhcu list | create --card N --cu C --mem-mib M | destroy ID", RunVhcu};
+
+}  // namespace hcuctl

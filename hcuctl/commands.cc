@@ -1,0 +1,93 @@
+#include <iostream>
+
+#include "command.h"
+
+namespace hcuctl {
+
+hcudp::StatusOr<hcudp::Backend*> Context::backend() {
+  if (!backend_) {
+    auto opened = hcudp::OpenBackend(options_);
+    if (!opened.ok()) return opened.status();
+    backend_ = std::move(opened).value();
+  }
+  return backend_.get();
+}
+
+const std::vector<Command>& CommandTable() {
+  static const std::vector<Command> kTable = {
+      kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
+      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kVersionCommand};
+  return kTable;
+}
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command& c : CommandTable()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+int ExitCodeFor(const hcudp::Status& status) {
+  if (status.ok()) return kExitOk;
+  return status.code() == hcudp::StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+}
+
+int Fail(Context& ctx, std::string_view command, const hcudp::Status& status) {
+  ctx.err() << "hcuctl " << command << ": " << status.message() << "\n";
+  return ExitCodeFor(status);
+}
+
+int UsageError(Context& ctx, const Command& command, std::string_view problem) {
+  ctx.err() << "hcuctl " << command.name << ": " << problem << "\n"
+            << "usage: " << command.usage << "\n"
+            << "(see: hcuctl " << command.name << " --help)\n";
+  return kExitUsage;
+}
+
+std::optional<std::vector<std::string>> ParseCommandArgs(Context& ctx, const Command& command,
+                                                         hcudp::FlagSet& flags,
+                                                         const std::vector<std::string>& args,
+                                                         int* exit_code) {
+  std::string output;
+  hcudp::Flag output_flag = hcudp::Flag::Enum(
+      "output", "", "output format (overrides the global -o)", {"table", "json", "yaml"}, "table",
+      [&output](const std::string& v) {
+        output = v;
+        return hcudp::OkStatus();
+      });
+  output_flag.aliases = {"o"};
+  flags.Add(std::move(output_flag));
+  flags.set_interspersed(true);
+  // Only the command line counts here: environment variables are global.
+  auto parsed = flags.Parse(args, [](const std::string&) { return std::nullopt; });
+  if (!parsed.ok()) {
+    *exit_code = UsageError(ctx, command, parsed.status().message());
+    return std::nullopt;
+  }
+  if (parsed->help_requested) {
+    ctx.out() << flags.Help();
+    *exit_code = kExitOk;
+    return std::nullopt;
+  }
+  if (!output.empty()) ctx.set_format(*ParseOutputFormat(output));
+  return parsed->positional;
+}
+
+int RunInventoryReport(Context& ctx, const Command& command, const std::vector<std::string>& args,
+                       Report (*build)(const hcudp::NodeInventory&)) {
+  hcudp::FlagSet flags("hcuctl " + std::string(command.name), std::string(command.summary));
+  int code = kExitOk;
+  auto rest = ParseCommandArgs(ctx, command, flags, args, &code);
+  if (!rest) return code;
+  if (!rest->empty()) {
+    return UsageError(ctx, command, "unexpected argument \"" + rest->front() + "\"");
+  }
+  auto backend = ctx.backend();
+  if (!backend.ok()) return Fail(ctx, command.name, backend.status());
+  auto inventory = (*backend)->Discover();
+  if (!inventory.ok()) return Fail(ctx, command.name, inventory.status());
+  ctx.Print(build(*inventory));
+  return kExitOk;
+}
+
+}  // namespace hcuctl

@@ -1,0 +1,25 @@
+// The flags that say how to reach the node (backend, host-root, vendor
+// runtime, kubelet sockets, kubeconfig), shared by hcu-dp-daemon and hcuctl so
+// both read the same names and environment variables (DESIGN.md §3, §7).
+#ifndef HCUDP_OPTION_FLAGS_H_
+#define HCUDP_OPTION_FLAGS_H_
+
+#include "hcudp/export.h"
+#include "hcudp/flags.h"
+#include "hcudp/options.h"
+#include "hcudp/status.h"
+
+namespace hcudp {
+
+// Registers --backend, --sim-node, --host-root, --hyhal-path,
+// --device-plugin-path, --pod-resources-socket and --kubeconfig (with their
+// environment variables) writing into `*options`, which must outlive `flags`.
+HCUDP_EXPORT void AddNodeAccessFlags(FlagSet& flags, Options* options);
+
+// Cross-flag checks after parsing: --backend=sim needs --sim-node; host-root
+// must be absolute. InvalidArgument names the flag.
+HCUDP_EXPORT Status ValidateNodeAccessOptions(const Options& options);
+
+}  // namespace hcudp
+
+#endif  // HCUDP_OPTION_FLAGS_H_

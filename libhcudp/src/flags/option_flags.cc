@@ -1,0 +1,50 @@
+#include "hcudp/option_flags.h"
+
+namespace hcudp {
+
+void AddNodeAccessFlags(FlagSet& flags, Options* options) {
+  flags.Add(Flag::Enum("backend", "HCU_BACKEND",
+                       "host (a real HCU node) or sim (a simulated node from --sim-node)",
+                       {"host", "sim"}, std::string(BackendKindName(options->backend)),
+                       [options](const std::string& v) {
+                         options->backend = *ParseBackendKind(v);
+                         return OkStatus();
+                       }));
+  flags.Add(Flag::String("sim-node", "HCU_SIM_NODE",
+                         "SimNode YAML file; required with --backend=sim", &options->sim_node_path));
+  Flag host_root = Flag::String("host-root", "HOST_ROOT",
+                                "prefix under which node files are read and written",
+                                &options->host_root);
+  host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
+  flags.Add(std::move(host_root));
+  flags.Add(Flag::String("hyhal-path", "HYHAL_PATH",
+                         "vendor runtime: libraries under lib/, tools under bin/",
+                         &options->hyhal_path));
+  flags.Add(Flag::String("device-plugin-path", "DEVICE_PLUGIN_PATH",
+                         "kubelet's device-plugin socket directory", &options->device_plugin_path));
+  flags.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",
+                         "kubelet's pod-resources API socket", &options->pod_resources_socket));
+  Flag kubeconfig = Flag::String("kubeconfig", "KUBECONFIG",
+                                 "kubeconfig file when running outside a cluster",
+                                 &options->kubeconfig);
+  kubeconfig.default_text = "in-cluster, then $HOME/.kube/config";
+  flags.Add(std::move(kubeconfig));
+}
+
+Status ValidateNodeAccessOptions(const Options& options) {
+  if (options.backend == BackendKind::kSim && options.sim_node_path.empty()) {
+    return InvalidArgumentError(
+        "--backend=sim needs --sim-node=<file> (env HCU_SIM_NODE), e.g. "
+        "--sim-node=demo/nodes/k100ai-8.yaml");
+  }
+  if (!options.host_root.empty() && options.host_root.front() != '/') {
+    return InvalidArgumentError("--host-root: \"" + options.host_root +
+                                "\" is not an absolute path");
+  }
+  if (options.device_plugin_path.empty()) {
+    return InvalidArgumentError("--device-plugin-path: must not be empty");
+  }
+  return OkStatus();
+}
+
+}  // namespace hcudp

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the build tree to a temporary prefix and builds a stand-alone
+# consumer against it twice: with find_package(hcudp) and with pkg-config.
+# Both must list the 8 cards of demo/nodes/k100ai-8.yaml.
+#   run.sh <source-dir> <build-dir> <work-dir>
+set -euo pipefail
+src=$1 build=$2 work=$3
+node="$src/demo/nodes/k100ai-8.yaml"
+[[ -f "$node" ]] || { echo "FAIL: $node is missing (the simulated nodes come with the sim work)" >&2; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+prefix="$work/prefix"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+echo "== install to $prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+libdir=$(dirname "$(find "$prefix" -name 'hcudp.pc' -path '*pkgconfig*' | head -1)")/..
+libdir=$(cd "$libdir" && pwd)
+for f in include/hcudp/backend.h include/hcudp/status.h include/hcudp/version.h; do
+  [[ -f "$prefix/$f" ]] || fail "$f not installed"
+done
+[[ -z "$(find "$prefix/include" -type f ! -path '*/include/hcudp/*.h')" ]] \
+  || fail "installed headers other than include/hcudp/*.h"
+soname=$(readlink "$libdir/libhcudp.so")
+[[ "$soname" == libhcudp.so.0 ]] || fail "libhcudp.so -> $soname, want libhcudp.so.0"
+[[ -f "$libdir/cmake/hcudp/hcudpConfig.cmake" && -f "$libdir/cmake/hcudp/hcudpConfigVersion.cmake" ]] \
+  || fail "CMake package files missing"
+echo "ok   headers, libhcudp.so -> $soname, CMake package, pkg-config file"
+
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+
+echo "== find_package(hcudp)"
+cmake -S "$src/test/consumer/project" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/cmake-configure.log" \
+  || { cat "$work/cmake-configure.log"; fail "configure against the CMake package"; }
+cmake --build "$work/cmake" || fail "build against the CMake package"
+"$work/cmake/hcudp_consumer" "$node" | tee "$work/cmake.out" || fail "find_package consumer exited non-zero"
+grep -qx 'cards: 8' "$work/cmake.out" || fail "find_package consumer did not list 8 cards"
+
+echo "== pkg-config hcudp"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+pkg-config --exists hcudp || fail "pkg-config does not find hcudp"
+[[ "$(pkg-config --modversion hcudp)" == "$(sed -n 's/^Version: //p' "$libdir/pkgconfig/hcudp.pc")" ]] || fail "version"
+# shellcheck disable=SC2046
+${CXX:-c++} -std=c++17 -O1 -o "$work/pc_consumer" "$src/test/consumer/project/main.cc" \
+  $(pkg-config --cflags --libs hcudp) -Wl,-rpath,"$(pkg-config --variable=libdir hcudp)" \
+  || fail "build with pkg-config flags"
+"$work/pc_consumer" "$node" | tee "$work/pc.out" || fail "pkg-config consumer exited non-zero"
+grep -qx 'cards: 8' "$work/pc.out" || fail "pkg-config consumer did not list 8 cards"
+cmp -s "$work/cmake.out" "$work/pc.out" || fail "the two consumers disagree"
+echo "1 passed, 0 failed: consumer_install"
