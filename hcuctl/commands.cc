@@ -16,7 +16,8 @@ hcudp::StatusOr<hcudp::Backend*> Context::backend() {
 const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
       kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
-      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kVersionCommand};
+      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kDoctorCommand,
+      kVersionCommand};
   return kTable;
 }
 
