@@ -180,6 +180,21 @@ BOOST_AUTO_TEST_CASE(AMismatchThatReinitDoesNotCureIsNotRetriedEveryPoll) {
   BOOST_CHECK_EQUAL(node.RsmiInitCalls() - before, 2);  // the card came back
 }
 
+BOOST_AUTO_TEST_CASE(AFailedReinitialisationIsRetriedAtTheNextPoll) {
+  StubNode node(K100());
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  node.Control("vanish_card=5\nrsmi_init_failures=1\n");
+  StatusOr<std::vector<CardHealthReport>> failed = lib->QueryHealth();
+  BOOST_CHECK(!failed.ok());  // the library is down: no verdicts, previous health stays
+  BOOST_CHECK_EQUAL(node.RsmiRefcount(), 0);
+  std::map<std::string, CardHealthReport> h = Health(*lib);  // re-initialised now
+  BOOST_CHECK_EQUAL(node.RsmiRefcount(), 1);
+  BOOST_CHECK(h["0000:a9:00.0"].health == Health::kUnhealthy);
+  StatusOr<int> count = lib->CardCount();
+  BOOST_REQUIRE(count.ok());
+  BOOST_CHECK_EQUAL(*count, 7);
+}
+
 BOOST_AUTO_TEST_CASE(InitWaitsForCountsToAgreeThenContinues) {
   StubNode node(K100());
   node.Control("vanish_card=5\n");

@@ -76,7 +76,9 @@ Status DlopenVendorLib::Init() {
 
 void DlopenVendorLib::Shutdown() {
   std::unique_lock lock(mu_);
+  reinit_failed_ = false;
   if (!initialized_) return;
+  reinit_failed_ = false;
   const rsmi_status_t st = api_->rsmi.shut_down();
   if (st != RSMI_STATUS_SUCCESS) LOG(WARNING) << Rsmi(st, "rsmi_shut_down").message();
   initialized_ = false;
@@ -215,7 +217,7 @@ std::string DlopenVendorLib::CountSignatureLocked(bool* agree) const {
 void DlopenVendorLib::ResyncIfCountsDisagree() {
   {
     std::shared_lock lock(mu_);
-    if (!initialized_) return;
+    if (!initialized_ && !reinit_failed_) return;
     bool agree = false;
     const std::string signature = CountSignatureLocked(&agree);
     // A mismatch that re-initialising did not cure (a card the driver lost
@@ -223,11 +225,20 @@ void DlopenVendorLib::ResyncIfCountsDisagree() {
     if (agree || signature == unresolved_mismatch_) return;
   }
   std::unique_lock lock(mu_);
-  if (!initialized_) return;
   bool agree = false;
-  const std::string before = CountSignatureLocked(&agree);
-  if (agree || before == unresolved_mismatch_) return;
-  const Status st = ReinitLocked("card count out of sync (" + before + ")");
+  std::string why;
+  if (reinit_failed_) {
+    why = "the previous re-initialisation failed";
+  } else {
+    if (!initialized_) return;
+    const std::string before = CountSignatureLocked(&agree);
+    if (agree || before == unresolved_mismatch_) return;
+    why = "card count out of sync (" + before + ")";
+  }
+  const Status st = ReinitLocked(why);
+  // A failed re-init leaves the library down; the next poll tries again
+  // (until Shutdown), instead of staying down for good.
+  reinit_failed_ = !st.ok();
   if (!st.ok()) {
     LOG(ERROR) << "re-initialisation failed: " << st.message();
     return;

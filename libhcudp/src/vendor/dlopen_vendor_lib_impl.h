@@ -118,6 +118,7 @@ class DlopenVendorLib final : public VendorLib {
   CardMap card_map_;                     // guarded by mu_
   std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
   std::string unresolved_mismatch_;      // signature a re-init did not cure; guarded by mu_
+  bool reinit_failed_ = false;           // the last re-init left the library down; guarded by mu_
 };
 
 }  // namespace hcudp::vendor
