@@ -67,9 +67,9 @@ BOOST_AUTO_TEST_CASE(keys_may_come_in_any_order) {
 }
 
 BOOST_AUTO_TEST_CASE(high_mask_word_counts_towards_cu_count) {
-  std::string text = Replace(Replace(kVdev4, "cu_mask: 0x0000000000000000",
-                                     "cu_mask: 0x0000000000000003"),
-                             "cu_count: 30", "cu_count: 32");
+  std::string text =
+      Replace(Replace(kVdev4, "cu_mask: 0x0000000000000000", "cu_mask: 0x0000000000000003"),
+              "cu_count: 30", "cu_count: 32");
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
   BOOST_TEST(conf->cu_mask_hi == 3u);
@@ -103,14 +103,19 @@ const BadCase kBad[] = {
     {"enable 2", Replace(kVdev4, "enable: 1", "enable: 2"), "line 9: enable"},
     {"number with junk", Replace(kVdev4, "vdev_id: 4", "vdev_id: 4x"), "line 7: vdev_id"},
     {"huge number", Replace(kVdev4, "vdev_id: 4", "vdev_id: 99999999999999999999"), "line 7"},
-    {"binary", std::string("\x7f" "ELF\x01\x02\0\0", 8), "line 1"},
+    {"binary",
+     std::string("\x7f"
+                 "ELF\x01\x02\0\0",
+                 8),
+     "line 1"},
 };
 
 BOOST_DATA_TEST_CASE(rejects_malformed_conf_naming_the_problem, boost::unit_test::data::make(kBad),
                      bad) {
   StatusOr<VdevConf> conf = ParseVdevConf(bad.text);
   BOOST_REQUIRE(!conf.ok());
-  BOOST_TEST(static_cast<int>(conf.status().code()) == static_cast<int>(StatusCode::kInvalidArgument));
+  BOOST_TEST(static_cast<int>(conf.status().code()) ==
+             static_cast<int>(StatusCode::kInvalidArgument));
   BOOST_TEST(conf.status().message().find(bad.expect) != std::string::npos,
              conf.status().message());
 }

@@ -19,8 +19,7 @@ struct Fixture {
 
   Fixture() {
     set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY", "Strategy.",
-                       {"hcu", "vhcu", "mig", "mixed"}, "mixed",
-                       [this](const std::string& v) {
+                       {"hcu", "vhcu", "mig", "mixed"}, "mixed", [this](const std::string& v) {
                          strategy = v;
                          return OkStatus();
                        }));
@@ -80,9 +79,13 @@ BOOST_FIXTURE_TEST_CASE(bool_flag_alone_means_true_and_takes_no_next_argument, F
 
 BOOST_AUTO_TEST_CASE(bool_spellings_are_gos) {
   const std::vector<std::pair<std::string, std::optional<bool>>> table = {
-      {"1", true},   {"t", true},   {"T", true},   {"true", true},   {"TRUE", true},
-      {"True", true}, {"0", false}, {"f", false},  {"F", false},     {"false", false},
-      {"FALSE", false}, {"False", false}, {"yes", std::nullopt}, {"tRUE", std::nullopt},
+      {"1", true},           {"t", true},
+      {"T", true},           {"true", true},
+      {"TRUE", true},        {"True", true},
+      {"0", false},          {"f", false},
+      {"F", false},          {"false", false},
+      {"FALSE", false},      {"False", false},
+      {"yes", std::nullopt}, {"tRUE", std::nullopt},
       {"", std::nullopt}};
   for (const auto& [text, want] : table) {
     BOOST_TEST_INFO("text " << text);
@@ -115,12 +118,26 @@ BOOST_FIXTURE_TEST_CASE(empty_int_env_means_unset, Fixture) {
 
 BOOST_AUTO_TEST_CASE(ints_use_go_base_detection) {
   const std::vector<std::pair<std::string, std::optional<int64_t>>> table = {
-      {"10", 10},     {"0x10", 16},  {"0X1f", 31},       {"010", 8},  {"0o17", 15},
-      {"0b101", 5},   {"-3", -3},    {"+4", 4},          {"0", 0},    {"1_000", 1000},
-      {"", std::nullopt}, {"0x", std::nullopt}, {"08", std::nullopt}, {"1.5", std::nullopt},
-      {"abc", std::nullopt}, {"9223372036854775807", INT64_MAX},
-      {"9223372036854775808", std::nullopt}, {"-9223372036854775808", INT64_MIN},
-      {"1__0", std::nullopt}, {"_1", std::nullopt}};
+      {"10", 10},
+      {"0x10", 16},
+      {"0X1f", 31},
+      {"010", 8},
+      {"0o17", 15},
+      {"0b101", 5},
+      {"-3", -3},
+      {"+4", 4},
+      {"0", 0},
+      {"1_000", 1000},
+      {"", std::nullopt},
+      {"0x", std::nullopt},
+      {"08", std::nullopt},
+      {"1.5", std::nullopt},
+      {"abc", std::nullopt},
+      {"9223372036854775807", INT64_MAX},
+      {"9223372036854775808", std::nullopt},
+      {"-9223372036854775808", INT64_MIN},
+      {"1__0", std::nullopt},
+      {"_1", std::nullopt}};
   for (const auto& [text, want] : table) {
     BOOST_TEST_INFO("text " << text);
     BOOST_TEST((ParseGoInt(text) == want));
@@ -219,7 +236,17 @@ BOOST_FIXTURE_TEST_CASE(alias_reaches_the_same_flag, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(setter_error_is_prefixed_with_the_flag, Fixture) {
-  set.Add(Flag{"node-name", "NODE_NAME", "", "Node.", FlagKind::kString, {}, {}, {}, {}, {}, {},
+  set.Add(Flag{"node-name",
+               "NODE_NAME",
+               "",
+               "Node.",
+               FlagKind::kString,
+               {},
+               {},
+               {},
+               {},
+               {},
+               {},
                [](const std::string&) { return InvalidArgumentError("must be a DNS name"); }});
   auto r = Parse({"--node-name=_x"});
   BOOST_REQUIRE(!r.ok());

@@ -40,11 +40,42 @@ class Rng {
 };
 
 // Tokens that push parsers into their edge cases.
-constexpr std::string_view kTokens[] = {
-    ":", ": ", "\n", "- ", "{", "}", "[", "]", "\"", "'", "#", "&a", "*a", "!!str ", "\t",
-    "0x", "-1", "0", "4294967296", "99999999999999999999", "1e9", "null", "~", "true",
-    "  ", "\r\n", "cu_mask: ", "pipe_id: 19", "mem: 1 MiB", "index: ", "cards:", "vhcus:",
-    "profile: 2c.4g.31gb", "0000:09:00.0", "\xff", std::string_view("\0", 1)};
+constexpr std::string_view kTokens[] = {":",
+                                        ": ",
+                                        "\n",
+                                        "- ",
+                                        "{",
+                                        "}",
+                                        "[",
+                                        "]",
+                                        "\"",
+                                        "'",
+                                        "#",
+                                        "&a",
+                                        "*a",
+                                        "!!str ",
+                                        "\t",
+                                        "0x",
+                                        "-1",
+                                        "0",
+                                        "4294967296",
+                                        "99999999999999999999",
+                                        "1e9",
+                                        "null",
+                                        "~",
+                                        "true",
+                                        "  ",
+                                        "\r\n",
+                                        "cu_mask: ",
+                                        "pipe_id: 19",
+                                        "mem: 1 MiB",
+                                        "index: ",
+                                        "cards:",
+                                        "vhcus:",
+                                        "profile: 2c.4g.31gb",
+                                        "0000:09:00.0",
+                                        "\xff",
+                                        std::string_view("\0", 1)};
 
 std::string Mutate(const std::vector<std::string>& seeds, Rng& rng) {
   std::string s = seeds[rng.Below(seeds.size())];

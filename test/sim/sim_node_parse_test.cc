@@ -102,12 +102,16 @@ struct BadCase {
   const char* field;  // the path the error must name
 };
 
-std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.field << " <- " << c.to; }
+std::ostream& operator<<(std::ostream& os, const BadCase& c) {
+  return os << c.field << " <- " << c.to;
+}
 
 const BadCase kBad[] = {
     // header
     {"apiVersion: hcudp.hygon.com/v1", "apiVersion: v1", "apiVersion"},
     {"kind: SimNode", "kind: Node", "kind"},
+    {"name: small", "name: small\nname: other", "name"},
+    {"model: K100_AI", "model: K100_AI\n    model: Z100L", "cards[0].model"},
     {"kind: SimNode", "kind: [SimNode]", "kind"},
     {"name: small\n", "", "name"},
     {"driverVersion: 6.3.27-V1.2.5", "driverVersion: {a: 1}", "driverVersion"},
@@ -159,8 +163,10 @@ const BadCase kBad[] = {
     {"{a: 0, b: 1, type: PCIE", "{a: 0, b: 7, type: PCIE", "links.pairs[0].b"},
     {"{a: 0, b: 1, type: PCIE", "{a: 1, b: 1, type: PCIE", "links.pairs[0].b"},
     {"{a: 0, b: 1, type: PCIE", "{a: x, b: 1, type: PCIE", "links.pairs[0].a"},
-    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: three, weight: 72", "links.pairs[0].hops"},
-    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: 3, weight: [72]", "links.pairs[0].weight"},
+    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: three, weight: 72",
+     "links.pairs[0].hops"},
+    {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: 3, weight: [72]",
+     "links.pairs[0].weight"},
     {"type: PCIE, hops: 3, weight: 72", "type: 7, hops: 3, weight: 72", "links.pairs[0].type"},
     {"type: PCIE, hops: 3, weight: 72", "type: PCIE, hops: 3, weight: 72, latency: 1",
      "links.pairs[0].latency"},
@@ -174,12 +180,12 @@ const BadCase kBad[] = {
     {"{id: 3, card: 1", "{id: 0, card: 1", "vhcus[1].id"},
     {"{id: 3, card: 1", "{id: -3, card: 1", "vhcus[1].id"},
     {"{id: 3, card: 1", "{id: 3, card: 9", "vhcus[1].card"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 61, memoryMiB: 32760, pipeId: 1",
-     "vhcus[1].computeUnits"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 0, memoryMiB: 32760, pipeId: 1",
-     "vhcus[1].computeUnits"},
-    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1", "computeUnits: 60, memoryMiB: 32761, pipeId: 1",
-     "vhcus[1].memoryMiB"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 61, memoryMiB: 32760, pipeId: 1", "vhcus[1].computeUnits"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 0, memoryMiB: 32760, pipeId: 1", "vhcus[1].computeUnits"},
+    {"computeUnits: 60, memoryMiB: 32760, pipeId: 1",
+     "computeUnits: 60, memoryMiB: 32761, pipeId: 1", "vhcus[1].memoryMiB"},
     {"pipeId: 1}", "pipeId: 0}", "vhcus[1].pipeId"},
     {"pipeId: 1}", "pipeId: -1}", "vhcus[1].pipeId"},
     {"pipeId: 1}", "pipeId: x}", "vhcus[1].pipeId"},
@@ -228,9 +234,9 @@ BOOST_AUTO_TEST_CASE(section_of_the_wrong_kind_is_rejected) {
   head = head.substr(0, head.find("cards:"));
   StatusOr<SimNode> cards = ParseSimNode(head + "cards: 3\n");
   BOOST_REQUIRE(!cards.ok());
-  BOOST_TEST(cards.status().message().find("SimNode cards: line 5: must be a list") !=
-                 std::string::npos,
-             cards.status().message());
+  BOOST_TEST(
+      cards.status().message().find("SimNode cards: line 5: must be a list") != std::string::npos,
+      cards.status().message());
   std::string with_cards = kBase;
   with_cards = with_cards.substr(0, with_cards.find("links:"));
   StatusOr<SimNode> vhcus = ParseSimNode(with_cards + "vhcus: {id: 0}\n");
@@ -244,8 +250,8 @@ BOOST_AUTO_TEST_CASE(section_of_the_wrong_kind_is_rejected) {
 }
 
 BOOST_AUTO_TEST_CASE(error_line_points_at_the_bad_value) {
-  StatusOr<SimNode> node = ParseSimNode(Edit("memoryMiB: 65520\n    numaNode: -1",
-                                             "memoryMiB: 0\n    numaNode: -1"));
+  StatusOr<SimNode> node =
+      ParseSimNode(Edit("memoryMiB: 65520\n    numaNode: -1", "memoryMiB: 0\n    numaNode: -1"));
   BOOST_REQUIRE(!node.ok());
   BOOST_TEST(node.status().message().find("cards[1].memoryMiB: line 23:") != std::string::npos,
              node.status().message());
@@ -265,8 +271,7 @@ BOOST_AUTO_TEST_CASE(text_that_is_not_yaml_is_a_clear_error) {
   for (const char* text : {"cards: [1, 2\n", "{{{", "key: \"unterminated\n", "\t- a: b\n  c"}) {
     StatusOr<SimNode> node = ParseSimNode(text);
     BOOST_REQUIRE(!node.ok());
-    BOOST_TEST(node.status().message().find("line") != std::string::npos,
-               node.status().message());
+    BOOST_TEST(node.status().message().find("line") != std::string::npos, node.status().message());
   }
 }
 

@@ -20,8 +20,10 @@ SimNode Load(const std::string& relative) {
 // The "name value" line of a KFD properties file, or "".
 std::string Property(const std::string& properties, const std::string& name) {
   size_t pos = properties.find("\n" + name + " ");
-  if (pos == std::string::npos && properties.rfind(name + " ", 0) == 0) pos = 0;
-  else if (pos != std::string::npos) ++pos;
+  if (pos == std::string::npos && properties.rfind(name + " ", 0) == 0)
+    pos = 0;
+  else if (pos != std::string::npos)
+    ++pos;
   if (pos == std::string::npos) return "";
   size_t start = pos + name.size() + 1;
   return properties.substr(start, properties.find('\n', start) - start);
@@ -100,8 +102,9 @@ BOOST_AUTO_TEST_CASE(seeds_vdev_confs_with_lowest_free_cu_masks) {
   BOOST_TEST(ReadFile(r.At("etc/vdev/vdev4.conf")) ==
              "PciBusId: 0000:8e:00.0\ncu_mask: 0x000000003fffffff\ncu_mask: 0x0000000000000000\n"
              "cu_count: 30\nmem: 16376 MiB\ndevice_id: 3\nvdev_id: 4\npipe_id: 0\nenable: 1\n");
-  const uint64_t lo[] = {0x7fffull, 0x3fff8000ull, 0x1fffc0000000ull, 0x0fffe00000000000ull,
-                         0x3fffffffull, 0x0fffffffc0000000ull};
+  const uint64_t lo[] = {0x7fffull,         0x3fff8000ull,
+                         0x1fffc0000000ull, 0x0fffe00000000000ull,
+                         0x3fffffffull,     0x0fffffffc0000000ull};
   for (int id = 0; id < 6; ++id) {
     StatusOr<VdevConf> conf =
         ParseVdevConf(ReadFile(r.At("etc/vdev/vdev" + std::to_string(id) + ".conf")));
@@ -122,6 +125,8 @@ BOOST_AUTO_TEST_CASE(renders_mig_confs_matching_the_reference_example) {
                        "cu_mask:            0xffffff0000000000\n"
                        "cu_mask:            0x000000000000ffff\n") == 0u,
              text);
+  // Byte for byte the example of hcu-hardware.md §6.3 (kept as a fuzz seed).
+  BOOST_TEST(text == ReadFile(testing::SourcePath("test/fuzz/corpus/mig_conf/dev3gi1ci0.conf")));
   StatusOr<MigConf> conf = ParseMigConf(text);
   BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
   BOOST_TEST(conf->gi.placement_start == 2);
@@ -136,7 +141,8 @@ BOOST_AUTO_TEST_CASE(every_mig_conf_parses_back_to_its_profile) {
     StatusOr<MigConf> conf = ParseMigConf(ReadFile(r.At("etc/dmi_mig_config/ci/" + name)));
     BOOST_REQUIRE_MESSAGE(conf.ok(), name << ": " << conf.status().ToString());
     BOOST_TEST(MigProfileName(8, conf->gi.gpu_slice_count, conf->ci.gpu_slice_count,
-                              conf->gi.memory_size_mb) == mi.profile, name);
+                              conf->gi.memory_size_mb) == mi.profile,
+               name);
     BOOST_TEST(conf->ci.cu_count == mi.compute_units);
   }
 }
@@ -150,8 +156,8 @@ BOOST_AUTO_TEST_CASE(rerender_removes_what_is_gone_and_keeps_vhcu_state) {
   Rendered r("demo/nodes/z100l-mixed.yaml");
   std::remove(r.At("etc/vdev/vdev5.conf").c_str());  // destroyed after the first render
   SimNode smaller = r.node;
-  smaller.cards.pop_back();                           // card 3 disappears
-  smaller.cards[0].card_minor = 9;                    // card 0 renumbered
+  smaller.cards.pop_back();         // card 3 disappears
+  smaller.cards[0].card_minor = 9;  // card 0 renumbered
   BOOST_REQUIRE(RenderSimNode(smaller, r.dir.path()).ok());
   BOOST_TEST(!PathExists(r.At("sys/bus/pci/devices/0000:8e:00.0")));
   BOOST_TEST(!PathExists(r.At("sys/module/hycu/drivers/pci:hycu/0000:8e:00.0")));

@@ -1,5 +1,5 @@
-#include <boost/test/unit_test.hpp>
 #include <atomic>
+#include <boost/test/unit_test.hpp>
 #include <set>
 #include <thread>
 
@@ -170,7 +170,8 @@ BOOST_AUTO_TEST_CASE(concurrent_creates_from_two_libraries_respect_the_limit) {
   BOOST_TEST(created.load() == 4);
   std::set<uint64_t> pipes;
   for (int id = 0; id < 4; ++id) {
-    StatusOr<VdevConf> conf = ParseVdevConf(ReadFile(f.root + "/etc/vdev/vdev" + std::to_string(id) + ".conf"));
+    StatusOr<VdevConf> conf =
+        ParseVdevConf(ReadFile(f.root + "/etc/vdev/vdev" + std::to_string(id) + ".conf"));
     BOOST_REQUIRE(conf.ok());
     pipes.insert(conf->pipe_id);
     pipes.insert(100 + conf->cu_mask_lo);
@@ -194,13 +195,13 @@ BOOST_AUTO_TEST_CASE(vhcu_state_survives_a_new_library_and_rerender) {
   BOOST_REQUIRE(f.lib->DestroyVhcu(5).ok());
   BOOST_REQUIRE(f.lib->CreateVhcu(0, 20, 1024).ok());  // id 5 again, on card 0
   BOOST_REQUIRE(f.lib->DestroyVhcu(0).ok());
-  std::unique_ptr<VendorLib> reopened = f.Open();       // renders again
+  std::unique_ptr<VendorLib> reopened = f.Open();  // renders again
   BOOST_TEST(Is(reopened->VhcuInfo(0).status(), StatusCode::kNotFound));
   StatusOr<DmiDeviceInfo> v5 = reopened->VhcuInfo(5);
   BOOST_REQUIRE(v5.ok());
   BOOST_TEST(v5->parent_card == 0);
   BOOST_TEST(v5->compute_units == 20);
-  f.Edit("name: hcu-z100l-mixed", "name: renamed");      // a YAML edit re-renders
+  f.Edit("name: hcu-z100l-mixed", "name: renamed");  // a YAML edit re-renders
   BOOST_TEST(*reopened->CardCount() == 4);
   BOOST_TEST(Is(reopened->VhcuInfo(0).status(), StatusCode::kNotFound));
 }
@@ -211,12 +212,13 @@ BOOST_AUTO_TEST_CASE(health_edit_is_seen_by_query_health) {
   BOOST_REQUIRE(before.ok());
   BOOST_REQUIRE(before->size() == 8u);
   for (const CardHealthReport& r : *before) BOOST_TEST((r.health == Health::kHealthy));
-  f.Edit("serial: T6T8290017030301\n    computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 2\n"
-         "    cardMinor: 3                # /dev/dri/card3\n"
-         "    renderMinor: 130            # /dev/dri/renderD130\n    health: Healthy",
-         "serial: T6T8290017030301\n    computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 2\n"
-         "    cardMinor: 3                # /dev/dri/card3\n"
-         "    renderMinor: 130            # /dev/dri/renderD130\n    health: Unhealthy");
+  f.Edit(
+      "serial: T6T8290017030301\n    computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 2\n"
+      "    cardMinor: 3                # /dev/dri/card3\n"
+      "    renderMinor: 130            # /dev/dri/renderD130\n    health: Healthy",
+      "serial: T6T8290017030301\n    computeUnits: 120\n    memoryMiB: 65520\n    numaNode: 2\n"
+      "    cardMinor: 3                # /dev/dri/card3\n"
+      "    renderMinor: 130            # /dev/dri/renderD130\n    health: Unhealthy");
   StatusOr<std::vector<CardHealthReport>> after = f.lib->QueryHealth();
   BOOST_REQUIRE(after.ok());
   BOOST_TEST((after->at(2).health == Health::kUnhealthy));

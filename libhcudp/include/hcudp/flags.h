@@ -48,7 +48,7 @@ struct HCUDP_EXPORT Flag {
   std::vector<std::string> accepted;  // kEnum: the accepted spellings
   std::optional<int64_t> min;         // kInt: inclusive bounds
   std::optional<int64_t> max;
-  std::vector<std::string> aliases;   // other names, e.g. "o" for "output"
+  std::vector<std::string> aliases;  // other names, e.g. "o" for "output"
   // The setter matching `kind` (kString and kEnum share set_string). A
   // non-OK return is reported as "--name: <message>".
   std::function<Status(bool)> set_bool;
@@ -75,8 +75,8 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 HCUDP_EXPORT EnvLookup ProcessEnv();
 
 struct HCUDP_EXPORT ParsedArgs {
-  bool help_requested = false;          // --help / -h was given
-  std::vector<std::string> positional;  // non-flag arguments, in order
+  bool help_requested = false;                // --help / -h was given
+  std::vector<std::string> positional;        // non-flag arguments, in order
   std::map<std::string, FlagSource> sources;  // every registered flag name
 
   bool WasSet(const std::string& name) const;  // from env or command line

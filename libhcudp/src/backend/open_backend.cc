@@ -15,12 +15,12 @@ StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options) {
       return InvalidArgumentError("--sim-node is required with --backend=sim");
     }
     StatusOr<SimNode> node = LoadSimNode(options.sim_node_path);
-    if (!node.ok()) return node.status().WithContext("--sim-node " + options.sim_node_path);
+    if (!node.ok()) return node.status().WithContext("--sim-node");
     auto sim = NewSimVendorLib(options.sim_node_path, backend_options.host_root);
-    if (!sim.ok()) return sim.status().WithContext("--sim-node " + options.sim_node_path);
+    if (!sim.ok()) return sim.status().WithContext("--sim-node");
     vendor = std::move(*sim);
     Status init = vendor->Init();
-    if (!init.ok()) return init.WithContext("--sim-node " + options.sim_node_path);
+    if (!init.ok()) return init.WithContext("--sim-node");
   } else {
     DlopenVendorLibOptions dl;
     dl.hyhal_path = options.hyhal_path;

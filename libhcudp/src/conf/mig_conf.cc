@@ -117,8 +117,10 @@ std::vector<Field> ExpectedFields(MigConf* c) {
 
 std::string Pad(std::string_view key) {
   std::string s = std::string(key) + ":";
-  if (s.size() < kValueColumn) s.append(kValueColumn - s.size(), ' ');
-  else s.push_back(' ');
+  if (s.size() < kValueColumn)
+    s.append(kValueColumn - s.size(), ' ');
+  else
+    s.push_back(' ');
   return s;
 }
 
@@ -135,15 +137,14 @@ StatusOr<MigConf> ParseMigConf(std::string_view content) {
     std::optional<text::KeyValue> kv = text::SplitKeyValue(line.text);
     if (!kv) return LineError(line.number, "expected \"key: value\"");
     if (next == fields.size()) {
-      return LineError(line.number, "unexpected line after mig_uuid (key \"" +
-                                        std::string(kv->key) + "\")");
+      return LineError(line.number,
+                       "unexpected line after mig_uuid (key \"" + std::string(kv->key) + "\")");
     }
     const Field& want = fields[next];
     if (kv->key != want.key) {
       return LineError(line.number, "expected key \"" + std::string(want.key) + "\" of the " +
                                         (next < 13 ? "GPU" : "compute") +
-                                        "-instance block, found \"" + std::string(kv->key) +
-                                        "\"");
+                                        "-instance block, found \"" + std::string(kv->key) + "\"");
     }
     HCUDP_RETURN_IF_ERROR(want.parse(line.number, kv->value));
     ++next;

@@ -11,8 +11,8 @@
 namespace hcudp {
 namespace {
 
-constexpr std::string_view kKeys[] = {"PciBusId", "cu_mask",   "cu_count", "mem",   "device_id",
-                                      "vdev_id",  "pipe_id",   "enable"};
+constexpr std::string_view kKeys[] = {"PciBusId",  "cu_mask", "cu_count", "mem",
+                                      "device_id", "vdev_id", "pipe_id",  "enable"};
 
 bool IsKnownKey(std::string_view key) {
   for (std::string_view k : kKeys) {
@@ -44,8 +44,8 @@ Status ParseMem(int line, std::string_view value, uint64_t* mib) {
     v = text::ParseUint(value.substr(0, value.size() - kUnit.size()));
   }
   if (!v || *v == 0 || *v > (uint64_t{1} << 40)) {
-    return LineError(line, "mem: \"" + std::string(value) +
-                               "\" is not \"<n> MiB\" with n a positive integer");
+    return LineError(
+        line, "mem: \"" + std::string(value) + "\" is not \"<n> MiB\" with n a positive integer");
   }
   *mib = *v;
   return OkStatus();

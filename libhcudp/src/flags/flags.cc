@@ -108,10 +108,14 @@ Status Apply(const Flag& flag, const std::string& value, Origin origin) {
 
 std::string KindValueName(const Flag& flag) {
   switch (flag.kind) {
-    case FlagKind::kBool: return "";
-    case FlagKind::kInt: return " int";
-    case FlagKind::kString: return " string";
-    case FlagKind::kEnum: return " " + [&] {
+    case FlagKind::kBool:
+      return "";
+    case FlagKind::kInt:
+      return " int";
+    case FlagKind::kString:
+      return " string";
+    case FlagKind::kEnum:
+      return " " + [&] {
         std::string s;
         for (const auto& a : flag.accepted) s += (s.empty() ? "" : "|") + a;
         return s;
@@ -266,8 +270,7 @@ const Flag* FlagSet::Find(std::string_view name) const {
   return nullptr;
 }
 
-StatusOr<ParsedArgs> FlagSet::Parse(int argc, const char* const* argv,
-                                    const EnvLookup& env) const {
+StatusOr<ParsedArgs> FlagSet::Parse(int argc, const char* const* argv, const EnvLookup& env) const {
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   return Parse(args, env);
@@ -340,9 +343,8 @@ StatusOr<ParsedArgs> FlagSet::Parse(const std::vector<std::string>& args,
       } else if (i + 1 < args.size()) {
         value = args[++i];
       } else {
-        std::string what = flag->kind == FlagKind::kEnum
-                               ? " (one of " + JoinAccepted(flag->accepted) + ")"
-                               : "";
+        std::string what =
+            flag->kind == FlagKind::kEnum ? " (one of " + JoinAccepted(flag->accepted) + ")" : "";
         return InvalidArgumentError("--" + flag->name + ": missing value" + what);
       }
     }

@@ -18,7 +18,7 @@ uint64_t Fnv1a64(std::string_view s) {
 
 // gfx_target_version by PCI device id family (§2.1); gfx928 when unknown.
 int GfxTargetVersion(uint16_t device_id) {
-  if (device_id == 0x55b7) return 90006;                        // Z100L, gfx906
+  if (device_id == 0x55b7) return 90006;                         // Z100L, gfx906
   if (device_id == 0x62b7 || device_id == 0x62c7) return 90206;  // K100, gfx926
   if ((device_id & 0xff00) == 0x6300) return 90306;              // BW, gfx936
   return 90208;                                                  // K100_AI family
@@ -118,6 +118,7 @@ std::vector<KfdNode> KfdTopology(const SimNode& node) {
   }
   if (numa_nodes.empty()) numa_nodes.insert(0);
   std::vector<KfdNode> out;
+  out.reserve(numa_nodes.size() + node.cards.size());
   for (int numa : numa_nodes) out.push_back({0, CpuProperties(numa)});
   uint64_t hive_id = HasHsl(node) ? (Fnv1a64("hive:" + node.name) >> 1) : 0;
   std::set<uint32_t> used_ids;

@@ -45,8 +45,8 @@ int Place(uint64_t* used, int size) {
 }  // namespace
 
 std::map<std::string, MigConf> MigConfs(const SimNode& node) {
-  std::map<int, uint64_t> used_slices;            // card -> slice bits
-  std::map<std::pair<int, int>, int> gi_start;    // (card, gi) -> first slice
+  std::map<int, uint64_t> used_slices;          // card -> slice bits
+  std::map<std::pair<int, int>, int> gi_start;  // (card, gi) -> first slice
   std::map<std::string, MigConf> out;
   for (const SimMigInstance& mi : node.mig_instances) {
     const SimCard* card = node.FindCard(mi.card);

@@ -1,12 +1,12 @@
 // SimNode lookups, loading from a file, and the default host-root.
+#include "hcudp/sim_node.h"
+
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "hcudp/sim_node.h"
 
 namespace hcudp {
 namespace {

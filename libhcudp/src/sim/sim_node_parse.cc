@@ -26,9 +26,7 @@ constexpr int64_t kMaxMinor = 1 << 20;
 constexpr uint64_t kMaxMemoryMib = uint64_t{1} << 30;  // 1 PiB: a typo, not a card
 constexpr int kMaxVhcuId = 1 << 16;
 
-std::string Item(const std::string& list, size_t i) {
-  return list + "[" + std::to_string(i) + "]";
-}
+std::string Item(const std::string& list, size_t i) { return list + "[" + std::to_string(i) + "]"; }
 
 Status ReadCard(const YAML::Node& node, const std::string& path, SimCard* card) {
   HCUDP_ASSIGN_OR_RETURN(
@@ -59,7 +57,8 @@ Status ReadCard(const YAML::Node& node, const std::string& path, SimCard* card) 
   std::string health;
   HCUDP_RETURN_IF_ERROR(m.String("health", &health));
   StatusOr<Health> parsed = ParseHealth(health);
-  if (!parsed.ok()) return FieldError(m.PathOf("health"), node["health"], parsed.status().message());
+  if (!parsed.ok())
+    return FieldError(m.PathOf("health"), node["health"], parsed.status().message());
   card->health = *parsed;
   return OkStatus();
 }
@@ -105,8 +104,8 @@ Status ReadLinkSpec(const YamlMap& m, SimLinkSpec* spec) {
   std::string type;
   HCUDP_RETURN_IF_ERROR(m.String("type", &type));
   StatusOr<LinkType> parsed = ParseLinkType(type);
-  if (!parsed.ok() || (*parsed != LinkType::kPcie && *parsed != LinkType::kHsl &&
-                       *parsed != LinkType::kHyswitch)) {
+  if (!parsed.ok() ||
+      (*parsed != LinkType::kPcie && *parsed != LinkType::kHsl && *parsed != LinkType::kHyswitch)) {
     return FieldError(m.PathOf("type"), m.node()["type"],
                       "\"" + type + "\" is not one of PCIE, HSL, HYSWITCH");
   }
@@ -117,8 +116,8 @@ Status ReadLinkSpec(const YamlMap& m, SimLinkSpec* spec) {
 
 Status ReadLinks(const YamlMap& top, SimNode* node) {
   if (!top.Has("links")) return OkStatus();
-  HCUDP_ASSIGN_OR_RETURN(YamlMap links, YamlMap::Open(top.node()["links"], "links",
-                                                      {"default", "pairs"}));
+  HCUDP_ASSIGN_OR_RETURN(YamlMap links,
+                         YamlMap::Open(top.node()["links"], "links", {"default", "pairs"}));
   if (links.Has("default")) {
     HCUDP_ASSIGN_OR_RETURN(YamlMap d, YamlMap::Open(links.node()["default"], "links.default",
                                                     {"type", "hops", "weight"}));
@@ -142,7 +141,8 @@ Status ReadLinks(const YamlMap& top, SimNode* node) {
                           "card " + std::to_string(card) + " is not in cards");
       }
     }
-    if (pair.a == pair.b) return FieldError(m.PathOf("b"), list[i]["b"], "a card has no link to itself");
+    if (pair.a == pair.b)
+      return FieldError(m.PathOf("b"), list[i]["b"], "a card has no link to itself");
     HCUDP_RETURN_IF_ERROR(ReadLinkSpec(m, &pair.spec));
     auto [it, inserted] = seen.emplace(std::minmax(pair.a, pair.b), i);
     if (!inserted) {
@@ -169,18 +169,20 @@ Status ReadVhcus(const YamlMap& top, SimNode* node) {
   std::map<int, CardUse> use;
   for (size_t i = 0; i < list.size(); ++i) {
     std::string path = Item("vhcus", i);
-    HCUDP_ASSIGN_OR_RETURN(YamlMap m, YamlMap::Open(list[i], path,
-                                                    {"id", "card", "computeUnits", "memoryMiB",
-                                                     "pipeId"}));
+    HCUDP_ASSIGN_OR_RETURN(
+        YamlMap m,
+        YamlMap::Open(list[i], path, {"id", "card", "computeUnits", "memoryMiB", "pipeId"}));
     SimVhcu v;
     HCUDP_RETURN_IF_ERROR(m.Int("id", 0, kMaxVhcuId, &v.id));
     if (!ids.insert(v.id).second) {
-      return FieldError(m.PathOf("id"), list[i]["id"], "vHCU id " + std::to_string(v.id) + " is given twice");
+      return FieldError(m.PathOf("id"), list[i]["id"],
+                        "vHCU id " + std::to_string(v.id) + " is given twice");
     }
     HCUDP_RETURN_IF_ERROR(m.Int("card", 0, 1023, &v.card));
     const SimCard* card = node->FindCard(v.card);
     if (card == nullptr) {
-      return FieldError(m.PathOf("card"), list[i]["card"], "card " + std::to_string(v.card) + " is not in cards");
+      return FieldError(m.PathOf("card"), list[i]["card"],
+                        "card " + std::to_string(v.card) + " is not in cards");
     }
     HCUDP_RETURN_IF_ERROR(m.Int("computeUnits", 1, card->compute_units, &v.compute_units));
     HCUDP_RETURN_IF_ERROR(m.Uint("memoryMiB", 1, card->memory_mib, &v.memory_mib));
@@ -192,9 +194,9 @@ Status ReadVhcus(const YamlMap& top, SimNode* node) {
                         "pipe id " + std::to_string(v.pipe_id) + " is already used" + on_card);
     }
     if (++u.count > node->max_vhcus_per_card) {
-      return FieldError(path, list[i], "more than maxVhcusPerCard (" +
-                                           std::to_string(node->max_vhcus_per_card) +
-                                           ") vHCUs" + on_card);
+      return FieldError(path, list[i],
+                        "more than maxVhcusPerCard (" + std::to_string(node->max_vhcus_per_card) +
+                            ") vHCUs" + on_card);
     }
     u.compute_units += v.compute_units;
     if (u.compute_units > card->compute_units) {
@@ -223,7 +225,8 @@ Status ReadMigInstance(const YAML::Node& item, const std::string& path, const Si
   HCUDP_RETURN_IF_ERROR(m.Int("card", 0, 1023, &mi->card));
   const SimCard* card = node.FindCard(mi->card);
   if (card == nullptr) {
-    return FieldError(m.PathOf("card"), item["card"], "card " + std::to_string(mi->card) + " is not in cards");
+    return FieldError(m.PathOf("card"), item["card"],
+                      "card " + std::to_string(mi->card) + " is not in cards");
   }
   HCUDP_RETURN_IF_ERROR(m.Int("gi", 0, 255, &mi->gi));
   HCUDP_RETURN_IF_ERROR(m.Int("ci", 0, 255, &mi->ci));
@@ -231,7 +234,8 @@ Status ReadMigInstance(const YAML::Node& item, const std::string& path, const Si
   HCUDP_RETURN_IF_ERROR(m.Int("computeUnits", 1, card->compute_units, &mi->compute_units));
   HCUDP_RETURN_IF_ERROR(m.Uint("memoryMiB", 1, card->memory_mib, &mi->memory_mib));
   StatusOr<sim::MigProfile> profile = sim::ParseMigProfile(mi->profile);
-  if (!profile.ok()) return FieldError(m.PathOf("profile"), item["profile"], profile.status().message());
+  if (!profile.ok())
+    return FieldError(m.PathOf("profile"), item["profile"], profile.status().message());
   if (profile->memory_gib != mi->memory_mib / 1024) {
     return FieldError(m.PathOf("profile"), item["profile"],
                       "\"" + mi->profile + "\" says " + std::to_string(profile->memory_gib) +
@@ -248,8 +252,8 @@ Status ReadMigInstance(const YAML::Node& item, const std::string& path, const Si
 
 Status ReadMig(const YamlMap& top, SimNode* node) {
   if (!top.Has("mig")) return OkStatus();
-  HCUDP_ASSIGN_OR_RETURN(YamlMap mig, YamlMap::Open(top.node()["mig"], "mig",
-                                                    {"enabled", "instances"}));
+  HCUDP_ASSIGN_OR_RETURN(YamlMap mig,
+                         YamlMap::Open(top.node()["mig"], "mig", {"enabled", "instances"}));
   HCUDP_RETURN_IF_ERROR(mig.Bool("enabled", &node->mig_enabled));
   if (node->mig_enabled && !node->vhcus.empty()) {
     return FieldError("mig.enabled", mig.node()["enabled"],
@@ -313,10 +317,10 @@ StatusOr<SimNode> ParseTree(const YAML::Node& root) {
   if (!root.IsDefined() || root.IsNull()) {
     return InvalidArgumentError("SimNode: line 1: the document is empty");
   }
-  HCUDP_ASSIGN_OR_RETURN(YamlMap top,
-                         YamlMap::Open(root, "", {"apiVersion", "kind", "name", "driverVersion",
-                                                  "cards", "links", "maxVhcusPerCard", "vhcus",
-                                                  "mig"}));
+  HCUDP_ASSIGN_OR_RETURN(
+      YamlMap top, YamlMap::Open(root, "",
+                                 {"apiVersion", "kind", "name", "driverVersion", "cards", "links",
+                                  "maxVhcusPerCard", "vhcus", "mig"}));
   SimNode node;
   HCUDP_RETURN_IF_ERROR(ReadHeader(top, &node));
   HCUDP_RETURN_IF_ERROR(ReadCards(top, &node));

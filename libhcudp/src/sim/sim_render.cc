@@ -22,10 +22,18 @@ std::string Hex4(unsigned v) {
   return buf;
 }
 
+// dir + "/" + name
+std::string Join(const std::string& dir, const std::string& name) {
+  std::string path = dir;
+  path += '/';
+  path += name;
+  return path;
+}
+
 // Removes the entries of `dir` that are not in `keep`.
 Status Prune(const std::string& dir, const std::set<std::string>& keep) {
   for (const std::string& name : sim::ListDir(dir)) {
-    if (keep.count(name) == 0) HCUDP_RETURN_IF_ERROR(sim::RemoveAll(dir + "/" + name));
+    if (keep.count(name) == 0) HCUDP_RETURN_IF_ERROR(sim::RemoveAll(Join(dir, name)));
   }
   return OkStatus();
 }
@@ -41,7 +49,7 @@ Status RenderModule(const SimNode& node, const std::string& root) {
     std::string drm = drivers + "/" + c.bdf + "/drm";
     std::set<std::string> nodes = {"card" + std::to_string(c.card_minor),
                                    "renderD" + std::to_string(c.render_minor)};
-    for (const std::string& n : nodes) HCUDP_RETURN_IF_ERROR(sim::MakeDirs(drm + "/" + n));
+    for (const std::string& n : nodes) HCUDP_RETURN_IF_ERROR(sim::MakeDirs(Join(drm, n)));
     HCUDP_RETURN_IF_ERROR(Prune(drm, nodes));
   }
   return Prune(drivers, bdfs);
@@ -82,10 +90,10 @@ Status RenderDev(const SimNode& node, const std::string& root) {
   std::string dri = root + "/dev/dri";
   std::set<std::string> keep;
   for (const SimCard& c : node.cards) {
-    for (std::string name : {"card" + std::to_string(c.card_minor),
-                             "renderD" + std::to_string(c.render_minor)}) {
+    for (const std::string& name :
+         {"card" + std::to_string(c.card_minor), "renderD" + std::to_string(c.render_minor)}) {
       keep.insert(name);
-      HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dri + "/" + name, ""));
+      HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(dri, name), ""));
     }
   }
   return Prune(dri, keep);
@@ -113,14 +121,14 @@ Status RenderMig(const SimNode& node, const std::string& root) {
   for (const SimCard& c : node.cards) {
     std::string name = "dev" + std::to_string(c.index);
     keep.insert(name);
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, mig_dir + "/" + name, c.bdf + "\n"));
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(mig_dir, name), c.bdf + "\n"));
   }
   HCUDP_RETURN_IF_ERROR(Prune(mig_dir, keep));
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(mig_dir + "/ci"));
   std::set<std::string> confs;
   for (const auto& [name, conf] : sim::MigConfs(node)) {
     confs.insert(name);
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, mig_dir + "/ci/" + name, FormatMigConf(conf)));
+    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
   }
   return Prune(mig_dir + "/ci", confs);
 }
@@ -128,7 +136,8 @@ Status RenderMig(const SimNode& node, const std::string& root) {
 }  // namespace
 
 Status RenderSimNode(const SimNode& node, const std::string& host_root) {
-  if (host_root.empty()) return InvalidArgumentError("sim: refusing to render into an empty host-root");
+  if (host_root.empty())
+    return InvalidArgumentError("sim: refusing to render into an empty host-root");
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(fs::absolute(host_root, ec), ec);
   if (ec || resolved.empty() || resolved == resolved.root_path()) {

@@ -1,13 +1,12 @@
 // SimVendorLib: the VendorLib answered from a SimNode file. The file is
 // re-read (and the host-root re-rendered) when its identity changes; an
 // invalid edit is logged and the last good node stays.
+#include <glog/logging.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <memory>
 #include <mutex>
-
-#include <glog/logging.h>
 
 #include "hcudp/sim_node.h"
 #include "sim/sim_layout.h"
@@ -78,7 +77,8 @@ class SimVendorLib final : public VendorLib {
     std::shared_ptr<const SimNode> node = Current();
     HCUDP_RETURN_IF_ERROR(CardOf(*node, src).status());
     HCUDP_RETURN_IF_ERROR(CardOf(*node, dst).status());
-    if (src == dst) return InvalidArgumentError("no link from card " + std::to_string(src) + " to itself");
+    if (src == dst)
+      return InvalidArgumentError("no link from card " + std::to_string(src) + " to itself");
     SimLinkSpec spec = node->LinkBetween(src, dst);
     RsmiLink link;
     link.type = spec.type;
@@ -156,7 +156,8 @@ class SimVendorLib final : public VendorLib {
     std::lock_guard<std::mutex> guard(mu_);
     std::optional<FileStamp> stamp = Stamp(path_);
     if (!stamp) {
-      if (!missing_logged_) LOG(WARNING) << "sim: cannot stat " << path_ << "; keeping the last good node";
+      if (!missing_logged_)
+        LOG(WARNING) << "sim: cannot stat " << path_ << "; keeping the last good node";
       missing_logged_ = true;
       return node_;
     }
@@ -210,8 +211,8 @@ StatusOr<std::unique_ptr<VendorLib>> NewSimVendorLib(const std::string& path,
   std::error_code canon_ec;
   std::string canonical_root = std::filesystem::weakly_canonical(root, canon_ec).string();
   if (canon_ec) canonical_root = root;
-  return std::unique_ptr<VendorLib>(new SimVendorLib(abs, canonical_root, std::move(node),
-                                                     stamp.value_or(FileStamp{})));
+  return std::unique_ptr<VendorLib>(
+      new SimVendorLib(abs, canonical_root, std::move(node), stamp.value_or(FileStamp{})));
 }
 
 }  // namespace hcudp

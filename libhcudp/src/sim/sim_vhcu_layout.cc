@@ -38,8 +38,8 @@ std::map<int, VdevConf> SeedVdevConfs(const SimNode& node) {
     const SimCard* card = node.FindCard(v.card);
     if (card == nullptr) continue;  // the parser guarantees it exists
     // The parser checked per-card CU totals, so the masks always fit.
-    CuMask mask = LowestFreeCus(used[v.card], card->compute_units, v.compute_units)
-                      .value_or(CuMask{});
+    CuMask mask =
+        LowestFreeCus(used[v.card], card->compute_units, v.compute_units).value_or(CuMask{});
     used[v.card] = used[v.card] | mask;
     VdevConf conf;
     conf.pci_bus_id = card->bdf;

@@ -1,11 +1,11 @@
 #include "sim/sim_vhcu_store.h"
 
+#include <glog/logging.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <set>
-
-#include <glog/logging.h>
 
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
@@ -115,8 +115,8 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   conf.vdev_id = id;
   conf.pipe_id = pipe;
   conf.enable = 1;
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(host_root_, VdevConfPath(host_root_, id),
-                                        FormatVdevConf(conf)));
+  HCUDP_RETURN_IF_ERROR(
+      WriteFileAtomic(host_root_, VdevConfPath(host_root_, id), FormatVdevConf(conf)));
   return id;
 }
 

@@ -11,11 +11,16 @@ int LineOf(const YAML::Node& node) { return node.Mark().is_null() ? 0 : node.Mar
 
 std::string KindName(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "empty";
-    case YAML::NodeType::Scalar: return "\"" + node.Scalar() + "\"";
-    default: return "undefined";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "empty";
+    case YAML::NodeType::Scalar:
+      return "\"" + node.Scalar() + "\"";
+    default:
+      return "undefined";
   }
 }
 
@@ -25,8 +30,8 @@ bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag(
 }  // namespace
 
 Status FieldError(const std::string& path, const YAML::Node& node, const std::string& message) {
-  return InvalidArgumentError("SimNode " + path + ": line " + std::to_string(LineOf(node)) +
-                              ": " + message);
+  return InvalidArgumentError("SimNode " + path + ": line " + std::to_string(LineOf(node)) + ": " +
+                              message);
 }
 
 StatusOr<YamlMap> YamlMap::Open(const YAML::Node& node, std::string path,

@@ -44,7 +44,7 @@ class YamlMap {
   Status Bool(std::string_view key, bool* out) const;
 
  private:
-  YamlMap(YAML::Node node, std::string path) : node_(std::move(node)), path_(std::move(path)) {}
+  YamlMap(const YAML::Node& node, std::string path) : node_(node), path_(std::move(path)) {}
   YAML::Node node_;
   std::string path_;
 };

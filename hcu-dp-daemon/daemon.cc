@@ -1,0 +1,73 @@
+#include "daemon.h"
+
+#include <glog/logging.h>
+
+#include <csignal>
+
+#include "hcudp/allocation.h"
+#include "hcudp/backend.h"
+#include "hcudp/version.h"
+#include "node_monitor.h"
+#include "node_state.h"
+#include "plugin_manager.h"
+
+namespace hcudp::daemon {
+namespace {
+
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+int RunDaemon(const Options& options) {
+  LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "
+            << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
+            << ", socket dir " << options.device_plugin_path;
+  auto backend = OpenBackend(options);
+  if (!backend.ok()) {
+    LOG(ERROR) << backend.status().ToString();
+    return 1;
+  }
+  Backend& node = **backend;
+  NodeState state;
+  AllocationBuilder builder({node.host_root(), options.hyhal_path});
+  PluginManager manager(options, state, builder);
+  state.set_listener([&manager] { manager.Wake(); });
+  NodeMonitor monitor(options, node, state);
+  if (Status st = monitor.Start(); !st.ok()) {
+    LOG(ERROR) << st.ToString();
+    return 1;
+  }
+  if (state.Current()->resources.empty()) {
+    LOG(WARNING) << "no resources to register for strategy " << StrategyName(options.strategy)
+                 << "; waiting for devices to appear";
+  }
+  if (Status st = manager.Start(); !st.ok()) {
+    LOG(ERROR) << st.ToString();
+    monitor.Stop();
+    return 1;
+  }
+
+  sigset_t set = TerminationSignals();
+  int signal = 0;
+  while (sigwait(&set, &signal) != 0) {
+  }
+  LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  manager.Stop();
+  monitor.Stop();
+  LOG(INFO) << "stopped";
+  return 0;
+}
+
+}  // namespace hcudp::daemon

@@ -1,0 +1,117 @@
+#include "daemon_flags.h"
+
+#include <memory>
+
+namespace hcudp::daemon {
+namespace {
+
+// Registers every DESIGN.md §3 flag, writing into `o`.
+void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
+  set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY", "Which resources to register.",
+                     {"hcu", "vhcu", "mig", "mixed", "hami"}, "mixed", [&o](const std::string& v) {
+                       o.strategy = *ParseStrategy(v);
+                       return OkStatus();
+                     }));
+  set.Add(Flag::Enum("policy", "POLICY",
+                     "Resource naming policy: 0 hygon.com/hcu, 1 model, 2 model+memory+CU.",
+                     {"0", "1", "2"}, "0", [&o](const std::string& v) {
+                       o.naming_policy = *ParseNamingPolicy(v);
+                       return OkStatus();
+                     }));
+  set.Add(Flag::Int("pulse", "PULSE", "Health check period in seconds; 0 disables periodic checks.",
+                    &o.pulse_seconds, 0));
+  set.Add(Flag::String("node-name", "NODE_NAME", "Kubernetes node name (required in hami).",
+                       &o.node_name));
+  set.Add(Flag::Bool("topology-register", "TOPOLOGY_REGISTER",
+                     "hami: maintain the kube-system/hcu-topology-info ConfigMap.",
+                     &o.topology_register));
+  set.Add(Flag::Bool("resource-multiple", "RESOURCE_MULTIPLE",
+                     "hami: also register hcucores and report hcumem in node status.",
+                     &o.resource_multiple));
+  set.Add(Flag::Int("device-split-count", "DEVICE_SPLIT_COUNT", "hami: maximum vHCUs per card.",
+                    &o.device_split_count, 1));
+  set.Add(
+      Flag::Int("log-level", "LOG_LEVEL", "Verbosity of VLOG(n) messages.", &o.log_level, 0, 10));
+  set.Add(Flag::Enum("log-severity", "LOG_SEVERITY",
+                     "Minimum severity written to stderr (WARN is accepted for WARNING).",
+                     {"INFO", "WARNING", "WARN", "ERROR"}, "INFO", [&o](const std::string& v) {
+                       o.log_severity = *ParseLogSeverity(v);
+                       return OkStatus();
+                     }));
+  set.Add(Flag::String("device-plugin-path", "DEVICE_PLUGIN_PATH",
+                       "kubelet's device-plugin socket directory.", &o.device_plugin_path));
+  set.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",
+                       "kubelet's pod-resources API socket.", &o.pod_resources_socket));
+  set.Add(Flag::Enum("backend", "HCU_BACKEND",
+                     "host: the real node; sim: a simulated node from --sim-node.", {"host", "sim"},
+                     "host", [&o](const std::string& v) {
+                       o.backend = *ParseBackendKind(v);
+                       return OkStatus();
+                     }));
+  set.Add(Flag::String("sim-node", "HCU_SIM_NODE",
+                       "SimNode YAML file (required with --backend=sim).", &o.sim_node_path));
+  Flag host_root =
+      Flag::String("host-root", "HOST_ROOT", "Prefix under which node files are read and written.",
+                   &o.host_root);
+  host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
+  set.Add(host_root);
+  set.Add(Flag::String("hyhal-path", "HYHAL_PATH", "Vendor runtime (lib/, bin/).", &o.hyhal_path));
+  set.Add(Flag::Enum("device-list-strategy", "DEVICE_LIST_STRATEGY",
+                     "What Allocate returns: device specs and mounts, CDI device names, or both.",
+                     {"devices", "cdi", "both"}, "devices", [&o](const std::string& v) {
+                       o.device_list_strategy = *ParseDeviceListStrategy(v);
+                       return OkStatus();
+                     }));
+  set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
+                       &o.cdi_spec_dir));
+  set.Add(Flag::String("kubeconfig", "KUBECONFIG",
+                       "kubeconfig outside a cluster (default: in-cluster, then ~/.kube/config).",
+                       &o.kubeconfig));
+  set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
+}
+
+// Cross-flag rules that a single flag cannot check.
+Status Validate(const Options& o) {
+  if (o.backend == BackendKind::kSim && o.sim_node_path.empty()) {
+    return InvalidArgumentError("--sim-node: required with --backend=sim (a SimNode YAML file)");
+  }
+  if (o.strategy == Strategy::kHami) {
+    return InvalidArgumentError(
+        "--strategy: strategy hami is not supported by this build yet (HAMi mode is being "
+        "implemented)");
+  }
+  if (o.device_plugin_path.empty()) {
+    return InvalidArgumentError("--device-plugin-path: must not be empty");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<DaemonCommand> ParseDaemonFlags(int argc, const char* const* argv, const EnvLookup& env) {
+  DaemonCommand command;
+  bool version = false;
+  FlagSet set("hcu-dp-daemon",
+              "Kubernetes device plugin for Hygon HCU accelerators. Every flag also reads the "
+              "environment variable shown; a flag beats its variable, which beats the default.");
+  AddDaemonFlags(set, command.options, version);
+  set.set_interspersed(true);
+  HCUDP_ASSIGN_OR_RETURN(ParsedArgs parsed, set.Parse(argc, argv, env));
+  if (parsed.help_requested) {
+    command.action = DaemonCommand::Action::kHelp;
+    command.help_text = set.Help();
+    return command;
+  }
+  if (version) {
+    command.action = DaemonCommand::Action::kVersion;
+    return command;
+  }
+  if (!parsed.positional.empty()) {
+    return InvalidArgumentError("unexpected argument \"" + parsed.positional.front() +
+                                "\" (hcu-dp-daemon takes only flags; see --help)");
+  }
+  HCUDP_RETURN_IF_ERROR(Validate(command.options));
+  return command;
+}
+
+}  // namespace hcudp::daemon

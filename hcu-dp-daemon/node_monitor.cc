@@ -1,0 +1,254 @@
+#include "node_monitor.h"
+
+#include <glog/logging.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "hcudp/cdi.h"
+
+namespace hcudp::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+NamingParams ParamsOf(const Options& o) {
+  NamingParams p;
+  p.strategy = o.strategy;
+  p.policy = o.naming_policy;
+  p.device_split_count = o.device_split_count;
+  p.resource_multiple = o.resource_multiple;
+  return p;
+}
+
+bool SameDevices(const Resource& a, const Resource& b) {
+  if (a.devices.size() != b.devices.size()) return false;
+  for (size_t i = 0; i < a.devices.size(); ++i) {
+    const auto& x = a.devices[i];
+    const auto& y = b.devices[i];
+    if (x.id != y.id || x.health != y.health || x.numa_node != y.numa_node || x.card != y.card ||
+        x.vhcu_id != y.vhcu_id || x.mig_index != y.mig_index) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>& b) {
+  if (a.size() != b.size()) return true;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || !SameDevices(a[i], b[i])) return true;
+  }
+  return false;
+}
+
+NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& state)
+    : options_(options),
+      backend_(backend),
+      state_(state),
+      builder_({backend.host_root(), options.hyhal_path}) {}
+
+NodeMonitor::~NodeMonitor() {
+  Stop();
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status NodeMonitor::Start() {
+  HCUDP_RETURN_IF_ERROR(Refresh(/*initial=*/true));
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  OpenWatches();
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+void NodeMonitor::Stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  uint64_t one = 1;
+  if (::write(wake_fd_, &one, sizeof one) < 0) PLOG(WARNING) << "wake monitor";
+  thread_.join();
+}
+
+int NodeMonitor::OpenWatches() {
+  inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify_fd_ < 0) {
+    PLOG(WARNING) << "inotify unavailable; health follows --pulse only";
+    return 0;
+  }
+  int watches = 0;
+  for (const std::string& path : backend_.WatchPaths()) {
+    struct stat st {};
+    std::string target = path;
+    // Files are watched through their directory: editors and the sim replace
+    // files by rename, which a watch on the file itself would lose.
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      size_t slash = path.find_last_of('/');
+      target = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+      watch_names_.push_back(path.substr(slash == std::string::npos ? 0 : slash + 1));
+    }
+    int wd = ::inotify_add_watch(inotify_fd_, target.c_str(),
+                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
+                                     IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB);
+    if (wd < 0) {
+      VLOG(1) << "not watching " << target << ": " << std::strerror(errno);
+    } else {
+      ++watches;
+      VLOG(2) << "watching " << target << " for node changes";
+    }
+  }
+  return watches;
+}
+
+void NodeMonitor::Loop() {
+  const bool periodic = options_.pulse_seconds > 0;
+  const auto pulse = std::chrono::seconds(std::max(options_.pulse_seconds, 1));
+  Clock::time_point next_pulse = Clock::now() + pulse;
+  Clock::time_point confirm_at = Clock::time_point::max();
+  while (!stopping_) {
+    Clock::time_point deadline = confirm_at;
+    if (periodic) deadline = std::min(deadline, next_pulse);
+    int timeout_ms = -1;
+    if (deadline != Clock::time_point::max()) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    }
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+    int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, timeout_ms);
+    if (stopping_) break;
+    bool event = false;
+    if (n > 0 && (fds[1].revents & POLLIN)) {
+      alignas(inotify_event) char buf[4096];
+      ssize_t len;
+      while ((len = ::read(inotify_fd_, buf, sizeof buf)) > 0) {
+        for (char* p = buf; p < buf + len;) {
+          auto* ev = reinterpret_cast<inotify_event*>(p);
+          std::string name = ev->len > 0 ? ev->name : "";
+          if (watch_names_.empty() || name.empty() ||
+              std::find(watch_names_.begin(), watch_names_.end(), name) != watch_names_.end()) {
+            event = true;
+          }
+          p += sizeof(inotify_event) + ev->len;
+        }
+      }
+    }
+    const auto now = Clock::now();
+    bool due_pulse = periodic && now >= next_pulse;
+    bool due_confirm = now >= confirm_at;
+    if (!event && !due_pulse && !due_confirm) continue;
+    if (event) VLOG(2) << "node files changed; re-discovering";
+    Status st = Refresh(/*initial=*/false);
+    if (!st.ok()) LOG(WARNING) << "refresh: " << st.ToString();
+    if (due_pulse) next_pulse = now + pulse;
+    // An event or an unconfirmed disagreement gets one re-read a second later.
+    if (event || tracker_.AnyPending()) {
+      confirm_at = Clock::now() + kConfirmDelay;
+    } else {
+      confirm_at = Clock::time_point::max();
+    }
+  }
+}
+
+Status NodeMonitor::Refresh(bool initial) {
+  auto discovered = backend_.Discover();
+  NodeInventory inventory;
+  if (discovered.ok()) {
+    inventory = std::move(discovered).value();
+  } else if (initial) {
+    return discovered.status().WithContext("discover the node");
+  } else {
+    LOG(WARNING) << "discovery failed, keeping the last known devices: "
+                 << discovered.status().ToString();
+    inventory = last_inventory_;
+  }
+
+  std::set<std::string> present;
+  for (const Card& c : inventory.cards) {
+    present.insert(c.bdf);
+    tracker_.Seed(c.bdf, c.health);
+  }
+  tracker_.Retain(present);
+  auto health = backend_.QueryHealth();
+  if (health.ok()) {
+    for (const CardHealthReport& r : *health) {
+      if (!present.count(r.bdf)) continue;
+      Health before = tracker_.Reported(r.bdf, r.health);
+      if (tracker_.Record(r.bdf, r.health)) {
+        LOG(WARNING) << "card " << r.bdf << " is now " << HealthName(r.health) << " (was "
+                     << HealthName(before) << ")" << (r.reason.empty() ? "" : ": " + r.reason);
+      }
+    }
+  } else {
+    LOG(WARNING) << "health query failed, keeping previous health: " << health.status().ToString();
+  }
+  for (Card& c : inventory.cards) c.health = tracker_.Reported(c.bdf, c.health);
+
+  auto built = BuildResources(inventory, ParamsOf(options_));
+  if (!built.ok()) {
+    if (initial) return built.status();
+    LOG(WARNING) << "resources: " << built.status().ToString();
+    return OkStatus();
+  }
+  std::vector<Resource> resources = std::move(built).value();
+  // vHCUs and MIG instances follow their card.
+  for (Resource& r : resources) {
+    for (ResourceDevice& d : r.devices) {
+      if (const Card* c = inventory.FindCard(d.card)) d.health = c->health;
+    }
+  }
+  // Keep every resource ever served, so a vanished one serves an empty list.
+  for (const Resource& r : resources) {
+    if (std::find(known_resources_.begin(), known_resources_.end(), r.name) ==
+        known_resources_.end()) {
+      known_resources_.push_back(r.name);
+    }
+  }
+  std::vector<Resource> ordered;
+  for (const std::string& name : known_resources_) {
+    auto it = std::find_if(resources.begin(), resources.end(),
+                           [&](const Resource& r) { return r.name == name; });
+    if (it != resources.end()) {
+      ordered.push_back(*it);
+    } else {
+      const Resource* old = state_.Current()->FindResource(name);
+      Resource empty;
+      empty.name = name;
+      if (old != nullptr) {
+        empty.last_name = old->last_name;
+        empty.kind = old->kind;
+      }
+      ordered.push_back(empty);
+    }
+  }
+
+  auto current = state_.Current();
+  bool changed = initial || ResourcesDiffer(current->resources, ordered);
+  last_inventory_ = inventory;
+  if (!changed) return OkStatus();
+  if (options_.device_list_strategy != DeviceListStrategy::kDevices) {
+    CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
+    for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
+    Status st = WriteCdiSpec(options_.cdi_spec_dir, spec.json);
+    if (!st.ok()) {
+      if (initial) return st.WithContext("--cdi-spec-dir");
+      LOG(ERROR) << "CDI spec: " << st.ToString();
+    }
+  }
+  for (const Resource& r : ordered) {
+    size_t healthy = std::count_if(r.devices.begin(), r.devices.end(),
+                                   [](const auto& d) { return d.health == Health::kHealthy; });
+    VLOG(2) << r.name << ": " << r.devices.size() << " devices, " << healthy << " healthy";
+  }
+  state_.Publish(std::move(inventory), std::move(ordered));
+  return OkStatus();
+}
+
+}  // namespace hcudp::daemon

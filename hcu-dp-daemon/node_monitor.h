@@ -1,0 +1,76 @@
+// NodeMonitor: keeps NodeState current. It discovers the node, applies
+// health with hysteresis (HealthTracker), recomputes the resources and
+// publishes a snapshot whenever a device list, health or NUMA node changes.
+//
+// When it looks:
+//   - every --pulse seconds (0: never periodically);
+//   - at once when a Backend::WatchPaths() path changes (inotify), and again
+//     ~1 s later to confirm a health change (so an injected fault shows in
+//     about a second or two, without waiting for a pulse);
+//   - ~1 s after any reading that disagrees with the reported health.
+// With --device-list-strategy=cdi|both it writes the CDI spec before the
+// first publish and after every change.
+//
+// Threads: Start() runs the first refresh on the caller's thread, then one
+// monitor thread owns the backend calls and the tracker; Stop() joins it.
+#ifndef HCU_DP_DAEMON_NODE_MONITOR_H_
+#define HCU_DP_DAEMON_NODE_MONITOR_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hcudp/allocation.h"
+#include "hcudp/backend.h"
+#include "hcudp/naming.h"
+#include "hcudp/options.h"
+#include "health_tracker.h"
+#include "node_state.h"
+
+namespace hcudp::daemon {
+
+class NodeMonitor {
+ public:
+  // `backend` and `state` must outlive the monitor.
+  NodeMonitor(const Options& options, Backend& backend, NodeState& state);
+  ~NodeMonitor();
+
+  // First discovery and publish; an error here is fatal for the daemon
+  // (nothing to serve). Then starts the monitor thread.
+  Status Start();
+  void Stop();
+
+  // Time to wait for a confirming re-read after an event or disagreement.
+  static constexpr std::chrono::milliseconds kConfirmDelay{1000};
+
+ private:
+  void Loop();
+  // One look at the node: discover, read health, publish if changed.
+  // Returns an error only when nothing could be discovered.
+  Status Refresh(bool initial);
+  int OpenWatches();
+
+  const Options options_;
+  Backend& backend_;
+  NodeState& state_;
+  AllocationBuilder builder_;
+  HealthTracker tracker_;  // monitor thread only
+  NodeInventory last_inventory_;
+  std::vector<std::string> known_resources_;  // names, in first-seen order
+  std::vector<std::string> watch_names_;      // file names watched via parent dirs
+  int inotify_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+// True when the device lists (IDs, health, NUMA) of the two sets differ.
+bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>& b);
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_NODE_MONITOR_H_

@@ -1,0 +1,331 @@
+#include "plugin_manager.h"
+
+#include <glog/logging.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "registrar.h"
+#include "socket_names.h"
+
+namespace hcudp::daemon {
+namespace {
+
+Status MakeDirs(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos == dir.size() || dir[pos] == '/') {
+      std::string prefix = dir.substr(0, pos);
+      if (::mkdir(prefix.c_str(), 0750) != 0 && errno != EEXIST) {
+        return UnavailableError("cannot create " + prefix + ": " + std::strerror(errno));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+PluginManager::PluginManager(const Options& options, NodeState& state,
+                             const AllocationBuilder& builder)
+    : options_(options),
+      state_(state),
+      builder_(builder),
+      dir_(options.device_plugin_path),
+      kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))) {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+PluginManager::~PluginManager() {
+  Stop();
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void PluginManager::Wake() {
+  uint64_t one = 1;
+  if (wake_fd_ >= 0 && ::write(wake_fd_, &one, sizeof one) < 0 && errno != EAGAIN) {
+    PLOG(WARNING) << "wake plugin manager";
+  }
+}
+
+Status PluginManager::Start() {
+  HCUDP_RETURN_IF_ERROR(MakeDirs(dir_).WithContext("--device-plugin-path"));
+  inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (inotify_fd_ < 0) PLOG(WARNING) << "inotify unavailable; relying on the 5 s backstop";
+  int removed = RemoveStaleSockets(dir_);
+  if (removed > 0) LOG(INFO) << "removed " << removed << " stale socket(s) in " << dir_;
+  SyncEndpoints();
+  for (const Endpoint& e : endpoints_) {
+    if (!e.server)
+      return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
+  }
+  thread_ = std::thread([this] { Loop(); });
+  return OkStatus();
+}
+
+void PluginManager::Stop() {
+  if (thread_.joinable()) {
+    stopping_ = true;
+    Wake();
+    thread_.join();
+  }
+  for (Endpoint& e : endpoints_) CancelAttempt(e);
+  for (Endpoint& e : endpoints_) {
+    if (e.attempt) {
+      e.attempt->thread.join();
+      e.attempt.reset();
+    }
+  }
+  // End every stream first, so the servers shut down in parallel time.
+  for (Endpoint& e : endpoints_) {
+    if (e.server) e.server->service().Stop();
+  }
+  for (Endpoint& e : endpoints_) {
+    if (e.server) {
+      e.server->Stop();
+      e.server.reset();
+    }
+  }
+}
+
+void PluginManager::OnStreamEnd(const std::string& resource) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ends_.emplace_back(resource, Clock::now());
+  }
+  Wake();
+}
+
+Status PluginManager::Serve(Endpoint& e) {
+  HCUDP_RETURN_IF_ERROR(MakeDirs(dir_));
+  const std::string name = e.resource_name;
+  auto service = std::make_unique<PluginService>(e.resource_name, e.kind, state_, builder_,
+                                                 options_.device_list_strategy,
+                                                 [this, name] { OnStreamEnd(name); });
+  HCUDP_ASSIGN_OR_RETURN(e.server, PluginServer::Start(std::move(service), e.socket_path));
+  ++e.serve_generation;
+  VLOG(2) << "serving " << e.resource_name << " on " << e.socket_path;
+  return OkStatus();
+}
+
+void PluginManager::SyncEndpoints() {
+  auto snapshot = state_.Current();
+  for (const Resource& r : snapshot->resources) {
+    auto it = std::find_if(endpoints_.begin(), endpoints_.end(),
+                           [&](const Endpoint& e) { return e.resource_name == r.name; });
+    if (it != endpoints_.end()) continue;
+    Endpoint e;
+    e.resource_name = r.name;
+    e.last_name = r.last_name;
+    e.kind = r.kind;
+    e.socket_path = JoinPath(dir_, SocketFileName(r.last_name, InstanceId()));
+    e.next_attempt = Clock::now();
+    Status st = Serve(e);
+    if (!st.ok()) LOG(ERROR) << st.ToString();
+    if (!thread_.joinable() && e.server) {
+      LOG(INFO) << "resource " << r.name << ": " << r.devices.size() << " devices on "
+                << e.socket_path;
+    } else if (e.server) {
+      LOG(INFO) << "new resource " << r.name << ": " << r.devices.size() << " devices";
+    }
+    endpoints_.push_back(std::move(e));
+  }
+}
+
+void PluginManager::StartAttempt(Endpoint& e, uint64_t kubelet_inode) {
+  RegisterParams p;
+  p.kubelet_socket = kubelet_socket_;
+  p.endpoint = e.socket_path.substr(e.socket_path.find_last_of('/') + 1);
+  p.resource_name = e.resource_name;
+  p.preferred_allocation = e.kind == DeviceKind::kCard;
+  e.attempt = std::make_unique<Attempt>();
+  Attempt* a = e.attempt.get();
+  a->serve_generation = e.serve_generation;
+  a->kubelet_inode = kubelet_inode;
+  a->thread = std::thread([this, a, p] {
+    a->result = RegisterWithKubelet(p, &a->canceller);
+    a->done = true;
+    Wake();
+  });
+}
+
+void PluginManager::CancelAttempt(Endpoint& e) {
+  if (!e.attempt) return;
+  e.attempt->cancelled = true;
+  e.attempt->canceller.Cancel();
+}
+
+void PluginManager::CollectAttempt(Endpoint& e) {
+  if (!e.attempt || !e.attempt->done) return;
+  e.attempt->thread.join();
+  std::unique_ptr<Attempt> a = std::move(e.attempt);
+  const auto now = Clock::now();
+  if (a->result.ok() && a->serve_generation == e.serve_generation) {
+    LOG(INFO) << "registered " << e.resource_name << " with kubelet (endpoint "
+              << e.socket_path.substr(e.socket_path.find_last_of('/') + 1) << ")";
+    e.registered = true;
+    e.registered_at = now;
+    e.registered_kubelet_inode = a->kubelet_inode;
+    e.backoff = std::chrono::milliseconds(0);
+    return;
+  }
+  e.registered = false;
+  if (a->result.ok()) {
+    // The socket was served anew while kubelet dialled the old one.
+    VLOG(1) << e.resource_name << ": registered an old socket; registering again";
+    e.next_attempt = now;
+    return;
+  }
+  if (stopping_) return;
+  if (a->cancelled) {
+    e.next_attempt = now;
+    return;
+  }
+  e.backoff = e.backoff.count() == 0 ? kBackoffMin : std::min(e.backoff * 2, kBackoffMax);
+  e.next_attempt = now + e.backoff;
+  if (e.backoff <= kBackoffMin * 2 || e.backoff == kBackoffMax) {
+    LOG(WARNING) << a->result.ToString() << "; retrying in " << e.backoff.count() << " ms";
+  }
+}
+
+void PluginManager::DrainInotify() {
+  if (inotify_fd_ < 0) return;
+  alignas(inotify_event) char buf[4096];
+  ssize_t len;
+  while ((len = ::read(inotify_fd_, buf, sizeof buf)) > 0) {
+    for (char* p = buf; p < buf + len;) {
+      auto* ev = reinterpret_cast<inotify_event*>(p);
+      std::string name = ev->len > 0 ? ev->name : "";
+      if (ev->mask & (IN_IGNORED | IN_DELETE_SELF)) watch_wd_ = -1;
+      if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && name == kKubeletSocket) {
+        LOG(INFO) << "kubelet.sock created: registering again";
+        force_register_ = true;
+      }
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+}
+
+void PluginManager::Reconcile() {
+  const auto now = Clock::now();
+  if (inotify_fd_ >= 0 && watch_wd_ < 0) {
+    watch_wd_ =
+        ::inotify_add_watch(inotify_fd_, dir_.c_str(),
+                            IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF);
+  }
+  SyncEndpoints();
+  for (Endpoint& e : endpoints_) CollectAttempt(e);
+
+  // Streams that ended and were not reopened within the grace period.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = stream_ends_.begin(); it != stream_ends_.end();) {
+      if (now < it->second + kStreamGrace) {
+        ++it;
+        continue;
+      }
+      for (Endpoint& e : endpoints_) {
+        if (e.resource_name == it->first && e.server && e.server->service().active_streams() == 0 &&
+            e.registered) {
+          LOG(INFO) << e.resource_name << ": no ListAndWatch stream; registering again";
+          e.registered = false;
+          e.next_attempt = now;
+        }
+      }
+      it = stream_ends_.erase(it);
+    }
+  }
+
+  // Every endpoint needs a live server whose socket file is still there.
+  for (Endpoint& e : endpoints_) {
+    if (e.server && FileInode(e.socket_path) == e.server->socket_inode()) continue;
+    if (e.server) {
+      LOG(INFO) << "socket " << e.socket_path << " was removed; serving again";
+      CancelAttempt(e);  // it may be waiting for kubelet to dial the old socket
+      e.server->Stop();
+      e.server.reset();
+    }
+    Status st = Serve(e);
+    if (!st.ok()) {
+      LOG(ERROR) << st.ToString();
+      continue;
+    }
+    e.registered = false;
+    e.next_attempt = now;
+  }
+
+  const uint64_t kubelet_inode = FileInode(kubelet_socket_);
+  if (kubelet_inode == 0) {
+    if (!kubelet_missing_logged_) {
+      LOG(INFO) << "waiting for kubelet: " << kubelet_socket_ << " does not exist yet";
+      kubelet_missing_logged_ = true;
+    }
+    force_register_ = false;
+    for (Endpoint& e : endpoints_) e.registered = false;
+    return;
+  }
+  kubelet_missing_logged_ = false;
+  for (Endpoint& e : endpoints_) {
+    bool stale = e.registered && e.registered_kubelet_inode != kubelet_inode;
+    // kubelet opens ListAndWatch right after Register; a registration
+    // without a stream for a whole backstop period has been lost.
+    bool streamless = e.registered && e.server && e.server->service().active_streams() == 0 &&
+                      now - e.registered_at >= kBackstop;
+    if (streamless) LOG(INFO) << e.resource_name << ": kubelet opened no stream; registering again";
+    if (force_register_ || stale || streamless) {
+      if (force_register_) CancelAttempt(e);  // it may be talking to the old kubelet
+      e.registered = false;
+      e.backoff = std::chrono::milliseconds(0);
+      e.next_attempt = now;
+    }
+  }
+  force_register_ = false;
+  for (Endpoint& e : endpoints_) {
+    if (stopping_) return;
+    if (!e.registered && !e.attempt && e.server && now >= e.next_attempt) {
+      StartAttempt(e, kubelet_inode);
+    }
+  }
+}
+
+PluginManager::Clock::time_point PluginManager::NextDeadline() const {
+  Clock::time_point deadline = next_backstop_;
+  for (const Endpoint& e : endpoints_) {
+    if (!e.registered && !e.attempt && e.server && FileInode(kubelet_socket_) != 0) {
+      deadline = std::min(deadline, e.next_attempt);
+    }
+  }
+  return deadline;
+}
+
+void PluginManager::Loop() {
+  while (!stopping_) {
+    Reconcile();
+    const auto now = Clock::now();
+    if (now >= next_backstop_) next_backstop_ = now + kBackstop;
+    Clock::time_point deadline = NextDeadline();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [name, t] : stream_ends_) deadline = std::min(deadline, t + kStreamGrace);
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    int timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, kBackstop.count()));
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+    int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, timeout_ms);
+    if (n > 0 && (fds[0].revents & POLLIN)) {
+      uint64_t count;
+      if (::read(wake_fd_, &count, sizeof count) < 0 && errno != EAGAIN) {
+        PLOG(WARNING) << "read wake fd";
+      }
+    }
+    if (n > 0 && inotify_fd_ >= 0 && (fds[1].revents & POLLIN)) DrainInotify();
+  }
+}
+
+}  // namespace hcudp::daemon

@@ -1,0 +1,63 @@
+#include "plugin_server.h"
+
+#include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+
+namespace hcudp::daemon {
+namespace {
+
+// Streams hold a thread each; a handful of resources and concurrent
+// Allocate callers fit easily.
+constexpr int kMaxThreads = 64;
+
+}  // namespace
+
+uint64_t FileInode(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(std::unique_ptr<PluginService> service,
+                                                            const std::string& socket_path) {
+  std::unique_ptr<PluginServer> s(new PluginServer());
+  s->service_ = std::move(service);
+  s->socket_path_ = socket_path;
+  ::unlink(socket_path.c_str());
+  grpc::ResourceQuota quota("hcu-dp-plugin");
+  quota.SetMaxThreads(kMaxThreads);
+  grpc::ServerBuilder builder;
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
+  int port = 0;
+  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_) {
+    return UnavailableError("cannot serve on " + socket_path +
+                            " (directory missing, not writable, or path too long)");
+  }
+  s->inode_ = FileInode(socket_path);
+  return s;
+}
+
+PluginServer::~PluginServer() { Stop(); }
+
+void PluginServer::Stop() {
+  if (!server_) return;
+  service_->Stop();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  server_->Wait();
+  server_.reset();
+  // gRPC may already have unlinked it; never remove a file someone else
+  // created at the same path since.
+  if (inode_ != 0 && FileInode(socket_path_) == inode_) ::unlink(socket_path_.c_str());
+}
+
+}  // namespace hcudp::daemon

@@ -1,0 +1,54 @@
+// PluginServer: one resource's DevicePlugin service served on its own unix
+// socket. Started before Register (so kubelet can dial back and call
+// GetDevicePluginOptions while Register is in flight) with enough threads
+// for long-lived ListAndWatch streams plus concurrent unary calls, and
+// 16 MiB message limits (big GetPreferredAllocation requests).
+//
+// Thread-safety: Start/Stop from one owner thread.
+#ifndef HCU_DP_DAEMON_PLUGIN_SERVER_H_
+#define HCU_DP_DAEMON_PLUGIN_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "hcudp/status.h"
+#include "plugin_service.h"
+
+namespace hcudp::daemon {
+
+inline constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
+
+class PluginServer {
+ public:
+  // Takes the service; serves it on `socket_path` (a stale file there is
+  // replaced). Unavailable when the socket cannot be bound.
+  static StatusOr<std::unique_ptr<PluginServer>> Start(std::unique_ptr<PluginService> service,
+                                                       const std::string& socket_path);
+  ~PluginServer();
+
+  // Ends streams, stops serving, and removes the socket file if it is still
+  // ours (same inode as when we bound it). Idempotent.
+  void Stop();
+
+  PluginService& service() { return *service_; }
+  const std::string& socket_path() const { return socket_path_; }
+  // Inode of the socket file as bound; 0 if unknown.
+  uint64_t socket_inode() const { return inode_; }
+
+ private:
+  PluginServer() = default;
+
+  std::unique_ptr<PluginService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string socket_path_;
+  uint64_t inode_ = 0;
+};
+
+// Inode of `path` if it exists, else 0.
+uint64_t FileInode(const std::string& path);
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_PLUGIN_SERVER_H_

@@ -1,0 +1,144 @@
+#include "plugin_service.h"
+
+#include <glog/logging.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "grpc_status.h"
+#include "hcudp/preferred.h"
+
+namespace hcudp::daemon {
+namespace {
+
+constexpr std::chrono::milliseconds kStreamPoll{250};
+
+void FillResponse(const ContainerAllocation& a, DeviceListStrategy strategy,
+                  v1beta1::ContainerAllocateResponse* out) {
+  if (strategy != DeviceListStrategy::kCdi) {
+    for (const auto& d : a.devices) {
+      auto* spec = out->add_devices();
+      spec->set_container_path(d.container_path);
+      spec->set_host_path(d.host_path);
+      spec->set_permissions(d.permissions);
+    }
+    for (const auto& m : a.mounts) {
+      auto* mount = out->add_mounts();
+      mount->set_container_path(m.container_path);
+      mount->set_host_path(m.host_path);
+      mount->set_read_only(m.read_only);
+    }
+    for (const auto& [k, v] : a.envs) (*out->mutable_envs())[k] = v;
+  }
+  if (strategy != DeviceListStrategy::kDevices) {
+    for (const auto& name : a.cdi_devices) out->add_cdi_devices()->set_name(name);
+  }
+}
+
+}  // namespace
+
+v1beta1::ListAndWatchResponse DeviceList(const Resource* resource) {
+  v1beta1::ListAndWatchResponse out;
+  if (resource == nullptr) return out;
+  for (const auto& d : resource->devices) {
+    auto* dev = out.add_devices();
+    dev->set_id(d.id);
+    dev->set_health(std::string(HealthName(d.health)));
+    if (d.numa_node >= 0) dev->mutable_topology()->add_nodes()->set_id(d.numa_node);
+  }
+  return out;
+}
+
+PluginService::PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
+                             const AllocationBuilder& builder, DeviceListStrategy list_strategy,
+                             std::function<void()> on_stream_end)
+    : resource_name_(std::move(resource_name)),
+      kind_(kind),
+      state_(state),
+      builder_(builder),
+      list_strategy_(list_strategy),
+      on_stream_end_(std::move(on_stream_end)) {}
+
+void PluginService::Stop() {
+  stopping_ = true;
+  state_.Wake();
+}
+
+grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                                   v1beta1::DevicePluginOptions* response) {
+  response->set_pre_start_required(false);
+  // Only whole cards have a topology worth preferring.
+  response->set_get_preferred_allocation_available(kind_ == DeviceKind::kCard);
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::ListAndWatch(
+    grpc::ServerContext* context, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  ++active_streams_;
+  auto snapshot = state_.Current();
+  v1beta1::ListAndWatchResponse sent = DeviceList(snapshot->FindResource(resource_name_));
+  bool ok = writer->Write(sent);
+  VLOG(2) << resource_name_ << ": ListAndWatch opened, sent " << sent.devices_size() << " devices";
+  while (ok && !stopping_ && !context->IsCancelled()) {
+    snapshot = state_.WaitNewer(snapshot->generation, kStreamPoll);
+    v1beta1::ListAndWatchResponse next = DeviceList(snapshot->FindResource(resource_name_));
+    if (google::protobuf::util::MessageDifferencer::Equals(next, sent)) continue;
+    ok = writer->Write(next);
+    if (ok) {
+      VLOG(2) << resource_name_ << ": sent " << next.devices_size() << " devices";
+      sent = std::move(next);
+    }
+  }
+  --active_streams_;
+  if (stopping_) return grpc::Status::OK;
+  LOG(WARNING) << resource_name_ << ": ListAndWatch stream ended ("
+               << (ok ? "cancelled by kubelet" : "send failed") << ")";
+  if (on_stream_end_) on_stream_end_();
+  return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended");
+}
+
+grpc::Status PluginService::GetPreferredAllocation(
+    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+    v1beta1::PreferredAllocationResponse* response) {
+  auto snapshot = state_.Current();
+  const Resource* resource = snapshot->FindResource(resource_name_);
+  for (const auto& req : request->container_requests()) {
+    auto* out = response->add_container_responses();
+    if (resource == nullptr) continue;
+    PreferredRequest pr;
+    pr.available.assign(req.available_deviceids().begin(), req.available_deviceids().end());
+    pr.must_include.assign(req.must_include_deviceids().begin(),
+                           req.must_include_deviceids().end());
+    pr.size = req.allocation_size();
+    for (auto& id : PreferredAllocation(snapshot->inventory, *resource, pr)) {
+      out->add_deviceids(std::move(id));
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+                                     v1beta1::AllocateResponse* response) {
+  auto snapshot = state_.Current();
+  const Resource* resource = snapshot->FindResource(resource_name_);
+  Resource empty;
+  empty.name = resource_name_;
+  empty.kind = kind_;
+  for (const auto& req : request->container_requests()) {
+    std::vector<std::string> ids(req.devices_ids().begin(), req.devices_ids().end());
+    auto a = builder_.Build(snapshot->inventory, resource ? *resource : empty, ids);
+    if (!a.ok()) {
+      LOG(WARNING) << resource_name_ << ": Allocate refused: " << a.status().ToString();
+      return ToGrpcStatus(a.status());
+    }
+    FillResponse(*a, list_strategy_, response->add_container_responses());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,
+                                              const v1beta1::PreStartContainerRequest*,
+                                              v1beta1::PreStartContainerResponse*) {
+  return grpc::Status::OK;
+}
+
+}  // namespace hcudp::daemon

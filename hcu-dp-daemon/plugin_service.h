@@ -1,0 +1,63 @@
+// PluginService: kubelet's DevicePlugin service for one resource. It only
+// translates: device lists come from NodeState snapshots (no I/O), Allocate
+// from AllocationBuilder, preferences from PreferredAllocation.
+//
+// Thread-safety: handlers run concurrently on gRPC threads; the service holds
+// no mutable state besides atomics.
+#ifndef HCU_DP_DAEMON_PLUGIN_SERVICE_H_
+#define HCU_DP_DAEMON_PLUGIN_SERVICE_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "deviceplugin_v1beta1.grpc.pb.h"
+#include "hcudp/allocation.h"
+#include "hcudp/naming.h"
+#include "hcudp/options.h"
+#include "node_state.h"
+
+namespace hcudp::daemon {
+
+class PluginService final : public v1beta1::DevicePlugin::Service {
+ public:
+  // `on_stream_end` is called (from a gRPC thread) when a ListAndWatch stream
+  // ends for a reason other than Stop(): kubelet went away or cancelled it.
+  PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
+                const AllocationBuilder& builder, DeviceListStrategy list_strategy,
+                std::function<void()> on_stream_end);
+
+  // Makes every ListAndWatch return promptly; call before shutting the server.
+  void Stop();
+  int active_streams() const { return active_streams_.load(); }
+
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext* context, const v1beta1::Empty* request,
+                                      v1beta1::DevicePluginOptions* response) override;
+  grpc::Status ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty* request,
+                            grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) override;
+  grpc::Status GetPreferredAllocation(grpc::ServerContext* context,
+                                      const v1beta1::PreferredAllocationRequest* request,
+                                      v1beta1::PreferredAllocationResponse* response) override;
+  grpc::Status Allocate(grpc::ServerContext* context, const v1beta1::AllocateRequest* request,
+                        v1beta1::AllocateResponse* response) override;
+  grpc::Status PreStartContainer(grpc::ServerContext* context,
+                                 const v1beta1::PreStartContainerRequest* request,
+                                 v1beta1::PreStartContainerResponse* response) override;
+
+ private:
+  const std::string resource_name_;
+  const DeviceKind kind_;
+  NodeState& state_;
+  const AllocationBuilder& builder_;
+  const DeviceListStrategy list_strategy_;
+  const std::function<void()> on_stream_end_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> active_streams_{0};
+};
+
+// The ListAndWatch message for `resource` (nullptr: empty list).
+v1beta1::ListAndWatchResponse DeviceList(const Resource* resource);
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_PLUGIN_SERVICE_H_

@@ -1,0 +1,163 @@
+#include <fcntl.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "hcudp/cdi.h"
+
+namespace hcudp {
+namespace {
+
+bool CdiNameChar(char c, bool first) {
+  bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  if (first) return alnum;
+  return alnum || c == '_' || c == '.' || c == ':' || c == '-';
+}
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void WriteEdits(Writer& w, const ContainerAllocation& edits) {
+  w.StartObject();
+  if (!edits.devices.empty()) {
+    w.Key("deviceNodes");
+    w.StartArray();
+    for (const auto& d : edits.devices) {
+      w.StartObject();
+      w.Key("path");
+      w.String(d.container_path.c_str());
+      w.Key("hostPath");
+      w.String(d.host_path.c_str());
+      w.Key("permissions");
+      w.String(d.permissions.c_str());
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!edits.mounts.empty()) {
+    w.Key("mounts");
+    w.StartArray();
+    for (const auto& m : edits.mounts) {
+      w.StartObject();
+      w.Key("hostPath");
+      w.String(m.host_path.c_str());
+      w.Key("containerPath");
+      w.String(m.container_path.c_str());
+      w.Key("options");
+      w.StartArray();
+      w.String(m.read_only ? "ro" : "rw");
+      w.String("nosuid");
+      w.String("nodev");
+      w.String("bind");
+      w.EndArray();
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+Status ErrnoError(const std::string& what) {
+  return UnavailableError(what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+std::string CdiDeviceName(std::string_view device_id) {
+  std::string out;
+  for (size_t i = 0; i < device_id.size(); ++i) {
+    out += CdiNameChar(device_id[i], i == 0) ? device_id[i] : '_';
+  }
+  if (out.empty()) out = "_";
+  return out;
+}
+
+std::string CdiQualifiedName(std::string_view device_id) {
+  return std::string(kCdiKind) + "=" + CdiDeviceName(device_id);
+}
+
+CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>& resources,
+                     const AllocationBuilder& builder) {
+  CdiSpec spec;
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("cdiVersion");
+  w.String(kCdiVersion.data(), static_cast<rapidjson::SizeType>(kCdiVersion.size()));
+  w.Key("kind");
+  w.String(kCdiKind.data(), static_cast<rapidjson::SizeType>(kCdiKind.size()));
+  w.Key("containerEdits");
+  WriteEdits(w, builder.CommonEdits(inventory));
+  w.Key("devices");
+  w.StartArray();
+  std::set<std::string> seen;
+  for (const auto& resource : resources) {
+    for (const auto& device : resource.devices) {
+      if (!seen.insert(device.id).second) continue;
+      auto edits = builder.DeviceEdits(inventory, resource, device);
+      if (!edits.ok()) {
+        spec.skipped.push_back(device.id + ": " + edits.status().message());
+        continue;
+      }
+      w.StartObject();
+      w.Key("name");
+      w.String(CdiDeviceName(device.id).c_str());
+      w.Key("containerEdits");
+      WriteEdits(w, *edits);
+      w.EndObject();
+    }
+  }
+  w.EndArray();
+  w.EndObject();
+  spec.json = std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  return spec;
+}
+
+Status WriteCdiSpec(const std::string& dir, const std::string& json) {
+  // mkdir -p
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos == dir.size() || dir[pos] == '/') {
+      std::string prefix = dir.substr(0, pos);
+      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+        return ErrnoError("create CDI spec dir " + prefix);
+      }
+    }
+  }
+  const std::string final_path = dir + "/" + std::string(kCdiSpecFileName);
+  std::string temp = dir + "/.hygon.com-hcu.json.XXXXXX";
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) return ErrnoError("create temp file in " + dir);
+  size_t done = 0;
+  while (done < json.size()) {
+    ssize_t n = ::write(fd, json.data() + done, json.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status st = ErrnoError("write " + temp);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return st;
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  bool synced = ::fsync(fd) == 0;
+  bool closed = ::close(fd) == 0;
+  if (!synced || !closed) {
+    Status st = ErrnoError("flush " + temp);
+    ::unlink(temp.c_str());
+    return st;
+  }
+  if (::rename(temp.c_str(), final_path.c_str()) != 0) {
+    Status st = ErrnoError("rename to " + final_path);
+    ::unlink(temp.c_str());
+    return st;
+  }
+  return OkStatus();
+}
+
+}  // namespace hcudp

@@ -1,0 +1,221 @@
+// hami.io/hcu-devices-to-allocate / -allocated and hygon.com/container-index
+// (§5.3, §5.4).
+#include "hami/text_util.h"
+#include "hcudp/hami_codec.h"
+
+namespace hcudp::hami {
+namespace {
+
+using internal::ContainsAny;
+using internal::ParseInt;
+using internal::Quote;
+using internal::Split;
+
+constexpr int64_t kInt32Max = 2147483647;
+
+Status FieldError(size_t record, std::string_view field, std::string_view value,
+                  std::string_view want) {
+  return InvalidArgumentError("container device record " + std::to_string(record) + ": field " +
+                              std::string(field) + " " + Quote(value) + " is not " +
+                              std::string(want));
+}
+
+StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
+  std::vector<std::string_view> f = Split(record, ',');
+  if (f.size() != 4) {
+    return InvalidArgumentError("container device record " + std::to_string(n) + " " +
+                                Quote(record) + " has " + std::to_string(f.size()) +
+                                " fields, want 4 (UUID,Type,Usedmem,Usedcores)");
+  }
+  ContainerDevice d;
+  if (f[0].empty() || ContainsAny(f[0], ";"))
+    return FieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
+  d.uuid = std::string(f[0]);
+  if (f[1].empty() || ContainsAny(f[1], ";"))
+    return FieldError(n, "Type", f[1], "a non-empty type without ';'");
+  d.type = std::string(f[1]);
+  auto mem = ParseInt(f[2], 0, kInt32Max);
+  if (!mem) return FieldError(n, "Usedmem", f[2], "a MiB count >= 0");
+  d.used_mem_mib = static_cast<int32_t>(*mem);
+  auto cores = ParseInt(f[3], 0, 100);
+  if (!cores) return FieldError(n, "Usedcores", f[3], "a percentage 0..100");
+  d.used_cores_percent = static_cast<int32_t>(*cores);
+  return d;
+}
+
+Status CheckDevice(size_t i, const ContainerDevice& d) {
+  for (auto [name, value] :
+       {std::pair<std::string_view, std::string_view>{"UUID", d.uuid}, {"Type", d.type}}) {
+    if (value.empty() || ContainsAny(value, ",:;")) {
+      return InvalidArgumentError("container device " + std::to_string(i) + ": " +
+                                  std::string(name) + " " + Quote(value) +
+                                  " is empty or contains one of , : ;");
+    }
+  }
+  if (d.used_mem_mib < 0) {
+    return InvalidArgumentError("container device " + std::to_string(i) + ": Usedmem " +
+                                std::to_string(d.used_mem_mib) + " is negative");
+  }
+  if (d.used_cores_percent < 0 || d.used_cores_percent > 100) {
+    return InvalidArgumentError("container device " + std::to_string(i) + ": Usedcores " +
+                                std::to_string(d.used_cores_percent) + " is not 0..100");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+bool ContainerDevice::operator==(const ContainerDevice& o) const {
+  return uuid == o.uuid && type == o.type && used_mem_mib == o.used_mem_mib &&
+         used_cores_percent == o.used_cores_percent;
+}
+
+StatusOr<std::string> EncodeContainerDevices(const ContainerDevices& devices) {
+  std::string out;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const ContainerDevice& d = devices[i];
+    HCUDP_RETURN_IF_ERROR(CheckDevice(i, d));
+    out += d.uuid + "," + d.type + "," + std::to_string(d.used_mem_mib) + "," +
+           std::to_string(d.used_cores_percent) + ":";
+  }
+  return out;
+}
+
+StatusOr<ContainerDevices> DecodeContainerDevices(std::string_view value) {
+  ContainerDevices devices;
+  if (value.empty()) return devices;
+  if (value.back() != ':') {
+    return InvalidArgumentError("container devices " + Quote(value) +
+                                " do not end with ':' (each record ends in ':')");
+  }
+  std::vector<std::string_view> records = Split(value.substr(0, value.size() - 1), ':');
+  for (size_t n = 0; n < records.size(); ++n) {
+    if (records[n].empty()) {
+      return InvalidArgumentError("container device record " + std::to_string(n) + " is empty");
+    }
+    HCUDP_ASSIGN_OR_RETURN(ContainerDevice d, DecodeRecord(n, records[n]));
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+StatusOr<std::string> EncodePodDevices(const PodDevices& pod) {
+  std::string out;
+  for (size_t c = 0; c < pod.size(); ++c) {
+    StatusOr<std::string> part = EncodeContainerDevices(pod[c]);
+    if (!part.ok()) return part.status().WithContext("container " + std::to_string(c));
+    out += *part + ";";
+  }
+  return out;
+}
+
+StatusOr<PodDevices> DecodePodDevices(std::string_view value) {
+  PodDevices pod;
+  if (value.empty()) return pod;
+  if (value.back() != ';') {
+    return InvalidArgumentError("pod devices " + Quote(value) +
+                                " do not end with ';' (each container ends in ';')");
+  }
+  std::vector<std::string_view> parts = Split(value.substr(0, value.size() - 1), ';');
+  for (size_t c = 0; c < parts.size(); ++c) {
+    StatusOr<ContainerDevices> devices = DecodeContainerDevices(parts[c]);
+    if (!devices.ok()) return devices.status().WithContext("container " + std::to_string(c));
+    pod.push_back(std::move(devices).value());
+  }
+  return pod;
+}
+
+PodDevices DropEmptyContainers(const PodDevices& pod) {
+  PodDevices out;
+  for (const ContainerDevices& c : pod) {
+    if (!c.empty()) out.push_back(c);
+  }
+  return out;
+}
+
+StatusOr<std::string> VendorEraseFirstContainer(std::string_view value, ContainerDevices* served) {
+  HCUDP_ASSIGN_OR_RETURN(PodDevices pod, DecodePodDevices(value));
+  PodDevices hami_view = DropEmptyContainers(pod);
+  if (hami_view.empty()) {
+    return FailedPreconditionError("device request not found: no container in " + Quote(value) +
+                                   " has devices left");
+  }
+  if (served != nullptr) *served = hami_view.front();
+  hami_view.front().clear();
+  return EncodePodDevices(hami_view);
+}
+
+bool HasPendingDevices(const PodDevices& pod) {
+  for (const ContainerDevices& c : pod) {
+    if (!c.empty()) return true;
+  }
+  return false;
+}
+
+std::string EncodeContainerIndex(const std::vector<int>& indexes) {
+  std::string out;
+  for (int i : indexes) out += std::to_string(i) + ",";
+  return out;
+}
+
+StatusOr<std::vector<int>> DecodeContainerIndex(std::string_view value) {
+  std::vector<int> indexes;
+  if (value.empty()) return indexes;
+  if (value.back() != ',') {
+    return InvalidArgumentError("container index " + Quote(value) +
+                                " does not end with ',' (each index ends in ',')");
+  }
+  std::vector<std::string_view> items = Split(value.substr(0, value.size() - 1), ',');
+  for (size_t n = 0; n < items.size(); ++n) {
+    auto index = ParseInt(items[n], 0, kInt32Max);
+    if (!index) {
+      return InvalidArgumentError("container index item " + std::to_string(n) + " " +
+                                  Quote(items[n]) + " is not a container index >= 0");
+    }
+    indexes.push_back(static_cast<int>(*index));
+  }
+  return indexes;
+}
+
+StatusOr<std::vector<int>> ContainerIndexesFromAllocated(std::string_view value,
+                                                         int container_count) {
+  if (container_count < 0) return InvalidArgumentError("container count is negative");
+  std::vector<std::string_view> parts = Split(value, ';');
+  // The vendor prepends ';' until the part count reaches the container count.
+  size_t shift = parts.size() < static_cast<size_t>(container_count)
+                     ? static_cast<size_t>(container_count) - parts.size()
+                     : 0;
+  std::vector<int> indexes;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    StatusOr<ContainerDevices> devices = DecodeContainerDevices(parts[i]);
+    if (!devices.ok()) return devices.status().WithContext("part " + std::to_string(i));
+    if (!devices->empty()) indexes.push_back(static_cast<int>(i + shift));
+  }
+  return indexes;
+}
+
+}  // namespace hcudp::hami
+
+namespace hcudp::hami {
+
+StatusOr<int64_t> ParseBindTime(std::string_view value) {
+  auto seconds = internal::ParseInt(value, 0, int64_t{1} << 40);
+  if (!seconds) {
+    return InvalidArgumentError("bind time " + internal::Quote(value) + " is not unix seconds");
+  }
+  return *seconds;
+}
+
+bool IsAllocatingOn(const std::map<std::string, std::string>& annotations,
+                    std::string_view node_name) {
+  auto value = [&](std::string_view key) -> const std::string* {
+    auto it = annotations.find(std::string(key));
+    return it == annotations.end() ? nullptr : &it->second;
+  };
+  const std::string* phase = value(kBindPhaseAnnotation);
+  const std::string* node = value(kVgpuNodeAnnotation);
+  return value(kBindTimeAnnotation) != nullptr && phase != nullptr &&
+         *phase == kBindPhaseAllocating && node != nullptr && *node == node_name;
+}
+
+}  // namespace hcudp::hami

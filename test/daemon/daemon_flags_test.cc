@@ -1,0 +1,180 @@
+#include "daemon_flags.h"
+
+#include <boost/test/unit_test.hpp>
+#include <map>
+
+namespace hcudp::daemon {
+namespace {
+
+StatusOr<DaemonCommand> Parse(std::vector<std::string> args,
+                              std::map<std::string, std::string> env = {}) {
+  std::vector<const char*> argv = {"hcu-dp-daemon"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return ParseDaemonFlags(static_cast<int>(argv.size()), argv.data(),
+                          [env](const std::string& name) -> std::optional<std::string> {
+                            auto it = env.find(name);
+                            if (it == env.end()) return std::nullopt;
+                            return it->second;
+                          });
+}
+
+BOOST_AUTO_TEST_SUITE(daemon_flags)
+
+BOOST_AUTO_TEST_CASE(defaults_match_the_design_table) {
+  auto c = Parse({});
+  BOOST_REQUIRE(c.ok());
+  const Options& o = c->options;
+  BOOST_TEST((o.strategy == Strategy::kMixed));
+  BOOST_TEST((o.naming_policy == NamingPolicy::kDefault));
+  BOOST_TEST(o.pulse_seconds == 30);
+  BOOST_TEST(o.topology_register);
+  BOOST_TEST(!o.resource_multiple);
+  BOOST_TEST(o.device_split_count == 4);
+  BOOST_TEST(o.log_level == 2);
+  BOOST_TEST((o.log_severity == LogSeverity::kInfo));
+  BOOST_TEST(o.device_plugin_path == "/var/lib/kubelet/device-plugins/");
+  BOOST_TEST(o.pod_resources_socket == "/var/lib/kubelet/pod-resources/kubelet.sock");
+  BOOST_TEST((o.backend == BackendKind::kHost));
+  BOOST_TEST(o.hyhal_path == "/opt/hyhal");
+  BOOST_TEST((o.device_list_strategy == DeviceListStrategy::kDevices));
+  BOOST_TEST(o.cdi_spec_dir == "/var/run/cdi");
+}
+
+BOOST_AUTO_TEST_CASE(every_flag_reads_its_environment_variable) {
+  auto c = Parse({}, {{"RESOURCE_REGISTER_STRATEGY", "vhcu"},
+                      {"POLICY", "2"},
+                      {"PULSE", "0x5"},
+                      {"NODE_NAME", "n1"},
+                      {"TOPOLOGY_REGISTER", ""},
+                      {"RESOURCE_MULTIPLE", "t"},
+                      {"DEVICE_SPLIT_COUNT", "8"},
+                      {"LOG_LEVEL", "5"},
+                      {"LOG_SEVERITY", "WARNING"},
+                      {"DEVICE_PLUGIN_PATH", "/dp"},
+                      {"POD_RESOURCES_SOCKET", "/pr.sock"},
+                      {"HCU_BACKEND", "sim"},
+                      {"HCU_SIM_NODE", "/n.yaml"},
+                      {"HOST_ROOT", "/hr"},
+                      {"HYHAL_PATH", "/hy"},
+                      {"DEVICE_LIST_STRATEGY", "both"},
+                      {"CDI_SPEC_DIR", "/cdi"},
+                      {"KUBECONFIG", "/kc"}});
+  BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  const Options& o = c->options;
+  BOOST_TEST((o.strategy == Strategy::kVhcu));
+  BOOST_TEST((o.naming_policy == NamingPolicy::kModelMemoryCu));
+  BOOST_TEST(o.pulse_seconds == 5);
+  BOOST_TEST(o.node_name == "n1");
+  BOOST_TEST(!o.topology_register);
+  BOOST_TEST(o.resource_multiple);
+  BOOST_TEST(o.device_split_count == 8);
+  BOOST_TEST(o.log_level == 5);
+  BOOST_TEST((o.log_severity == LogSeverity::kWarning));
+  BOOST_TEST(o.device_plugin_path == "/dp");
+  BOOST_TEST(o.pod_resources_socket == "/pr.sock");
+  BOOST_TEST((o.backend == BackendKind::kSim));
+  BOOST_TEST(o.sim_node_path == "/n.yaml");
+  BOOST_TEST(o.host_root == "/hr");
+  BOOST_TEST(o.hyhal_path == "/hy");
+  BOOST_TEST((o.device_list_strategy == DeviceListStrategy::kBoth));
+  BOOST_TEST(o.cdi_spec_dir == "/cdi");
+  BOOST_TEST(o.kubeconfig == "/kc");
+}
+
+BOOST_AUTO_TEST_CASE(flag_beats_environment) {
+  auto c = Parse({"--policy=1", "--pulse", "7"}, {{"POLICY", "2"}, {"PULSE", "9"}});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST((c->options.naming_policy == NamingPolicy::kModel));
+  BOOST_TEST(c->options.pulse_seconds == 7);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_values) {
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--strategy=whole"}, {}, "--strategy: \"whole\" is not one of hcu, vhcu, mig, mixed, hami"},
+      {{"--policy", "3"}, {}, "--policy: \"3\" is not one of 0, 1, 2"},
+      {{}, {{"POLICY", "3"}}, "--policy (env POLICY): \"3\" is not one of 0, 1, 2"},
+      {{"--device-split-count=0"}, {}, "--device-split-count: \"0\" is out of range (>= 1)"},
+      {{"--log-level=11"}, {}, "--log-level: \"11\" is out of range (0 to 10)"},
+      {{"--pulse=x"}, {}, "--pulse: \"x\" is not an integer (decimal or 0x hex, >= 0)"},
+      {{"--log-severity=debug"},
+       {},
+       "--log-severity: \"debug\" is not one of INFO, WARNING, WARN, ERROR"},
+      {{"--backend=gpu"}, {}, "--backend: \"gpu\" is not one of host, sim"},
+      {{"--device-list-strategy=cdi-annotations"},
+       {},
+       "--device-list-strategy: \"cdi-annotations\" is not one of devices, cdi, both"},
+      {{},
+       {{"RESOURCE_MULTIPLE", "yes"}},
+       "--resource-multiple (env RESOURCE_MULTIPLE): \"yes\" is not a bool (true, false, 1, 0, t, "
+       "f)"},
+      {{"--backend=sim"}, {}, "--sim-node: required with --backend=sim (a SimNode YAML file)"},
+      {{"--strategy=hami"},
+       {},
+       "--strategy: strategy hami is not supported by this build yet (HAMi mode is being "
+       "implemented)"},
+      {{"--stratgy=hcu"}, {}, "unknown flag --stratgy (did you mean --strategy?)"},
+      {{"run"}, {}, "unexpected argument \"run\" (hcu-dp-daemon takes only flags; see --help)"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT("args " << (c.args.empty() ? "" : c.args[0])) {
+      auto r = Parse(c.args, c.env);
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() == c.message);
+      BOOST_TEST(r.status().message().find('\n') == std::string::npos);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
+  auto c = Parse({"--log-severity=WARN"});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST((c->options.log_severity == LogSeverity::kWarning));
+}
+
+BOOST_AUTO_TEST_CASE(help_lists_every_design_flag_with_its_env_var) {
+  auto c = Parse({"--help"});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST((c->action == DaemonCommand::Action::kHelp));
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"strategy", "RESOURCE_REGISTER_STRATEGY"},
+      {"policy", "POLICY"},
+      {"pulse", "PULSE"},
+      {"node-name", "NODE_NAME"},
+      {"topology-register", "TOPOLOGY_REGISTER"},
+      {"resource-multiple", "RESOURCE_MULTIPLE"},
+      {"device-split-count", "DEVICE_SPLIT_COUNT"},
+      {"log-level", "LOG_LEVEL"},
+      {"log-severity", "LOG_SEVERITY"},
+      {"device-plugin-path", "DEVICE_PLUGIN_PATH"},
+      {"pod-resources-socket", "POD_RESOURCES_SOCKET"},
+      {"backend", "HCU_BACKEND"},
+      {"sim-node", "HCU_SIM_NODE"},
+      {"host-root", "HOST_ROOT"},
+      {"hyhal-path", "HYHAL_PATH"},
+      {"device-list-strategy", "DEVICE_LIST_STRATEGY"},
+      {"cdi-spec-dir", "CDI_SPEC_DIR"},
+      {"kubeconfig", "KUBECONFIG"}};
+  for (const auto& [flag, env] : table) {
+    BOOST_TEST_CONTEXT(flag) {
+      BOOST_TEST(c->help_text.find("--" + flag) != std::string::npos);
+      BOOST_TEST(c->help_text.find("env " + env) != std::string::npos);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(version_flag_asks_for_the_version) {
+  auto c = Parse({"--version"});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST((c->action == DaemonCommand::Action::kVersion));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::daemon

@@ -1,0 +1,87 @@
+#include "hami/fake_backend.h"
+
+#include <algorithm>
+
+namespace hcudp::testing {
+
+FakeBackend::FakeBackend(std::string host_root) : host_root_(std::move(host_root)) {
+  for (int i = 0; i < 2; ++i) {
+    Card c;
+    c.index = i;
+    c.bdf = i == 0 ? "0000:09:00.0" : "0000:0a:00.0";
+    c.model = "K100_AI";
+    c.serial = i == 0 ? "SN01" : "SN02";
+    c.compute_units = 120;
+    c.memory_bytes = 65520 * kMiB;
+    inventory_.cards.push_back(c);
+  }
+}
+
+StatusOr<NodeInventory> FakeBackend::Discover() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return inventory_;
+}
+
+StatusOr<std::vector<CardHealthReport>> FakeBackend::QueryHealth() {
+  return std::vector<CardHealthReport>{};
+}
+
+int FakeBackend::AddLocked(int card, int compute_units, uint64_t memory_mib) {
+  int id = 0;
+  while (inventory_.FindVhcu(id) != nullptr) ++id;  // the lowest free index, as the driver
+  Vhcu v;
+  v.id = id;
+  v.card = card;
+  v.compute_units = compute_units;
+  v.memory_mib = memory_mib;
+  v.conf_path = "/etc/vdev/vdev" + std::to_string(id) + ".conf";
+  inventory_.vhcus.push_back(v);
+  std::sort(inventory_.vhcus.begin(), inventory_.vhcus.end(),
+            [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
+  return id;
+}
+
+int FakeBackend::AddVhcu(int card, int compute_units, uint64_t memory_mib) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AddLocked(card, compute_units, memory_mib);
+}
+
+StatusOr<Vhcu> FakeBackend::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fail_create) return ResourceExhaustedError("no free vHCU slot on card");
+  if (inventory_.FindCard(card) == nullptr) return NotFoundError("no card " + std::to_string(card));
+  int id = AddLocked(card, compute_units, memory_mib);
+  if (fail_create_after_it) return InternalError("created, but the new vdev file was not seen");
+  return *inventory_.FindVhcu(id);
+}
+
+Status FakeBackend::DestroyVhcu(int id) {
+  std::function<void(int)> hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++destroy_calls;
+    if (inventory_.FindVhcu(id) == nullptr) return NotFoundError("no vHCU " + std::to_string(id));
+    if (busy_destroys > 0) {
+      --busy_destroys;
+      return UnavailableError("DEVICE_BUSY");
+    }
+    hook = on_destroy;
+  }
+  if (hook) hook(id);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& v = inventory_.vhcus;
+  v.erase(std::remove_if(v.begin(), v.end(), [&](const Vhcu& x) { return x.id == id; }), v.end());
+  return OkStatus();
+}
+
+std::vector<Vhcu> FakeBackend::vhcus() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return inventory_.vhcus;
+}
+
+bool FakeBackend::HasVhcu(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return inventory_.FindVhcu(id) != nullptr;
+}
+
+}  // namespace hcudp::testing

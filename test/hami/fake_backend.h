@@ -1,0 +1,48 @@
+// An in-memory Backend for VhcuManager tests: two K100_AI cards, vHCUs in a
+// list, and knobs to make create and destroy fail the ways hardware does.
+#ifndef HCUDP_TEST_HAMI_FAKE_BACKEND_H_
+#define HCUDP_TEST_HAMI_FAKE_BACKEND_H_
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hcudp/backend.h"
+
+namespace hcudp::testing {
+
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(std::string host_root);
+
+  StatusOr<NodeInventory> Discover() override;
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override;
+  StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override;
+  Status DestroyVhcu(int id) override;
+  const std::string& host_root() const override { return host_root_; }
+  std::vector<std::string> WatchPaths() const override { return {}; }
+
+  // Adds a vHCU directly (an administrator's, or one made before a crash).
+  int AddVhcu(int card, int compute_units, uint64_t memory_mib);
+  std::vector<Vhcu> vhcus();
+  bool HasVhcu(int id);
+
+  // Knobs (set before the call they affect).
+  int busy_destroys = 0;                   // DestroyVhcu answers Unavailable this many times
+  bool fail_create = false;                // CreateVhcu fails without creating
+  bool fail_create_after_it = false;       // CreateVhcu creates a vHCU, then fails
+  std::function<void(int id)> on_destroy;  // called before a successful destroy
+  int destroy_calls = 0;
+
+ private:
+  int AddLocked(int card, int compute_units, uint64_t memory_mib);
+
+  const std::string host_root_;
+  std::mutex mu_;
+  NodeInventory inventory_;
+};
+
+}  // namespace hcudp::testing
+
+#endif  // HCUDP_TEST_HAMI_FAKE_BACKEND_H_
