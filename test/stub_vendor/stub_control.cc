@@ -1,5 +1,7 @@
 #include "stub_control.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +26,19 @@ std::optional<std::string> Knob(const std::string& key) {
   std::string env = "HCUDP_STUB_";
   for (char c : key) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (const char* v = std::getenv(env.c_str()); v != nullptr) return std::string(v);
+  if (key == "host_root") {
+    // Like the driver's files, the node lives under the host-root the
+    // loading process was started with (hcu-dp-daemon/hcuctl --host-root=);
+    // the fake hy-smi looks at the process that ran it.
+    for (const std::string& proc :
+         {std::string("/proc/self/cmdline"), "/proc/" + std::to_string(getppid()) + "/cmdline"}) {
+      std::ifstream cmdline(proc);
+      std::string arg;
+      while (std::getline(cmdline, arg, '\0')) {
+        if (arg.rfind("--host-root=", 0) == 0) return arg.substr(12);
+      }
+    }
+  }
   return std::nullopt;
 }
 

@@ -6,7 +6,9 @@
 //   2. the environment variable HCUDP_STUB_<KEY upper-cased>.
 // Keys:
 //   sim_node            SimNode YAML the libraries answer from (required)
-//   host_root           where that node is rendered (required)
+//   host_root           where that node is rendered; default: the
+//                       --host-root= argument of the loading process (for
+//                       hy-smi: of the process that ran it)
 //   rsmi_init_failures  rsmi_init fails (INIT_ERROR) this many times; -1 always
 //   destroy_busy        dmiDestroySingleVDevice answers DEVICE_BUSY this many
 //                       times before acting
