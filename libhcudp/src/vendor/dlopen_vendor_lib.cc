@@ -18,8 +18,8 @@ namespace hcudp {
 StatusOr<std::unique_ptr<VendorLib>> NewDlopenVendorLib(const DlopenVendorLibOptions& options) {
   const std::string lib_dir = vendor::UnderRoot(options.hyhal_path, "/lib");
   StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
-  if (!api.ok())
-    return api.status().WithContext("--backend=host (--hyhal-path " + options.hyhal_path + ")");
+  // Callers add the flag context (OpenBackend: "--hyhal-path <dir>").
+  if (!api.ok()) return api.status();
   return std::unique_ptr<VendorLib>(new vendor::DlopenVendorLib(options, std::move(api).value()));
 }
 
