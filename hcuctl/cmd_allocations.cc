@@ -1,6 +1,6 @@
 // hcuctl allocations: which pod and container hold which HCU devices, from
 // kubelet's pod-resources API (List), plus HAMi mark files under
-// /etc/vdev/dynamic when present.
+// /etc/vdev/dynamic (under --host-root) when present.
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -11,6 +11,9 @@
 #include "command.h"
 #include "hcudp/backend.h"
 #include "hcudp/flags.h"
+#include "hcudp/hami_codec.h"
+#include "hcudp/options.h"
+#include "hcudp/vhcu_manager.h"
 #include "podresources_v1.grpc.pb.h"
 
 namespace hcuctl {
@@ -18,40 +21,6 @@ namespace {
 
 constexpr int kTimeoutMs = 5000;
 constexpr std::string_view kResourcePrefix = "hygon.com/";
-constexpr const char* kMarkDir = "/etc/vdev/dynamic";
-
-struct MarkFile {
-  std::string name;
-  std::string pod_uid, container, card, vhcu;
-};
-
-// <podUID>_<container>_<dvInd>_<vdevIdx>; anything else is reported as is.
-std::vector<MarkFile> ReadMarkFiles(const std::string& host_root) {
-  std::vector<MarkFile> out;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(hcudp::HostPath(host_root, kMarkDir), ec);
-  if (ec) return out;
-  for (const auto& entry : it) {
-    MarkFile m;
-    m.name = entry.path().filename().string();
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t pos; (pos = m.name.find('_', start)) != std::string::npos; start = pos + 1) {
-      parts.push_back(m.name.substr(start, pos - start));
-    }
-    parts.push_back(m.name.substr(start));
-    if (parts.size() == 4) {
-      m.pod_uid = parts[0];
-      m.container = parts[1];
-      m.card = parts[2];
-      m.vhcu = parts[3] == "-1" ? "whole card" : "vdev" + parts[3];
-    }
-    out.push_back(std::move(m));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const MarkFile& a, const MarkFile& b) { return a.name < b.name; });
-  return out;
-}
 
 int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
   const Command& self = kAllocationsCommand;
@@ -101,21 +70,28 @@ int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
   }
   Value marks = Value::MakeArray();
   Table mark_table({"POD UID", "CONTAINER", "CARD", "VHCU", "MARK FILE"});
-  for (const MarkFile& m : ReadMarkFiles(ctx.options().host_root.empty() ? "/"
-                                                                         : ctx.options().host_root)) {
+  std::vector<std::string> unparsable;
+  auto mark_files = hcudp::ListMarkFiles(EffectiveHostRoot(ctx.options()), &unparsable);
+  if (!mark_files.ok()) return Fail(ctx, self.name, mark_files.status());
+  for (const hcudp::MarkFile& m : *mark_files) {
+    std::string file = std::filesystem::path(m.path).filename().string();
+    std::string vhcu = m.name.whole_card() ? "whole card" : "vdev" + std::to_string(m.name.vhcu_id);
     marks.Push(Value::MakeObject()
-                   .Set("file", m.name)
-                   .Set("podUid", m.pod_uid)
-                   .Set("container", m.container)
-                   .Set("card", m.card)
-                   .Set("vhcu", m.vhcu));
-    mark_table.AddRow({m.pod_uid.empty() ? "?" : m.pod_uid, m.container, m.card, m.vhcu, m.name});
+                   .Set("file", file)
+                   .Set("podUid", m.name.pod_uid)
+                   .Set("container", m.name.container)
+                   .Set("card", m.name.card)
+                   .Set("vhcu", vhcu));
+    mark_table.AddRow({m.name.pod_uid, m.name.container, std::to_string(m.name.card), vhcu, file});
+  }
+  for (const std::string& name : unparsable) {
+    r.notes.push_back("unparsable mark file: " + name);
   }
   r.value = Value::MakeObject().Set("allocations", std::move(list)).Set("hamiMarkFiles",
                                                                          std::move(marks));
   r.tables.emplace_back("", std::move(table));
   if (!mark_table.empty()) {
-    r.tables.emplace_back("HAMi mark files (" + std::string(kMarkDir) + "):",
+    r.tables.emplace_back("HAMi mark files (" + std::string(hcudp::hami::kMarkFileDir) + "):",
                           std::move(mark_table));
   }
   ctx.Print(r);

@@ -90,6 +90,7 @@ extern const Command kVersionCommand;
 extern const Command kPluginsCommand;
 extern const Command kAllocateCommand;
 extern const Command kAllocationsCommand;
+extern const Command kHamiCommand;
 extern const Command kDoctorCommand;
 
 }  // namespace hcuctl

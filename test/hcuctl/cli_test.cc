@@ -142,6 +142,43 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2_and_says_what_to_type) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(hami_decode_detects_the_encoding_and_prints_records) {
+  // seed-behaviour.md §5.2 worked example: the remaining list of two cards.
+  RunResult r = Run({Hcuctl(), "hami", "decode",
+                     "HCU-SN01,3,57328,70,HCU-K100_AI,0,true,0,hami:"
+                     "HCU-SN02,4,65520,100,HCU-K100_AI,1,true,1,hami:"});
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(r.out ==
+             "encoding: node-devices\n"
+             "ID        COUNT  DEVMEM_MIB  DEVCORE_PERCENT  TYPE         NUMA  HEALTHY  INDEX  MODE\n"
+             "HCU-SN01  3      57328       70               HCU-K100_AI  0     true     0      hami\n"
+             "HCU-SN02  4      65520       100              HCU-K100_AI  1     true     1      hami\n");
+
+  RunResult lock = Run({Hcuctl(), "-o", "json", "hami", "decode",
+                        "2026-03-01T10:00:00+08:00,default,hcu-dynamic-vhcu-demo"});
+  BOOST_TEST(lock.exit_code == 0);
+  BOOST_TEST(lock.out.find("\"encoding\": \"node-lock\"") != std::string::npos, lock.out);
+  BOOST_TEST(lock.out.find("\"pod\": \"hcu-dynamic-vhcu-demo\"") != std::string::npos, lock.out);
+}
+
+BOOST_AUTO_TEST_CASE(hami_encode_writes_the_wire_string_byte_for_byte) {
+  RunResult r = Run({Hcuctl(), "hami", "encode", "pod-devices", "container=0",
+                     "container=1,uuid=HCU-SN01,type=HCU,used_mem_mib=8192,used_cores_percent=30"});
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(r.out == ";HCU-SN01,HCU,8192,30:;\n");
+}
+
+BOOST_AUTO_TEST_CASE(hami_bad_values_exit_2_with_the_reason) {
+  RunResult garbage = Run({Hcuctl(), "hami", "decode", "garbage"});
+  BOOST_TEST(garbage.exit_code == 2);
+  BOOST_TEST(garbage.err.find("no HAMi encoding") != std::string::npos, garbage.err);
+  RunResult wrong_as = Run({Hcuctl(), "hami", "decode", "--as", "node-lock", "HCU-SN01,4:"});
+  BOOST_TEST(wrong_as.exit_code == 2);
+  RunResult bad_record = Run({Hcuctl(), "hami", "encode", "node-lock", "time"});
+  BOOST_TEST(bad_record.exit_code == 2);
+  BOOST_TEST(bad_record.err.find("is not name=value") != std::string::npos, bad_record.err);
+}
+
 BOOST_AUTO_TEST_CASE(version_prints_a_version) {
   RunResult r = Run({Hcuctl(), "version"});
   BOOST_TEST(r.exit_code == 0);
@@ -152,7 +189,7 @@ BOOST_AUTO_TEST_CASE(help_lists_every_command) {
   RunResult r = Run({Hcuctl(), "--help"});
   BOOST_TEST(r.exit_code == 0);
   for (const char* c : {"devices", "names", "topology", "vhcu", "plugins", "allocate",
-                        "allocations", "version"}) {
+                        "allocations", "hami", "version"}) {
     BOOST_TEST(r.out.find(std::string("  ") + c) != std::string::npos, c);
   }
 }

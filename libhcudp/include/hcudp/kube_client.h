@@ -1,0 +1,161 @@
+// KubeClient: a small Kubernetes REST client (libcurl + RapidJSON) with the
+// verbs the device plugin needs. Bodies are JSON text; typed views of pods and
+// nodes are in kube_objects.h, reflector-style caching in pod_cache.h.
+//
+// Errors: HTTP failures become a Status carrying the API's Status.message:
+//   400, 422 InvalidArgument     401 Unauthenticated     403 PermissionDenied
+//   404 NotFound                 409 AlreadyExists (reason AlreadyExists),
+//                                    else Aborted (a conflict: re-read, retry)
+//   410 OutOfRange (resourceVersion too old: relist)
+//   429 ResourceExhausted        500 Internal    502/503 Unavailable
+//   504 and client timeouts DeadlineExceeded
+//   TLS verification failures Unauthenticated; connection failures Unavailable.
+// 429, 500, 502, 503, 504 and connection failures are retried up to
+// max_retries with capped exponential backoff, honouring Retry-After.
+//
+// Thread-safety: all methods may be called concurrently; each call takes its
+// own pooled CURL handle, and sequential calls reuse a kept-alive connection
+// (up to 4 idle ones are kept). Credentials are never logged; requests are
+// logged at VLOG(4) (method, path, query, HTTP status, duration).
+#ifndef HCUDP_KUBE_CLIENT_H_
+#define HCUDP_KUBE_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hcudp/export.h"
+#include "hcudp/kube_config.h"
+#include "hcudp/status.h"
+
+namespace hcudp {
+
+// A REST path such as /api/v1/nodes/n1/status or /api/v1/namespaces/ns/pods.
+// Only core/v1 is needed today; `api_prefix` allows "/apis/<group>/<version>".
+struct HCUDP_EXPORT ResourcePath {
+  std::string api_prefix = "/api/v1";
+  std::string resource;        // "nodes", "pods", "configmaps"
+  std::string namespace_name;  // empty: cluster-scoped, or all namespaces for a collection
+  std::string name;            // empty: the collection
+  std::string subresource;     // "status" or empty
+
+  // The URL path, with each segment percent-escaped.
+  std::string ToString() const;
+};
+
+HCUDP_EXPORT ResourcePath NodePath(std::string name);
+HCUDP_EXPORT ResourcePath NodeStatusPath(std::string name);
+HCUDP_EXPORT ResourcePath PodPath(std::string namespace_name, std::string name);
+// Pods of one namespace, or of all namespaces when `namespace_name` is empty.
+HCUDP_EXPORT ResourcePath PodsPath(std::string namespace_name = "");
+HCUDP_EXPORT ResourcePath ConfigMapPath(std::string namespace_name, std::string name);
+HCUDP_EXPORT ResourcePath ConfigMapsPath(std::string namespace_name);
+
+struct ListOptions {
+  std::string label_selector;  // "app=x,tier!=db"
+  std::string field_selector;  // "spec.nodeName=node1"
+  std::string resource_version;
+  int64_t limit = 0;  // 0: no paging
+  std::string continue_token;
+  // WATCH only: server-side duration (0: the client's watch_timeout_s) and
+  // whether to ask for BOOKMARK events.
+  int timeout_seconds = 0;
+  bool allow_watch_bookmarks = false;
+};
+
+enum class PatchType {
+  kMerge,           // application/merge-patch+json (RFC 7386)
+  kStrategicMerge,  // application/strategic-merge-patch+json
+  kJson,            // application/json-patch+json (RFC 6902)
+};
+HCUDP_EXPORT std::string_view PatchContentType(PatchType type);
+
+struct DeleteOptions {
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds;
+};
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+HCUDP_EXPORT std::string_view WatchEventTypeName(WatchEventType type);
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kError;
+  // The object as JSON (for kError the API Status object).
+  std::string object_json;
+  // metadata.resourceVersion of the object (the new watch position).
+  std::string resource_version;
+};
+
+struct KubeClientOptions {
+  // TCP+TLS connect timeout. Default 5000.
+  int connect_timeout_ms = 5000;
+  // Whole-request timeout for every non-watch call. Default 15000.
+  int request_timeout_ms = 15000;
+  // Server-side watch duration when ListOptions::timeout_seconds is 0; the
+  // client gives up when no byte (events or bookmarks) arrives for this long
+  // plus 30 s. Default 300.
+  int watch_timeout_s = 300;
+  // Retries after the first attempt on 429/5xx/connection failure. Default 4.
+  int max_retries = 4;
+  // Backoff before retry n is initial * 2^n, capped at max; a Retry-After
+  // header raises it (up to max_retry_after_ms). Defaults 100 / 2000 / 10000.
+  int initial_backoff_ms = 100;
+  int max_backoff_ms = 2000;
+  int max_retry_after_ms = 10000;
+  // Default "hcu-device-plugin/<version>".
+  std::string user_agent;
+};
+
+class HCUDP_EXPORT KubeClient {
+ public:
+  // Validates `config` (server URL, paired client cert/key). Reads nothing
+  // over the network.
+  static StatusOr<std::unique_ptr<KubeClient>> New(KubeConfig config,
+                                                   KubeClientOptions options = {});
+  ~KubeClient();
+  KubeClient(const KubeClient&) = delete;
+  KubeClient& operator=(const KubeClient&) = delete;
+
+  // Each returns the response body (an object or list as JSON).
+  StatusOr<std::string> Get(const ResourcePath& path);
+  StatusOr<std::string> List(const ResourcePath& collection, const ListOptions& options = {});
+  StatusOr<std::string> Create(const ResourcePath& collection, std::string_view object_json);
+  // PUT. A stale metadata.resourceVersion gives Aborted: re-read and retry.
+  StatusOr<std::string> Replace(const ResourcePath& path, std::string_view object_json);
+  // A metadata.resourceVersion inside a merge patch is a precondition too.
+  StatusOr<std::string> Patch(const ResourcePath& path, PatchType type, std::string_view patch);
+  // Returns the last state of the deleted object as the server reports it.
+  StatusOr<std::string> Delete(const ResourcePath& path, const DeleteOptions& options = {});
+
+  // Streams WATCH events to `on_event` (called on this thread) until the
+  // server ends the stream (OK), `on_event` returns false (OK), `*cancel`
+  // becomes true (Cancelled; checked at least every 200 ms), or an error.
+  // An ERROR event with code 410 ends the watch with OutOfRange: relist.
+  // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy.
+  Status Watch(const ResourcePath& collection, const ListOptions& options,
+               const std::function<bool(const WatchEvent&)>& on_event,
+               const std::atomic<bool>* cancel = nullptr);
+
+  const std::string& server() const;
+
+  class Impl;
+
+ private:
+  explicit KubeClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Status predicates for the API's answers (see the mapping above).
+HCUDP_EXPORT bool IsNotFound(const Status& status);
+HCUDP_EXPORT bool IsConflict(const Status& status);       // 409 Conflict
+HCUDP_EXPORT bool IsAlreadyExists(const Status& status);  // 409 AlreadyExists
+HCUDP_EXPORT bool IsGone(const Status& status);           // 410 Expired/Gone
+
+}  // namespace hcudp
+
+#endif  // HCUDP_KUBE_CLIENT_H_

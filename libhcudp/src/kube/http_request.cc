@@ -1,0 +1,245 @@
+#include "kube/http_request.h"
+
+#include <curl/curl.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace hcudp::kube {
+namespace {
+
+StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
+                                 const HttpRequest& request);
+
+void GlobalInitOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+  CURL* curl = nullptr;
+  const HttpRequest* request = nullptr;
+  HttpResponse* response = nullptr;
+  bool stopped_by_consumer = false;
+};
+
+size_t OnHeader(char* data, size_t size, size_t nitems, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  size_t n = size * nitems;
+  std::string_view line(data, n);
+  constexpr std::string_view kRetryAfter = "retry-after:";
+  if (line.size() > kRetryAfter.size()) {
+    bool match = true;
+    for (size_t i = 0; i < kRetryAfter.size() && match; ++i) {
+      match = std::tolower(static_cast<unsigned char>(line[i])) == kRetryAfter[i];
+    }
+    if (match) {
+      std::string value(line.substr(kRetryAfter.size()));
+      char* end = nullptr;
+      long seconds = std::strtol(value.c_str(), &end, 10);  // NOLINT(runtime/int)
+      if (end != value.c_str() && seconds >= 0 && seconds < 86400) {
+        t->response->retry_after_s = static_cast<int>(seconds);
+      }
+    }
+  }
+  return n;
+}
+
+size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  size_t n = size * nmemb;
+  long status = 0;  // NOLINT(runtime/int)
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (t->request->on_body_data && status >= 200 && status < 300) {
+    if (!t->request->on_body_data(std::string_view(data, n))) {
+      t->stopped_by_consumer = true;
+      return 0;  // a short write ends the transfer
+    }
+    return n;
+  }
+  t->response->body.append(data, n);
+  return n;
+}
+
+void SetBlob(CURL* curl, CURLoption option, const std::string& pem) {
+  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(curl, option, &blob);
+}
+
+Status MapCurlError(CURLcode code, const char* error_buffer, const std::string& what) {
+  std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
+  std::string message = what + ": " + detail;
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return DeadlineExceededError(message);
+    case CURLE_PEER_FAILED_VERIFICATION:
+      return Status(StatusCode::kUnauthenticated,
+                    what + ": server certificate not trusted: " + detail);
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PARTIAL_FILE:
+      return UnavailableError(message);
+    default:
+      return InternalError(message);
+  }
+}
+
+}  // namespace
+
+std::string UrlEscape(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+// An easy handle and the multi handle that drives it. The multi handle owns
+// the connection cache, so a channel reused for the next request reuses its
+// TCP+TLS connection (keep-alive).
+struct HttpChannelPool::Channel {
+  Channel() : easy(curl_easy_init()), multi(curl_multi_init()) {}
+  ~Channel() {
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  CURL* easy;
+  CURLM* multi;
+};
+
+HttpChannelPool::HttpChannelPool(size_t max_idle) : max_idle_(max_idle) { GlobalInitOnce(); }
+HttpChannelPool::~HttpChannelPool() = default;
+
+StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
+                                                const HttpRequest& request) {
+  std::unique_ptr<Channel> channel;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      channel = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!channel) channel = std::make_unique<Channel>();
+  if (channel->easy == nullptr || channel->multi == nullptr) {
+    return InternalError("curl initialisation failed");
+  }
+  StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, request);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < max_idle_) idle_.push_back(std::move(channel));
+  return response;
+}
+
+StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request) {
+  HttpChannelPool one_shot(0);
+  return one_shot.Perform(tls, request);
+}
+
+namespace {
+
+StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
+                                 const HttpRequest& request) {
+  curl_easy_reset(curl);  // keeps live connections and the TLS session cache
+
+  HttpResponse response;
+  Transfer transfer{curl, &request, &response, false};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+
+  curl_slist* headers = nullptr;
+  for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, curl_slist_free_all);
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  if (request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else if (!request.body.empty() || request.method != "DELETE") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(request.connect_timeout_ms));  // NOLINT
+  if (request.total_timeout_ms > 0) {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(request.total_timeout_ms));  // NOLINT
+  }
+  if (request.idle_timeout_s > 0) {
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                     static_cast<long>(request.idle_timeout_s));  // NOLINT
+  }
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, tls.insecure_skip_verify ? 0L : 1L);
+  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, tls.insecure_skip_verify ? 0L : 2L);
+  if (!tls.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  if (!tls.client_cert_pem.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+    SetBlob(curl, CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    SetBlob(curl, CURLOPT_SSLKEY_BLOB, tls.client_key_pem);
+  }
+
+  // The multi interface lets us look at `cancel` every 100 ms while idle.
+  CURLM* multi = multi_handle;
+  curl_multi_add_handle(multi, curl);
+  CURLcode result = CURLE_OK;
+  bool cancelled = false;
+  for (;;) {
+    int running = 0;
+    CURLMcode mc = curl_multi_perform(multi, &running);
+    if (mc != CURLM_OK) {
+      curl_multi_remove_handle(multi, curl);
+      return InternalError(std::string("curl: ") + curl_multi_strerror(mc));
+    }
+    if (running == 0) {
+      int queued = 0;
+      CURLMsg* msg = curl_multi_info_read(multi, &queued);
+      if (msg != nullptr && msg->msg == CURLMSG_DONE) result = msg->data.result;
+      break;
+    }
+    if (request.cancel != nullptr && request.cancel->load()) {
+      cancelled = true;
+      break;
+    }
+    curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  curl_multi_remove_handle(multi, curl);
+
+  std::string what = request.method + " " + request.url;
+  if (cancelled) return Status(StatusCode::kCancelled, what + ": cancelled");
+  if (result == CURLE_WRITE_ERROR && transfer.stopped_by_consumer) result = CURLE_OK;
+  if (result != CURLE_OK) return MapCurlError(result, error_buffer, what);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+}  // namespace
+
+}  // namespace hcudp::kube

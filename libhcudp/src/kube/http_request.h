@@ -1,0 +1,80 @@
+// One HTTP exchange over libcurl, with TLS material held in memory. The only
+// place that touches CURL; KubeClient adds Kubernetes semantics on top.
+#ifndef HCUDP_SRC_KUBE_HTTP_REQUEST_H_
+#define HCUDP_SRC_KUBE_HTTP_REQUEST_H_
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hcudp/status.h"
+
+namespace hcudp::kube {
+
+struct TlsMaterial {
+  std::string ca_pem;  // empty: system trust store
+  bool insecure_skip_verify = false;
+  std::string client_cert_pem;
+  std::string client_key_pem;
+};
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  // "Name: value" lines. May hold the Authorization header: never logged.
+  std::vector<std::string> headers;
+  std::string body;
+  int connect_timeout_ms = 5000;
+  int total_timeout_ms = 0;  // 0: none (watch)
+  int idle_timeout_s = 0;    // abort when no byte arrives for this long; 0: none
+  // Streaming: when set, a 2xx body is handed over as it arrives instead of
+  // being collected; returning false ends the transfer (not an error).
+  std::function<bool(std::string_view)> on_body_data;
+  const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms
+};
+
+struct HttpResponse {
+  long status = 0;   // NOLINT(runtime/int): CURL's type
+  std::string body;  // the non-streamed body
+  std::optional<int> retry_after_s;
+};
+
+// Runs requests on pooled CURL handles so that consecutive requests to the
+// same server reuse a kept-alive TCP+TLS connection. Thread-safe: each
+// concurrent request takes its own handle; at most `max_idle` are kept.
+class HttpChannelPool {
+ public:
+  explicit HttpChannelPool(size_t max_idle = 4);
+  ~HttpChannelPool();
+  HttpChannelPool(const HttpChannelPool&) = delete;
+  HttpChannelPool& operator=(const HttpChannelPool&) = delete;
+
+  // As Perform below.
+  StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
+
+ private:
+  struct Channel;
+  const size_t max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Channel>> idle_;  // guarded by mu_
+};
+
+// One request on a fresh connection.
+// Transport failures: DeadlineExceeded (timeout), Unauthenticated (server
+// certificate not trusted), Unavailable (connect/send/receive failed: worth
+// a retry), Cancelled (*cancel set), Internal (anything else). An HTTP error
+// status is not a failure here.
+StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
+
+// Percent-escapes one URL path segment or query value.
+std::string UrlEscape(std::string_view text);
+
+}  // namespace hcudp::kube
+
+#endif  // HCUDP_SRC_KUBE_HTTP_REQUEST_H_

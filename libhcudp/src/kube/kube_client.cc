@@ -1,0 +1,375 @@
+// KubeClient: request building, retries with backoff, and watch streams.
+#include "hcudp/kube_client.h"
+
+#include <glog/logging.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "hcudp/version.h"
+#include "kube/api_error.h"
+#include "kube/bearer_token.h"
+#include "kube/http_request.h"
+#include "kube/watch_event.h"
+
+namespace hcudp {
+namespace {
+
+using kube::HttpRequest;
+using kube::HttpResponse;
+using kube::ParseWatchLine;
+using kube::UrlEscape;
+
+void AddQuery(std::string* query, std::string_view key, std::string_view value) {
+  query->append(query->empty() ? "?" : "&");
+  query->append(key);
+  query->append("=");
+  query->append(UrlEscape(value));
+}
+
+std::string ListQuery(const ListOptions& o, bool watch, int default_watch_timeout_s) {
+  std::string q;
+  if (watch) AddQuery(&q, "watch", "true");
+  if (!o.label_selector.empty()) AddQuery(&q, "labelSelector", o.label_selector);
+  if (!o.field_selector.empty()) AddQuery(&q, "fieldSelector", o.field_selector);
+  if (!o.resource_version.empty()) AddQuery(&q, "resourceVersion", o.resource_version);
+  if (!watch && o.limit > 0) AddQuery(&q, "limit", std::to_string(o.limit));
+  if (!watch && !o.continue_token.empty()) AddQuery(&q, "continue", o.continue_token);
+  if (watch) {
+    int timeout = o.timeout_seconds > 0 ? o.timeout_seconds : default_watch_timeout_s;
+    AddQuery(&q, "timeoutSeconds", std::to_string(timeout));
+    if (o.allow_watch_bookmarks) AddQuery(&q, "allowWatchBookmarks", "true");
+  }
+  return q;
+}
+
+// An ERROR event's Status object → hcudp::Status (410 → OutOfRange).
+Status WatchErrorStatus(const std::string& object_json, const std::string& what) {
+  rapidjson::Document doc;
+  doc.Parse(object_json.data(), object_json.size());
+  long code = 500;  // NOLINT(runtime/int)
+  if (!doc.HasParseError() && doc.IsObject()) {
+    auto c = doc.FindMember("code");
+    if (c != doc.MemberEnd() && c->value.IsInt()) code = c->value.GetInt();
+  }
+  return kube::ApiError(code, object_json, what + " (watch ERROR event)");
+}
+
+}  // namespace
+
+std::string ResourcePath::ToString() const {
+  std::string out = api_prefix;
+  if (!namespace_name.empty()) out += "/namespaces/" + UrlEscape(namespace_name);
+  out += "/" + UrlEscape(resource);
+  if (!name.empty()) out += "/" + UrlEscape(name);
+  if (!subresource.empty()) out += "/" + UrlEscape(subresource);
+  return out;
+}
+
+ResourcePath NodePath(std::string name) {
+  ResourcePath p;
+  p.resource = "nodes";
+  p.name = std::move(name);
+  return p;
+}
+
+ResourcePath NodeStatusPath(std::string name) {
+  ResourcePath p = NodePath(std::move(name));
+  p.subresource = "status";
+  return p;
+}
+
+ResourcePath PodsPath(std::string namespace_name) {
+  ResourcePath p;
+  p.resource = "pods";
+  p.namespace_name = std::move(namespace_name);
+  return p;
+}
+
+ResourcePath PodPath(std::string namespace_name, std::string name) {
+  ResourcePath p = PodsPath(std::move(namespace_name));
+  p.name = std::move(name);
+  return p;
+}
+
+ResourcePath ConfigMapsPath(std::string namespace_name) {
+  ResourcePath p;
+  p.resource = "configmaps";
+  p.namespace_name = std::move(namespace_name);
+  return p;
+}
+
+ResourcePath ConfigMapPath(std::string namespace_name, std::string name) {
+  ResourcePath p = ConfigMapsPath(std::move(namespace_name));
+  p.name = std::move(name);
+  return p;
+}
+
+std::string_view PatchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+std::string_view WatchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
+  }
+  return "ERROR";
+}
+
+bool IsNotFound(const Status& s) { return s.code() == StatusCode::kNotFound; }
+bool IsConflict(const Status& s) { return s.code() == StatusCode::kAborted; }
+bool IsAlreadyExists(const Status& s) { return s.code() == StatusCode::kAlreadyExists; }
+bool IsGone(const Status& s) { return s.code() == StatusCode::kOutOfRange; }
+
+class KubeClient::Impl {
+ public:
+  Impl(KubeConfig config, KubeClientOptions options)
+      : config_(std::move(config)),
+        options_(std::move(options)),
+        token_(config_.token, config_.token_file) {
+    tls_.ca_pem = config_.ca_pem;
+    tls_.insecure_skip_verify = config_.insecure_skip_tls_verify;
+    tls_.client_cert_pem = config_.client_cert_pem;
+    tls_.client_key_pem = config_.client_key_pem;
+    if (options_.user_agent.empty()) {
+      options_.user_agent = std::string("hcu-device-plugin/") + Version();
+    }
+  }
+
+  const KubeConfig& config() const { return config_; }
+  const KubeClientOptions& options() const { return options_; }
+
+  // Builds the request for `method` on `path_and_query` with auth headers.
+  StatusOr<HttpRequest> Build(const std::string& method, const std::string& path_and_query,
+                              std::string_view content_type, std::string body) {
+    HttpRequest r;
+    r.method = method;
+    r.url = config_.server + path_and_query;
+    r.headers.push_back("Accept: application/json");
+    r.headers.push_back("User-Agent: " + options_.user_agent);
+    if (!content_type.empty()) r.headers.push_back("Content-Type: " + std::string(content_type));
+    HCUDP_ASSIGN_OR_RETURN(std::string token, token_.Current());
+    if (!token.empty()) r.headers.push_back("Authorization: Bearer " + token);
+    r.body = std::move(body);
+    r.connect_timeout_ms = options_.connect_timeout_ms;
+    r.total_timeout_ms = options_.request_timeout_ms;
+    return r;
+  }
+
+  int BackoffMs(int attempt, const std::optional<int>& retry_after_s) const {
+    int64_t delay = options_.initial_backoff_ms;
+    for (int i = 0; i < attempt && delay < options_.max_backoff_ms; ++i) delay *= 2;
+    delay = std::min<int64_t>(delay, options_.max_backoff_ms);
+    if (retry_after_s) {
+      delay = std::max<int64_t>(
+          delay, std::min<int64_t>(int64_t{*retry_after_s} * 1000, options_.max_retry_after_ms));
+    }
+    return static_cast<int>(delay);
+  }
+
+  // One API call with retries. Returns the body of a 2xx response.
+  StatusOr<std::string> Call(const std::string& method, const std::string& path_and_query,
+                             std::string_view content_type, std::string_view body) {
+    const std::string what = method + " " + path_and_query;
+    bool reauthenticated = false;
+    for (int attempt = 0;; ++attempt) {
+      HCUDP_ASSIGN_OR_RETURN(HttpRequest request,
+                             Build(method, path_and_query, content_type, std::string(body)));
+      auto start = std::chrono::steady_clock::now();
+      StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
+      auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+      std::optional<int> retry_after;
+      Status failure;
+      if (!response.ok()) {
+        failure = response.status();
+        VLOG(4) << what << " failed after " << elapsed_ms << " ms: " << failure.ToString();
+      } else {
+        VLOG(4) << what << " -> " << response->status << " in " << elapsed_ms << " ms";
+        if (response->status >= 200 && response->status < 300) return std::move(response->body);
+        // A rotated token: re-read the file once and repeat.
+        if (response->status == 401 && token_.from_file() && !reauthenticated) {
+          token_.Invalidate();
+          reauthenticated = true;
+          --attempt;
+          continue;
+        }
+        failure = kube::ApiError(response->status, response->body, what);
+        retry_after = response->retry_after_s;
+        if (!kube::IsRetryableHttpStatus(response->status)) return failure;
+      }
+      if (!response.ok() && failure.code() != StatusCode::kUnavailable) return failure;
+      if (attempt >= options_.max_retries) {
+        return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
+      }
+      int delay_ms = BackoffMs(attempt, retry_after);
+      LOG(WARNING) << failure.ToString() << "; retrying in " << delay_ms << " ms";
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    }
+  }
+
+  Status Watch(const ResourcePath& collection, const ListOptions& options,
+               const std::function<bool(const WatchEvent&)>& on_event,
+               const std::atomic<bool>* cancel) {
+    const std::string path_and_query =
+        collection.ToString() + ListQuery(options, true, options_.watch_timeout_s);
+    const std::string what = "WATCH " + path_and_query;
+    HCUDP_ASSIGN_OR_RETURN(HttpRequest request, Build("GET", path_and_query, "", ""));
+    request.total_timeout_ms = 0;
+    int server_timeout_s =
+        options.timeout_seconds > 0 ? options.timeout_seconds : options_.watch_timeout_s;
+    request.idle_timeout_s = server_timeout_s + 30;
+    request.cancel = cancel;
+
+    std::string pending;
+    Status stream_status;
+    bool consumer_stopped = false;
+    WatchEvent event;
+    request.on_body_data = [&](std::string_view data) {
+      pending.append(data);
+      size_t newline;
+      while ((newline = pending.find('\n')) != std::string::npos) {
+        std::string_view line(pending.data(), newline);
+        if (!line.empty()) {
+          Status parsed = ParseWatchLine(line, &event);
+          if (!parsed.ok()) {
+            stream_status = parsed.WithContext(what);
+            return false;
+          }
+          if (event.type == WatchEventType::kError) {
+            stream_status = WatchErrorStatus(event.object_json, what);
+            return false;
+          }
+          if (!on_event(event)) {
+            consumer_stopped = true;
+            return false;
+          }
+        }
+        pending.erase(0, newline + 1);
+      }
+      return true;
+    };
+    VLOG(4) << what << " started";
+    StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
+    if (!stream_status.ok()) return stream_status;
+    if (consumer_stopped) return OkStatus();
+    if (!response.ok()) return response.status();
+    if (response->status == 401 && token_.from_file()) token_.Invalidate();
+    if (response->status < 200 || response->status >= 300) {
+      return kube::ApiError(response->status, response->body, what);
+    }
+    VLOG(4) << what << " ended by the server";
+    return OkStatus();
+  }
+
+ private:
+  const KubeConfig config_;
+  KubeClientOptions options_;
+  kube::TlsMaterial tls_;
+  kube::BearerToken token_;
+  kube::HttpChannelPool pool_;
+};
+
+KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KubeClient::~KubeClient() = default;
+
+StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
+                                                      KubeClientOptions options) {
+  if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
+    return InvalidArgumentError("kube client: server \"" + config.server +
+                                "\" must start with https:// or http://");
+  }
+  if (config.client_cert_pem.empty() != config.client_key_pem.empty()) {
+    return InvalidArgumentError("kube client: client certificate and key must be set together");
+  }
+  if (options.connect_timeout_ms <= 0 || options.request_timeout_ms <= 0 ||
+      options.watch_timeout_s <= 0 || options.max_retries < 0) {
+    return InvalidArgumentError("kube client: timeouts must be > 0 and max_retries >= 0");
+  }
+  return std::unique_ptr<KubeClient>(
+      new KubeClient(std::make_unique<Impl>(std::move(config), std::move(options))));
+}
+
+const std::string& KubeClient::server() const { return impl_->config().server; }
+
+StatusOr<std::string> KubeClient::Get(const ResourcePath& path) {
+  return impl_->Call("GET", path.ToString(), "", "");
+}
+
+StatusOr<std::string> KubeClient::List(const ResourcePath& collection, const ListOptions& options) {
+  return impl_->Call("GET", collection.ToString() + ListQuery(options, false, 0), "", "");
+}
+
+StatusOr<std::string> KubeClient::Create(const ResourcePath& collection,
+                                         std::string_view object_json) {
+  return impl_->Call("POST", collection.ToString(), "application/json", object_json);
+}
+
+StatusOr<std::string> KubeClient::Replace(const ResourcePath& path, std::string_view object_json) {
+  return impl_->Call("PUT", path.ToString(), "application/json", object_json);
+}
+
+StatusOr<std::string> KubeClient::Patch(const ResourcePath& path, PatchType type,
+                                        std::string_view patch) {
+  return impl_->Call("PATCH", path.ToString(), PatchContentType(type), patch);
+}
+
+StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteOptions& options) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartObject();
+  w.Key("kind");
+  w.String("DeleteOptions");
+  w.Key("apiVersion");
+  w.String("v1");
+  if (options.grace_period_seconds) {
+    w.Key("gracePeriodSeconds");
+    w.Int64(*options.grace_period_seconds);
+  }
+  if (options.precondition_uid || options.precondition_resource_version) {
+    w.Key("preconditions");
+    w.StartObject();
+    if (options.precondition_uid) {
+      w.Key("uid");
+      w.String(options.precondition_uid->c_str());
+    }
+    if (options.precondition_resource_version) {
+      w.Key("resourceVersion");
+      w.String(options.precondition_resource_version->c_str());
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return impl_->Call("DELETE", path.ToString(), "application/json",
+                     std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+Status KubeClient::Watch(const ResourcePath& collection, const ListOptions& options,
+                         const std::function<bool(const WatchEvent&)>& on_event,
+                         const std::atomic<bool>* cancel) {
+  return impl_->Watch(collection, options, on_event, cancel);
+}
+
+}  // namespace hcudp

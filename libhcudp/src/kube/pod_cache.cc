@@ -1,0 +1,256 @@
+// PodCache: LIST + WATCH reflector for pods.
+#include "hcudp/pod_cache.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "hcudp/kube_ops.h"
+
+namespace hcudp {
+namespace {
+
+std::string Key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+std::string Key(const Pod& pod) { return Key(pod.metadata.namespace_name, pod.metadata.name); }
+
+}  // namespace
+
+class PodCache::Impl {
+ public:
+  Impl(KubeClient* client, PodCacheOptions options)
+      : client_(client), options_(std::move(options)) {}
+
+  ~Impl() { Stop(); }
+
+  void Start() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (thread_.joinable() || stop_.load()) return;
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool HasSynced() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return synced_;
+  }
+
+  bool WaitForSync(int timeout_ms) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return synced_; });
+  }
+
+  std::optional<Pod> Get(const std::string& ns, const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pods_.find(Key(ns, name));
+    if (it == pods_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::vector<Pod> List() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Pod> out;
+    out.reserve(pods_.size());
+    for (const auto& [key, pod] : pods_) out.push_back(pod);
+    return out;
+  }
+
+  std::string ResourceVersion() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return resource_version_;
+  }
+
+  int64_t ListCount() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_count_;
+  }
+
+ private:
+  // The cache thread's loop: list, then watch until an error; see pod_cache.h.
+  void Run() {
+    int backoff_ms = options_.initial_backoff_ms;
+    bool need_list = true;
+    int quick_ends = 0;
+    while (!stopping()) {
+      if (need_list) {
+        Status s = Relist();
+        if (!s.ok()) {
+          LOG(WARNING) << "pod cache: list failed: " << s.ToString() << "; retrying in "
+                       << backoff_ms << " ms";
+          SleepMs(backoff_ms);
+          backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+          continue;
+        }
+        need_list = false;
+      }
+      auto start = std::chrono::steady_clock::now();
+      int64_t events = 0;
+      Status s = WatchOnce(&events);
+      if (stopping()) break;
+      if (s.ok()) {
+        // The server ended the stream (timeout): resume from where we are.
+        // A server that keeps closing at once gets a pause, not a hot loop.
+        bool quick =
+            events == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(1);
+        quick_ends = quick ? quick_ends + 1 : 0;
+        if (quick_ends >= 3) SleepMs(backoff_ms);
+        backoff_ms = options_.initial_backoff_ms;
+        continue;
+      }
+      need_list = true;
+      if (IsGone(s)) {
+        VLOG(2) << "pod cache: " << s.message() << "; relisting";
+        continue;
+      }
+      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << backoff_ms
+                   << " ms";
+      SleepMs(backoff_ms);
+      backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+    }
+  }
+
+  bool stopping() const { return stop_.load(); }
+
+  void SleepMs(int ms) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+  }
+
+  ListOptions BaseOptions() const {
+    ListOptions o;
+    o.field_selector = options_.field_selector;
+    o.label_selector = options_.label_selector;
+    return o;
+  }
+
+  // Replaces the contents with a fresh LIST and reports the difference.
+  Status Relist() {
+    ListOptions o = BaseOptions();
+    o.limit = options_.page_size;
+    HCUDP_ASSIGN_OR_RETURN(PodList list, ListPods(*client_, options_.namespace_name, o));
+    std::map<std::string, Pod> fresh;
+    for (Pod& pod : list.items) fresh.emplace(Key(pod), std::move(pod));
+    std::vector<PodEvent> events;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [key, pod] : fresh) {
+        auto old = pods_.find(key);
+        if (old == pods_.end()) {
+          events.push_back({PodEvent::Type::kAdded, std::nullopt, pod});
+        } else if (old->second.metadata.resource_version != pod.metadata.resource_version) {
+          events.push_back({PodEvent::Type::kUpdated, old->second, pod});
+        }
+      }
+      for (const auto& [key, pod] : pods_) {
+        if (fresh.count(key) == 0) events.push_back({PodEvent::Type::kDeleted, pod, std::nullopt});
+      }
+      pods_ = std::move(fresh);
+      resource_version_ = list.resource_version;
+      ++list_count_;
+    }
+    Emit(events);
+    {
+      // Synced only once the handlers have seen the initial state.
+      std::lock_guard<std::mutex> lock(mu_);
+      synced_ = true;
+    }
+    cv_.notify_all();
+    return OkStatus();
+  }
+
+  Status WatchOnce(int64_t* events_seen) {
+    ListOptions o = BaseOptions();
+    o.resource_version = ResourceVersion();
+    o.allow_watch_bookmarks = true;
+    o.timeout_seconds = options_.watch_timeout_s;
+    Status apply_error;
+    Status s = client_->Watch(
+        PodsPath(options_.namespace_name), o,
+        [&](const WatchEvent& e) {
+          ++*events_seen;
+          apply_error = Apply(e);
+          return apply_error.ok();
+        },
+        &stop_);
+    if (!apply_error.ok()) return apply_error;
+    return s;
+  }
+
+  Status Apply(const WatchEvent& e) {
+    if (e.type == WatchEventType::kBookmark) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!e.resource_version.empty()) resource_version_ = e.resource_version;
+      return OkStatus();
+    }
+    StatusOr<Pod> pod = ParsePod(e.object_json);
+    if (!pod.ok()) return pod.status().WithContext("pod cache: watch event");
+    std::vector<PodEvent> events;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const std::string key = Key(*pod);
+      auto old = pods_.find(key);
+      if (e.type == WatchEventType::kDeleted) {
+        if (old != pods_.end()) {
+          events.push_back({PodEvent::Type::kDeleted, std::move(old->second), std::nullopt});
+          pods_.erase(old);
+        }
+      } else if (old == pods_.end()) {
+        events.push_back({PodEvent::Type::kAdded, std::nullopt, *pod});
+        pods_.emplace(key, *pod);
+      } else {
+        events.push_back({PodEvent::Type::kUpdated, old->second, *pod});
+        old->second = *pod;
+      }
+      if (!e.resource_version.empty()) resource_version_ = e.resource_version;
+    }
+    Emit(events);
+    return OkStatus();
+  }
+
+  void Emit(const std::vector<PodEvent>& events) {
+    if (!options_.on_event) return;
+    for (const PodEvent& e : events) options_.on_event(e);
+  }
+
+  KubeClient* const client_;
+  const PodCacheOptions options_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::map<std::string, Pod> pods_;  // guarded by mu_; key "ns/name"
+  std::string resource_version_;     // guarded by mu_
+  bool synced_ = false;              // guarded by mu_
+  int64_t list_count_ = 0;           // guarded by mu_
+  // Set under mu_ (for cv_ waiters); read without it, and by
+  // KubeClient::Watch as its cancel flag.
+  std::atomic<bool> stop_{false};
+  std::thread thread_;  // owned by the caller of Start/Stop
+};
+
+PodCache::PodCache(KubeClient* client, PodCacheOptions options)
+    : impl_(std::make_unique<Impl>(client, std::move(options))) {}
+PodCache::~PodCache() { Stop(); }
+void PodCache::Start() { impl_->Start(); }
+void PodCache::Stop() { impl_->Stop(); }
+bool PodCache::HasSynced() const { return impl_->HasSynced(); }
+bool PodCache::WaitForSync(int timeout_ms) const { return impl_->WaitForSync(timeout_ms); }
+std::optional<Pod> PodCache::Get(const std::string& ns, const std::string& name) const {
+  return impl_->Get(ns, name);
+}
+std::vector<Pod> PodCache::List() const { return impl_->List(); }
+std::string PodCache::ResourceVersion() const { return impl_->ResourceVersion(); }
+int64_t PodCache::ListCount() const { return impl_->ListCount(); }
+
+}  // namespace hcudp

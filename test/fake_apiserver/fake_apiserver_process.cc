@@ -1,0 +1,182 @@
+#include "fake_apiserver/fake_apiserver_process.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <thread>
+
+namespace hcudp::testing {
+namespace {
+
+size_t Append(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+std::string JsonString(const rapidjson::Value& obj, const char* key) {
+  auto it = obj.FindMember(key);
+  return it != obj.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+}  // namespace
+
+FakeApiServer::FakeApiServer(FakeApiServerOptions options) {
+  std::vector<std::string> argv = {"/usr/bin/python3",
+                                   HCUDP_FAKE_APISERVER_PY,
+                                   "--dir",
+                                   dir_.path(),
+                                   "--event-window",
+                                   std::to_string(options.event_window),
+                                   "--watch-timeout-s",
+                                   std::to_string(options.watch_timeout_s),
+                                   "--bookmark-interval-ms",
+                                   std::to_string(options.bookmark_interval_ms)};
+  std::string log = dir_.Join("server.log");
+  pid_ = fork();
+  BOOST_REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!PathExists(dir_.Join("ready.json"))) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      BOOST_FAIL("fake apiserver exited early: " << ReadFile(log));
+    }
+    BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline,
+                          "fake apiserver not ready after 20 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  rapidjson::Document ready;
+  std::string text = ReadFile(dir_.Join("ready.json"));
+  ready.Parse(text.c_str());
+  BOOST_REQUIRE(!ready.HasParseError() && ready.IsObject() && ready.HasMember("port"));
+  port_ = ready["port"].GetInt();
+}
+
+FakeApiServer::~FakeApiServer() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  int status = 0;
+  while (waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string FakeApiServer::server_url() const {
+  return "https://127.0.0.1:" + std::to_string(port_);
+}
+std::string FakeApiServer::kubeconfig_path() const { return dir_.Join("kubeconfig"); }
+std::string FakeApiServer::kubeconfig_cert_path() const { return dir_.Join("kubeconfig-cert"); }
+std::string FakeApiServer::ca_file() const { return dir_.Join("ca.crt"); }
+std::string FakeApiServer::wrong_ca_file() const { return dir_.Join("wrong-ca.crt"); }
+std::string FakeApiServer::client_cert_file() const { return dir_.Join("client.crt"); }
+std::string FakeApiServer::client_key_file() const { return dir_.Join("client.key"); }
+std::string FakeApiServer::token_file() const { return dir_.Join("token"); }
+std::string FakeApiServer::token() const { return ReadFile(token_file()); }
+
+void FakeApiServer::SetToken(const std::string& token) {
+  // Write-then-rename so the server never reads a half-written token.
+  WriteFile(token_file() + ".tmp", token);
+  BOOST_REQUIRE(rename((token_file() + ".tmp").c_str(), token_file().c_str()) == 0);
+}
+
+FakeResponse FakeApiServer::Request(const std::string& method, const std::string& path,
+                                    const std::string& body,
+                                    const std::string& content_type) const {
+  FakeResponse response;
+  CURL* curl = curl_easy_init();
+  BOOST_REQUIRE(curl != nullptr);
+  std::string url = server_url() + path;
+  std::string auth = "Authorization: Bearer " + token();
+  std::string ctype = "Content-Type: " + content_type;
+  curl_slist* headers = curl_slist_append(nullptr, auth.c_str());
+  headers = curl_slist_append(headers, ctype.c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file().c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+  if (!body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));  // NOLINT
+  }
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  BOOST_REQUIRE_MESSAGE(rc == CURLE_OK, method << " " << path << ": " << curl_easy_strerror(rc));
+  return response;
+}
+
+std::string FakeApiServer::MustRequest(const std::string& method, const std::string& path,
+                                       const std::string& body,
+                                       const std::string& content_type) const {
+  FakeResponse r = Request(method, path, body, content_type);
+  BOOST_REQUIRE_MESSAGE(r.status >= 200 && r.status < 300,
+                        method << " " << path << " -> " << r.status << " " << r.body);
+  return r.body;
+}
+
+void FakeApiServer::AddFault(const std::string& fault_json) const {
+  MustRequest("POST", "/_fake/faults", fault_json);
+}
+void FakeApiServer::ClearFaults() const { MustRequest("DELETE", "/_fake/faults"); }
+void FakeApiServer::ClearRequests() const { MustRequest("DELETE", "/_fake/requests"); }
+void FakeApiServer::CloseWatches() const { MustRequest("POST", "/_fake/close_watches"); }
+void FakeApiServer::Compact() const { MustRequest("POST", "/_fake/compact"); }
+
+std::vector<FakeRequest> FakeApiServer::Requests() const {
+  std::string body = MustRequest("GET", "/_fake/requests");
+  rapidjson::Document doc;
+  doc.Parse(body.c_str());
+  BOOST_REQUIRE(!doc.HasParseError() && doc.IsArray());
+  std::vector<FakeRequest> out;
+  for (const auto& r : doc.GetArray()) {
+    FakeRequest f;
+    f.method = JsonString(r, "method");
+    f.path = JsonString(r, "path");
+    f.query = JsonString(r, "query");
+    f.content_type = JsonString(r, "content_type");
+    f.watch = r.HasMember("watch") && r["watch"].IsBool() && r["watch"].GetBool();
+    f.peer_port = r.HasMember("peer_port") && r["peer_port"].IsInt() ? r["peer_port"].GetInt() : 0;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+int CountRequests(const std::vector<FakeRequest>& requests, const std::string& method,
+                  const std::string& path, bool watch) {
+  int n = 0;
+  for (const FakeRequest& r : requests) {
+    if (r.method == method && r.path == path && r.watch == watch) ++n;
+  }
+  return n;
+}
+
+}  // namespace hcudp::testing

@@ -1,0 +1,382 @@
+// KubeClient against the fake kube-apiserver.
+#include "hcudp/kube_client.h"
+
+#include <glog/logging.h>
+
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "hcudp/kube_objects.h"
+#include "kube/kube_test_util.h"
+
+namespace hcudp {
+namespace {
+
+using testing::ApiFixture;
+using testing::CountRequests;
+using testing::FakeRequest;
+using testing::MillisSince;
+using testing::NodeJson;
+using testing::TempDir;
+
+using testing::SharedApiServerTeardown;
+BOOST_TEST_GLOBAL_FIXTURE(SharedApiServerTeardown);
+
+using Clock = std::chrono::steady_clock;
+
+std::string Code(const Status& s) { return std::string(StatusCodeName(s.code())); }
+
+BOOST_FIXTURE_TEST_SUITE(kube_client, ApiFixture)
+
+BOOST_AUTO_TEST_CASE(get_returns_the_object) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("get-node"));
+  StatusOr<std::string> json = client->Get(NodePath("get-node"));
+  BOOST_REQUIRE_MESSAGE(json.ok(), json.status().ToString());
+  StatusOr<Node> node = ParseNode(*json);
+  BOOST_REQUIRE(node.ok());
+  BOOST_TEST(node->metadata.name == "get-node");
+  BOOST_TEST(!node->metadata.uid.empty());
+}
+
+BOOST_AUTO_TEST_CASE(get_missing_is_not_found_with_the_api_message) {
+  StatusOr<std::string> json = client->Get(NodePath("no-such-node"));
+  BOOST_REQUIRE(!json.ok());
+  BOOST_TEST(IsNotFound(json.status()));
+  BOOST_TEST(json.status().message().find("nodes \"no-such-node\" not found") != std::string::npos,
+             json.status().message());
+}
+
+BOOST_AUTO_TEST_CASE(list_sends_selectors_and_returns_matching_items) {
+  api.MustRequest("POST", "/api/v1/namespaces/ls/pods", testing::PodJson("a", "list-node"));
+  api.MustRequest("POST", "/api/v1/namespaces/ls/pods", testing::PodJson("b", "other-node"));
+  ListOptions o;
+  o.field_selector = "spec.nodeName=list-node";
+  StatusOr<std::string> json = client->List(PodsPath(), o);
+  BOOST_REQUIRE(json.ok());
+  StatusOr<PodList> list = ParsePodList(*json);
+  BOOST_REQUIRE(list.ok());
+  BOOST_REQUIRE(list->items.size() == 1u);
+  BOOST_TEST(list->items[0].metadata.name == "a");
+  BOOST_TEST(!list->resource_version.empty());
+  std::vector<FakeRequest> log = api.Requests();
+  BOOST_TEST(log.back().query == "fieldSelector=spec.nodeName%3Dlist-node");
+}
+
+BOOST_AUTO_TEST_CASE(patch_sends_each_content_type) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("patch-node", R"({"a":"1","b":"2"})"));
+  BOOST_REQUIRE(client
+                    ->Patch(NodePath("patch-node"), PatchType::kMerge,
+                            R"({"metadata":{"annotations":{"a":null}}})")
+                    .ok());
+  BOOST_REQUIRE(client
+                    ->Patch(NodePath("patch-node"), PatchType::kStrategicMerge,
+                            R"({"metadata":{"annotations":{"c":"3"}}})")
+                    .ok());
+  StatusOr<std::string> last =
+      client->Patch(NodePath("patch-node"), PatchType::kJson,
+                    R"([{"op":"replace","path":"/metadata/annotations/b","value":"two"}])");
+  BOOST_REQUIRE_MESSAGE(last.ok(), last.status().ToString());
+  StatusOr<Node> node = ParseNode(*last);
+  BOOST_REQUIRE(node.ok());
+  BOOST_TEST(
+      (node->metadata.annotations == std::map<std::string, std::string>{{"b", "two"}, {"c", "3"}}));
+  std::vector<std::string> types;
+  for (const FakeRequest& r : api.Requests()) {
+    if (r.method == "PATCH") types.push_back(r.content_type);
+  }
+  BOOST_TEST((types == std::vector<std::string>{"application/merge-patch+json",
+                                                "application/strategic-merge-patch+json",
+                                                "application/json-patch+json"}));
+}
+
+BOOST_AUTO_TEST_CASE(put_with_stale_resource_version_is_conflict_and_reread_succeeds) {
+  std::string created = api.MustRequest("POST", "/api/v1/nodes", NodeJson("put-node"));
+  api.MustRequest("PATCH", "/api/v1/nodes/put-node", R"({"metadata":{"labels":{"x":"1"}}})",
+                  "application/merge-patch+json");
+  StatusOr<std::string> stale = client->Replace(NodePath("put-node"), created);
+  BOOST_REQUIRE(!stale.ok());
+  BOOST_TEST(IsConflict(stale.status()), stale.status().ToString());
+  BOOST_TEST(Code(stale.status()) == "ABORTED");
+
+  StatusOr<std::string> fresh = client->Get(NodePath("put-node"));
+  BOOST_REQUIRE(fresh.ok());
+  StatusOr<std::string> replaced = client->Replace(NodePath("put-node"), *fresh);
+  BOOST_TEST(replaced.ok(), replaced.status().ToString());
+}
+
+BOOST_AUTO_TEST_CASE(create_existing_is_already_exists) {
+  BOOST_REQUIRE(
+      client->Create(ConfigMapsPath("kube-system"), R"({"metadata":{"name":"dup"},"data":{}})")
+          .ok());
+  StatusOr<std::string> again =
+      client->Create(ConfigMapsPath("kube-system"), R"({"metadata":{"name":"dup"},"data":{}})");
+  BOOST_REQUIRE(!again.ok());
+  BOOST_TEST(IsAlreadyExists(again.status()), again.status().ToString());
+}
+
+BOOST_AUTO_TEST_CASE(delete_honours_the_uid_precondition) {
+  StatusOr<Pod> pod =
+      ParsePod(api.MustRequest("POST", "/api/v1/namespaces/del/pods", testing::PodJson("p", "n")));
+  BOOST_REQUIRE(pod.ok());
+  DeleteOptions wrong;
+  wrong.precondition_uid = "not-the-uid";
+  StatusOr<std::string> refused = client->Delete(PodPath("del", "p"), wrong);
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(IsConflict(refused.status()));
+  BOOST_TEST(client->Get(PodPath("del", "p")).ok());
+
+  DeleteOptions right;
+  right.precondition_uid = pod->metadata.uid;
+  right.grace_period_seconds = 0;
+  BOOST_TEST(client->Delete(PodPath("del", "p"), right).ok());
+  BOOST_TEST(IsNotFound(client->Get(PodPath("del", "p")).status()));
+}
+
+BOOST_AUTO_TEST_CASE(wrong_token_is_unauthenticated_and_not_retried) {
+  KubeConfig config = testing::ConfigFor(api);
+  config.token_file.clear();
+  config.token = "wrong-token";
+  auto bad = testing::ClientFor(config);
+  StatusOr<std::string> r = bad->Get(NodePath("any"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED");
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/any") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(too_many_requests_is_retried_after_retry_after) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("busy-node"));
+  api.ClearRequests();
+  api.AddFault(R"({"method":"GET","path":"/nodes/busy-node$","status":429,"retry_after":1})");
+  auto start = Clock::now();
+  StatusOr<std::string> r = client->Get(NodePath("busy-node"));
+  BOOST_TEST(r.ok(), r.status().ToString());
+  BOOST_TEST(MillisSince(start) >= 1000);  // Retry-After, not the 20 ms backoff
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/busy-node") == 2);
+}
+
+BOOST_AUTO_TEST_CASE(server_errors_are_retried_with_growing_backoff) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("flaky-node"));
+  api.ClearRequests();
+  api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":500,"count":1})");
+  api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":503,"count":1})");
+  auto start = Clock::now();
+  StatusOr<std::string> r = client->Get(NodePath("flaky-node"));
+  BOOST_TEST(r.ok(), r.status().ToString());
+  BOOST_TEST(MillisSince(start) >= 20 + 40);
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/flaky-node") == 3);
+}
+
+BOOST_AUTO_TEST_CASE(retries_stop_at_max_retries) {
+  KubeClientOptions o = testing::FastOptions();
+  o.max_retries = 2;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  api.AddFault(R"({"method":"GET","path":"/nodes/down$","status":503,"count":10})");
+  StatusOr<std::string> r = c->Get(NodePath("down"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "UNAVAILABLE");
+  BOOST_TEST(r.status().message().find("3 attempts") != std::string::npos);
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/down") == 3);
+}
+
+BOOST_AUTO_TEST_CASE(slow_response_times_out) {
+  KubeClientOptions o = testing::FastOptions();
+  o.request_timeout_ms = 300;
+  o.max_retries = 0;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  api.AddFault(R"({"method":"GET","path":"/nodes/slow$","status":0,"delay_ms":1500})");
+  auto start = Clock::now();
+  StatusOr<std::string> r = c->Get(NodePath("slow"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "DEADLINE_EXCEEDED", r.status().ToString());
+  BOOST_TEST(MillisSince(start) < 1200);
+}
+
+BOOST_AUTO_TEST_CASE(server_signed_by_an_unknown_ca_is_refused) {
+  KubeConfig config = testing::ConfigFor(api);
+  config.ca_pem = testing::ReadFile(api.wrong_ca_file());
+  auto c = testing::ClientFor(config);
+  StatusOr<std::string> r = c->Get(NodePath("any"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED", r.status().ToString());
+  BOOST_TEST(r.status().message().find("not trusted") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(client_certificate_from_kubeconfig_authenticates) {
+  StatusOr<KubeConfig> config = LoadKubeconfig(api.kubeconfig_cert_path());
+  BOOST_REQUIRE_MESSAGE(config.ok(), config.status().ToString());
+  BOOST_REQUIRE(config->token.empty() && config->token_file.empty());
+  auto c = testing::ClientFor(*config);
+  StatusOr<std::string> r = c->List(NodePath(""));
+  BOOST_TEST(r.ok(), r.status().ToString());
+}
+
+BOOST_AUTO_TEST_CASE(in_cluster_token_rotation_is_picked_up) {
+  TempDir sa;
+  std::string old_token = api.token();
+  testing::WriteFile(sa.Join("token"), old_token);
+  testing::WriteFile(sa.Join("ca.crt"), testing::ReadFile(api.ca_file()));
+  StatusOr<KubeConfig> config = LoadInClusterConfig(
+      {"127.0.0.1", std::to_string(api.port()), sa.Join("token"), sa.Join("ca.crt")});
+  BOOST_REQUIRE_MESSAGE(config.ok(), config.status().ToString());
+  auto c = testing::ClientFor(*config);
+  BOOST_REQUIRE(c->List(NodePath("")).ok());
+
+  api.SetToken("rotated-token");  // the server now wants the new token
+  StatusOr<std::string> stale = c->List(NodePath(""));
+  BOOST_TEST(Code(stale.status()) == "UNAUTHENTICATED");
+
+  testing::WriteFile(sa.Join("token"), "rotated-token\n");  // kubelet refreshes the file
+  StatusOr<std::string> fresh = c->List(NodePath(""));
+  api.SetToken(old_token);
+  BOOST_TEST(fresh.ok(), fresh.status().ToString());
+}
+
+BOOST_AUTO_TEST_CASE(watch_delivers_events_and_bookmarks_from_a_resource_version) {
+  std::string created = api.MustRequest("POST", "/api/v1/nodes", NodeJson("watched"));
+  std::string rv = ParseNode(created)->metadata.resource_version;
+  api.MustRequest("PATCH", "/api/v1/nodes/watched", R"({"metadata":{"labels":{"x":"1"}}})",
+                  "application/merge-patch+json");
+  ListOptions o;
+  o.resource_version = rv;
+  o.field_selector = "metadata.name=watched";
+  o.allow_watch_bookmarks = true;
+  std::vector<WatchEvent> events;
+  Status s = client->Watch(NodePath(""), o, [&](const WatchEvent& e) {
+    events.push_back(e);
+    return e.type != WatchEventType::kBookmark;
+  });
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.ToString());
+  BOOST_REQUIRE(events.size() == 2u);
+  BOOST_TEST(WatchEventTypeName(events[0].type) == "MODIFIED");
+  BOOST_TEST(ParseNode(events[0].object_json)->metadata.labels.at("x") == "1");
+  BOOST_TEST(WatchEventTypeName(events[1].type) == "BOOKMARK");
+  BOOST_TEST(std::stoll(events[1].resource_version) >= std::stoll(events[0].resource_version));
+}
+
+BOOST_AUTO_TEST_CASE(watch_from_a_compacted_resource_version_is_gone) {
+  std::string created = api.MustRequest("POST", "/api/v1/nodes", NodeJson("compacted"));
+  api.MustRequest("PATCH", "/api/v1/nodes/compacted", R"({"metadata":{"labels":{"x":"1"}}})",
+                  "application/merge-patch+json");
+  api.Compact();
+  ListOptions o;
+  o.resource_version = ParseNode(created)->metadata.resource_version;
+  Status s = client->Watch(NodePath(""), o, [](const WatchEvent&) { return true; });
+  BOOST_TEST(IsGone(s), s.ToString());
+}
+
+BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  auto start = Clock::now();
+  ListOptions o;
+  o.resource_version = "999999999";
+  Status s = client->Watch(
+      NodePath(""), o, [](const WatchEvent&) { return true; }, &cancel);
+  canceller.join();
+  BOOST_TEST(Code(s) == "CANCELLED", s.ToString());
+  BOOST_TEST(MillisSince(start) < 1000);
+}
+
+// Captures everything glog emits.
+class CapturingSink : public google::LogSink {
+ public:
+  void send(google::LogSeverity, const char*, const char*, int, const struct ::tm*,
+            const char* message, size_t length) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    text_.append(message, length).append("\n");
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::string text_;
+};
+
+BOOST_AUTO_TEST_CASE(credentials_never_appear_in_logs_or_errors) {
+  CapturingSink sink;
+  google::AddLogSink(&sink);
+  int old_v = FLAGS_v;
+  FLAGS_v = 10;
+  const std::string secret = "super-secret-token-0123456789";
+  KubeConfig config = testing::ConfigFor(api);
+  config.token_file.clear();
+  config.token = secret;
+  config.client_cert_pem = testing::ReadFile(api.client_cert_file());
+  config.client_key_pem = testing::ReadFile(api.client_key_file());
+  auto c = testing::ClientFor(config);
+  std::string messages;
+  api.AddFault(R"({"method":"GET","path":"/nodes/logged$","status":503,"count":2})");
+  messages += c->Get(NodePath("logged")).status().ToString();   // retried, then 404
+  messages += c->Get(NodePath("missing")).status().ToString();  // 404
+  config.ca_pem = testing::ReadFile(api.wrong_ca_file());
+  messages += testing::ClientFor(config)->Get(NodePath("x")).status().ToString();  // TLS
+  FLAGS_v = old_v;
+  google::RemoveLogSink(&sink);
+  std::string logged = sink.text();
+  BOOST_TEST(logged.find("/nodes/logged") != std::string::npos);  // the sink saw the traffic
+  for (const std::string& text : {logged, messages}) {
+    BOOST_TEST(text.find(secret) == std::string::npos);
+    BOOST_TEST(text.find("Bearer") == std::string::npos);
+    BOOST_TEST(text.find("PRIVATE KEY") == std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_calls_share_one_client) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("shared"));
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) ok += client->Get(NodePath("shared")).ok() ? 1 : 0;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  BOOST_TEST(ok.load() == 20);
+}
+
+BOOST_AUTO_TEST_CASE(sequential_calls_reuse_one_connection) {
+  api.MustRequest("POST", "/api/v1/nodes", NodeJson("keepalive"));
+  api.ClearRequests();
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(client->Get(NodePath("keepalive")).ok());
+  std::set<int> ports;
+  for (const FakeRequest& r : api.Requests()) ports.insert(r.peer_port);
+  BOOST_TEST(ports.size() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(kube_client_paths)
+
+BOOST_AUTO_TEST_CASE(paths_are_built_and_escaped) {
+  BOOST_TEST(NodePath("n1").ToString() == "/api/v1/nodes/n1");
+  BOOST_TEST(NodeStatusPath("n1").ToString() == "/api/v1/nodes/n1/status");
+  BOOST_TEST(PodsPath().ToString() == "/api/v1/pods");
+  BOOST_TEST(PodPath("ns", "p").ToString() == "/api/v1/namespaces/ns/pods/p");
+  BOOST_TEST(ConfigMapPath("kube-system", "hcu-topology-info").ToString() ==
+             "/api/v1/namespaces/kube-system/configmaps/hcu-topology-info");
+  BOOST_TEST(NodePath("a/b").ToString() == "/api/v1/nodes/a%2Fb");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_configs_are_refused) {
+  KubeConfig c;
+  c.server = "ftp://x";
+  BOOST_TEST(!KubeClient::New(c).ok());
+  c.server = "https://x";
+  c.client_cert_pem = "cert";
+  BOOST_TEST(!KubeClient::New(c).ok());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp

@@ -1,0 +1,106 @@
+// Shared pieces of the kube tests: one fake API server per test executable
+// (starting one costs ~0.3 s), clients for it, and object builders.
+#ifndef HCUDP_TEST_KUBE_KUBE_TEST_UTIL_H_
+#define HCUDP_TEST_KUBE_KUBE_TEST_UTIL_H_
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "fake_apiserver/fake_apiserver_process.h"
+#include "hcudp/kube_client.h"
+#include "hcudp/kube_config.h"
+
+namespace hcudp::testing {
+
+// Created on first use; ended by SharedApiServerTeardown (a global fixture
+// in kube_client_test.cc) so no server outlives the test run.
+inline std::unique_ptr<FakeApiServer>& SharedApiServerSlot() {
+  static std::unique_ptr<FakeApiServer> server;
+  return server;
+}
+
+inline FakeApiServer& SharedApiServer() {
+  if (!SharedApiServerSlot()) SharedApiServerSlot() = std::make_unique<FakeApiServer>();
+  return *SharedApiServerSlot();
+}
+
+struct SharedApiServerTeardown {
+  ~SharedApiServerTeardown() { SharedApiServerSlot().reset(); }
+};
+
+// A config for `server` that reads the server's own token file, so token
+// changes by other tests never break it.
+inline KubeConfig ConfigFor(const FakeApiServer& server) {
+  KubeConfig c;
+  c.source = "test";
+  c.server = server.server_url();
+  c.ca_pem = ReadFile(server.ca_file());
+  c.token_file = server.token_file();
+  return c;
+}
+
+// Fast retries so fault tests stay quick.
+inline KubeClientOptions FastOptions() {
+  KubeClientOptions o;
+  o.initial_backoff_ms = 20;
+  o.max_backoff_ms = 100;
+  o.request_timeout_ms = 5000;
+  o.watch_timeout_s = 10;
+  return o;
+}
+
+inline std::unique_ptr<KubeClient> ClientFor(const KubeConfig& config,
+                                             KubeClientOptions options = FastOptions()) {
+  StatusOr<std::unique_ptr<KubeClient>> c = KubeClient::New(config, options);
+  BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  return std::move(c).value();
+}
+
+// A per-test fixture: a clean fault list and request log on the shared
+// server, and a client for it.
+struct ApiFixture {
+  ApiFixture() : api(SharedApiServer()) {
+    api.ClearFaults();
+    api.ClearRequests();
+    client = ClientFor(ConfigFor(api));
+  }
+  ~ApiFixture() { api.ClearFaults(); }
+  FakeApiServer& api;
+  std::unique_ptr<KubeClient> client;
+};
+
+inline std::string NodeJson(const std::string& name, const std::string& annotations = "{}") {
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","annotations":)" +
+         annotations + "}}";
+}
+
+inline std::string PodJson(const std::string& name, const std::string& node,
+                           const std::string& annotations = "{}") {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","annotations":)" +
+         annotations + R"(},"spec":{"nodeName":")" + node +
+         R"(","containers":[{"name":"main","resources":{"limits":{"hygon.com/hcunum":"1"}}}]}})";
+}
+
+// Polls `condition` every 10 ms for up to `timeout_ms`.
+inline bool Eventually(const std::function<bool()>& condition, int timeout_ms = 5000) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
+inline int64_t MillisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+}  // namespace hcudp::testing
+
+#endif  // HCUDP_TEST_KUBE_KUBE_TEST_UTIL_H_

@@ -1,0 +1,177 @@
+// PodCache (LIST + WATCH reflector) against the fake kube-apiserver.
+#include "hcudp/pod_cache.h"
+
+#include <boost/test/unit_test.hpp>
+#include <mutex>
+#include <vector>
+
+#include "hcudp/kube_ops.h"
+#include "kube/kube_test_util.h"
+
+namespace hcudp {
+namespace {
+
+using testing::CountRequests;
+using testing::Eventually;
+using testing::PodJson;
+
+// Records the callback's events as "added ns/name", "updated ...", "deleted ...".
+class EventLog {
+ public:
+  void operator()(const PodEvent& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Pod& pod = e.new_pod ? *e.new_pod : *e.old_pod;
+    const char* verb = e.type == PodEvent::Type::kAdded     ? "added"
+                       : e.type == PodEvent::Type::kUpdated ? "updated"
+                                                            : "deleted";
+    lines_.push_back(std::string(verb) + " " + pod.metadata.namespace_name + "/" +
+                     pod.metadata.name);
+    if (e.type == PodEvent::Type::kUpdated) {
+      updates_.push_back({*e.old_pod, *e.new_pod});
+    }
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+  std::vector<std::pair<Pod, Pod>> updates() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return updates_;
+  }
+  bool Contains(const std::string& line) {
+    auto l = lines();
+    return std::find(l.begin(), l.end(), line) != l.end();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+  std::vector<std::pair<Pod, Pod>> updates_;
+};
+
+struct CacheFixture : testing::ApiFixture {
+  // A cache of the pods on `node`, started and synced.
+  std::unique_ptr<PodCache> StartCache(const std::string& node) {
+    PodCacheOptions o;
+    o.field_selector = "spec.nodeName=" + node;
+    o.initial_backoff_ms = 50;
+    o.max_backoff_ms = 200;
+    o.page_size = 2;
+    o.on_event = [this](const PodEvent& e) { events(e); };
+    auto cache = std::make_unique<PodCache>(client.get(), o);
+    cache->Start();
+    BOOST_REQUIRE(cache->WaitForSync(5000));
+    return cache;
+  }
+  void CreatePod(const std::string& ns, const std::string& name, const std::string& node) {
+    api.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", PodJson(name, node));
+  }
+  EventLog events;
+};
+
+BOOST_FIXTURE_TEST_SUITE(pod_cache, CacheFixture)
+
+BOOST_AUTO_TEST_CASE(initial_list_reports_existing_pods_of_the_node_only) {
+  CreatePod("c1", "a", "cache-node-1");
+  CreatePod("c1", "b", "cache-node-1");
+  CreatePod("c2", "c", "cache-node-1");
+  CreatePod("c1", "elsewhere", "another-node");
+  auto cache = StartCache("cache-node-1");
+  BOOST_TEST(cache->HasSynced());
+  std::vector<std::string> names;
+  for (const Pod& p : cache->List())
+    names.push_back(p.metadata.namespace_name + "/" + p.metadata.name);
+  BOOST_TEST((names == std::vector<std::string>{"c1/a", "c1/b", "c2/c"}));
+  BOOST_TEST(cache->Get("c1", "a").has_value());
+  BOOST_TEST(!cache->Get("c1", "elsewhere").has_value());
+  BOOST_TEST(
+      (events.lines() == std::vector<std::string>{"added c1/a", "added c1/b", "added c2/c"}));
+}
+
+BOOST_AUTO_TEST_CASE(watch_events_update_the_cache_with_old_and_new) {
+  auto cache = StartCache("cache-node-2");
+  CreatePod("w", "p", "cache-node-2");
+  BOOST_REQUIRE(Eventually([&] { return cache->Get("w", "p").has_value(); }));
+  api.MustRequest("PATCH", "/api/v1/namespaces/w/pods/p",
+                  R"({"metadata":{"annotations":{"hami.io/bind-phase":"allocating"}}})",
+                  "application/merge-patch+json");
+  BOOST_REQUIRE(Eventually([&] { return !events.updates().empty(); }));
+  auto [old_pod, new_pod] = events.updates().front();
+  BOOST_TEST(old_pod.metadata.annotations.count("hami.io/bind-phase") == 0u);
+  BOOST_TEST(new_pod.metadata.annotations.at("hami.io/bind-phase") == "allocating");
+  BOOST_TEST(cache->Get("w", "p")->metadata.annotations.at("hami.io/bind-phase") == "allocating");
+  api.MustRequest("DELETE", "/api/v1/namespaces/w/pods/p");
+  BOOST_REQUIRE(Eventually([&] { return !cache->Get("w", "p").has_value(); }));
+  BOOST_REQUIRE(Eventually([&] { return events.lines().size() == 3u; }));
+  BOOST_TEST(
+      (events.lines() == std::vector<std::string>{"added w/p", "updated w/p", "deleted w/p"}));
+}
+
+BOOST_AUTO_TEST_CASE(no_list_while_the_watch_is_healthy) {
+  auto cache = StartCache("cache-node-3");
+  for (int i = 0; i < 3; ++i) CreatePod("q", "p" + std::to_string(i), "cache-node-3");
+  BOOST_REQUIRE(Eventually([&] { return cache->List().size() == 3u; }));
+  BOOST_TEST(cache->ListCount() == 1);
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/pods") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(bookmarks_advance_the_resource_version) {
+  auto cache = StartCache("cache-node-4");
+  std::string before = cache->ResourceVersion();
+  CreatePod("bm", "unrelated", "some-other-node");  // moves the global RV, no event for us
+  BOOST_TEST(
+      Eventually([&] { return std::stoll(cache->ResourceVersion()) > std::stoll(before); }, 3000));
+  BOOST_TEST(events.lines().empty());
+}
+
+BOOST_AUTO_TEST_CASE(gone_relists_and_reports_what_was_missed) {
+  CreatePod("g", "stays", "cache-node-5");
+  CreatePod("g", "goes", "cache-node-5");
+  auto cache = StartCache("cache-node-5");
+  // The next watch is held for 400 ms and then answered 410 Gone; meanwhile
+  // a pod is deleted, an event the cache never sees on a stream.
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":410,"delay_ms":400,"count":1})");
+  api.CloseWatches();
+  api.MustRequest("DELETE", "/api/v1/namespaces/g/pods/goes");
+  BOOST_REQUIRE(Eventually([&] { return cache->ListCount() == 2; }));
+  BOOST_TEST(!cache->Get("g", "goes").has_value());
+  BOOST_TEST(cache->Get("g", "stays").has_value());
+  BOOST_TEST(Eventually([&] { return events.Contains("deleted g/goes"); }));
+  BOOST_TEST(!events.Contains("updated g/stays"));  // unchanged: same resourceVersion
+}
+
+BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {
+  auto cache = StartCache("cache-node-6");
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":500,"count":1})");
+  api.CloseWatches();
+  BOOST_REQUIRE(Eventually([&] { return cache->ListCount() == 2; }));
+  CreatePod("e", "after", "cache-node-6");
+  BOOST_TEST(Eventually([&] { return cache->Get("e", "after").has_value(); }));
+}
+
+BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"limit","status":503,)"
+               R"("count":6})");  // more than the client's own retries
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-7";
+  o.initial_backoff_ms = 20;
+  PodCache cache(client.get(), o);
+  cache.Start();
+  BOOST_TEST(cache.WaitForSync(5000));
+}
+
+BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {
+  auto cache = StartCache("cache-node-8");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto start = std::chrono::steady_clock::now();
+  cache->Stop();
+  BOOST_TEST(testing::MillisSince(start) < 1000);
+  cache->Stop();  // idempotent
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp
