@@ -60,6 +60,14 @@ BOOST_AUTO_TEST_CASE(StrategyFlagDrivesTheMigCheck) {
                       r.out);
 }
 
+BOOST_AUTO_TEST_CASE(HelpListsTheDoctorCommand) {
+  RunResult r = Run({BinaryPath("hcuctl/hcuctl"), "--help"});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK_MESSAGE(r.out.find("  doctor") != std::string::npos, r.out);
+  RunResult usage = Run({BinaryPath("hcuctl/hcuctl"), "doctor", "extra"});
+  BOOST_CHECK_EQUAL(usage.exit_code, 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
