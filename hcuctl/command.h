@@ -91,6 +91,7 @@ extern const Command kPluginsCommand;
 extern const Command kAllocateCommand;
 extern const Command kAllocationsCommand;
 extern const Command kHamiCommand;
+extern const Command kDoctorCommand;
 
 }  // namespace hcuctl
 

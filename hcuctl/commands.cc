@@ -16,7 +16,7 @@ hcudp::StatusOr<hcudp::Backend*> Context::backend() {
 const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
       kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
-      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kHamiCommand,
+      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kHamiCommand, kDoctorCommand,
       kVersionCommand};
   return kTable;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hcudp/device.h"
+#include "hcudp/doctor.h"
 #include "hcudp/naming.h"
 #include "hcudp/options.h"
 #include "output.h"
@@ -17,6 +18,7 @@ Report NamesReport(const std::vector<hcudp::Resource>& resources, hcudp::Strateg
                    hcudp::NamingPolicy policy);
 Report TopologyReport(const hcudp::NodeInventory& inventory);
 Report VhcuListReport(const hcudp::NodeInventory& inventory);
+Report DoctorReport(const std::vector<hcudp::DoctorCheck>& checks);
 
 // One vHCU as printed by devices and vhcu.
 Value VhcuValue(const hcudp::Vhcu& vhcu);

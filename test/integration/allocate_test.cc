@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 const std::string kKfd = DeviceSpec("/dev/kfd");
 const std::string kMkfd = DeviceSpec("/dev/mkfd");
-const std::string kHyhal = Mount("/opt/hyhal", "/opt/hyhal");
+const std::string kHyhal = Mount(HyhalPath(), "/opt/hyhal");
 
 v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
                                                const std::vector<std::string>& ids) {

@@ -5,6 +5,7 @@
 #include <boost/test/results_collector.hpp>
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -43,6 +44,18 @@ std::string DaemonHarness::ListPluginDir() const {
 
 std::string DaemonBinary() { return BinaryPath("hcu-dp-daemon/hcu-dp-daemon"); }
 
+bool UsingHostBackend() {
+  const char* backend = std::getenv("HCUDP_TEST_BACKEND");
+  return backend != nullptr && std::string(backend) == "host";
+}
+
+std::string HyhalPath() {
+#ifdef HCUDP_STUB_HYHAL
+  if (UsingHostBackend()) return HCUDP_STUB_HYHAL;
+#endif
+  return "/opt/hyhal";
+}
+
 const std::vector<std::string>& DaemonEnvVars() {
   static const std::vector<std::string> kVars = {
       "RESOURCE_REGISTER_STRATEGY", "POLICY", "PULSE", "NODE_NAME", "TOPOLOGY_REGISTER",
@@ -64,7 +77,16 @@ DaemonHarness::DaemonHarness(const std::string& node, std::vector<std::string> f
            "--host-root=" + host_root(),
            "--device-plugin-path=" + plugin_dir() + "/",
            "--cdi-spec-dir=" + cdi_dir(),
-           "--hyhal-path=/opt/hyhal"};
+           "--hyhal-path=" + HyhalPath()};
+  if (UsingHostBackend()) {
+    // The real node path: DlopenVendorLib loads the stand-in libraries,
+    // which answer from (and render) the same SimNode copy.
+    // Set in this process so that every daemon a test starts inherits it;
+    // the stand-ins render under each daemon's own --host-root.
+    argv_[1] = "--backend=host";
+    argv_.erase(argv_.begin() + 2);
+    setenv("HCUDP_STUB_SIM_NODE", node_path().c_str(), 1);
+  }
   argv_.insert(argv_.end(), flags.begin(), flags.end());
   kubelet_ = std::make_unique<FakeKubelet>(FakeKubelet::Config{plugin_dir()});
 }

@@ -29,6 +29,14 @@ constexpr milliseconds kRegisterTimeout{10000};
 constexpr milliseconds kHealthTimeout{5000};
 
 std::string DaemonBinary();
+
+// The backend the daemons under test use: "sim" (--backend=sim), or "host"
+// when HCUDP_TEST_BACKEND=host, which runs the same suites on --backend=host
+// with the stand-in vendor libraries of test/stub_vendor serving the node.
+bool UsingHostBackend();
+// The --hyhal-path the harness passes (the stand-in hyhal on the host
+// backend, /opt/hyhal otherwise); Allocate mounts it at /opt/hyhal.
+std::string HyhalPath();
 // Every environment variable the daemon reads (DESIGN.md §3), removed from
 // the child's environment so the runner's shell cannot change the outcome.
 const std::vector<std::string>& DaemonEnvVars();

@@ -5,6 +5,8 @@
 #ifndef HCUDP_DLOPEN_VENDOR_LIB_H_
 #define HCUDP_DLOPEN_VENDOR_LIB_H_
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,6 +21,31 @@ struct DlopenVendorLibOptions {
   std::string hyhal_path = "/opt/hyhal";
   // Prefix for node files (/sys/module/hycu/initstate, ...). Default "/".
   std::string host_root = "/";
+
+  // Start-up (Init): wait for /sys/module/hycu/initstate to read "live",
+  // polling this often, at most this many times. Default 16 x 10 s.
+  int driver_wait_attempts = 16;
+  int driver_poll_interval_ms = 10000;
+  // rsmi_init failures are retried this many times, this far apart.
+  // Default 6 x 10 s.
+  int init_retries = 6;
+  int init_retry_interval_ms = 10000;
+  // While RSMI, DMI and the PCI scan disagree on the card count, re-init
+  // (rsmi_shut_down + rsmi_init) up to this many times, this far apart, then
+  // continue with a warning as the vendor stack does. Default 12 x 10 s.
+  int count_mismatch_retries = 12;
+  int count_retry_interval_ms = 10000;
+  // `hy-smi --healthcheck` is killed after this long. Default 10 s.
+  int healthcheck_timeout_ms = 10000;
+  // DestroyVhcu retries DEVICE_BUSY this many times, backing off from the
+  // initial delay, doubling up to the cap; then Unavailable. Default 5,
+  // 200 ms, 2 s.
+  int destroy_busy_retries = 5;
+  int destroy_backoff_initial_ms = 200;
+  int destroy_backoff_max_ms = 2000;
+  // How waits sleep; tests substitute a fake. Default (empty):
+  // std::this_thread::sleep_for.
+  std::function<void(std::chrono::milliseconds)> sleep;
 };
 
 // Loads and resolves every needed symbol; errors name the missing library or

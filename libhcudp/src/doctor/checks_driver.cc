@@ -1,0 +1,124 @@
+// Doctor checks on the kernel driver and its device nodes.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "doctor/checks.h"
+#include "vendor/node_files.h"
+
+namespace hcudp::doctor {
+namespace {
+
+using vendor::UnderRoot;
+
+constexpr const char* kMinDriverVersion = "6.2.26";
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool LooksLikeBdf(const std::string& s) { return s.size() == 12 && s[4] == ':' && s[7] == ':'; }
+
+}  // namespace
+
+DoctorCheck CheckDriverLive(const DoctorOptions& o) {
+  std::string state;
+  if (vendor::DriverModuleLive(o.host_root, &state)) {
+    return Ok("driver-live", "HCU kernel module is live");
+  }
+  return Fail("driver-live", "HCU kernel module (hycu/hydcu) initstate: " + state,
+              "load the driver (modprobe hycu) and check dmesg; the plugin waits for \"live\"");
+}
+
+DoctorCheck CheckDriverVersion(const DoctorOptions& o) {
+  StatusOr<std::string> version = vendor::DriverModuleVersion(o.host_root);
+  if (!version.ok()) {
+    return Warn("driver-version", "driver version unknown: " + version.status().message(),
+                "install the HCU driver >= " + std::string(kMinDriverVersion) + " (vHCU needs it)");
+  }
+  if (!VersionAtLeast(*version, kMinDriverVersion)) {
+    return Warn("driver-version",
+                "driver " + *version + " is older than " + kMinDriverVersion +
+                    ", the first with vHCU support",
+                "upgrade the HCU driver to >= " + std::string(kMinDriverVersion));
+  }
+  return Ok("driver-version", "driver " + *version + " (>= " + kMinDriverVersion + ")");
+}
+
+DoctorCheck CheckDeviceNode(const DoctorOptions& o, const std::string& path,
+                            const std::string& name, const std::string& why) {
+  if (Exists(UnderRoot(o.host_root, path))) return Ok(name, path + " present");
+  return Fail(name, path + " missing: " + why,
+              "load the HCU driver and mount " + path + " into the plugin pod");
+}
+
+DoctorCheck CheckDriNodes(const DoctorOptions& o) {
+  std::vector<std::string> problems;
+  int cards = 0;
+  std::string module_found;
+  for (const char* module : vendor::kDriverModules) {
+    const std::string dir =
+        UnderRoot(o.host_root, std::string("/sys/module/") + module + "/drivers/pci:" + module);
+    if (!Exists(dir)) continue;
+    module_found = module;
+    for (const std::string& bdf : ListDir(dir)) {
+      if (!LooksLikeBdf(bdf)) continue;
+      ++cards;
+      bool card_node = false, render_node = false;
+      std::string drm = dir;
+      drm.append("/").append(bdf).append("/drm");
+      for (const std::string& node : ListDir(drm)) {
+        const bool is_card = node.rfind("card", 0) == 0;
+        const bool is_render = node.rfind("renderD", 0) == 0;
+        if (!is_card && !is_render) continue;
+        if (!Exists(UnderRoot(o.host_root, "/dev/dri/" + node))) {
+          std::string problem = bdf;
+          problem.append(": /dev/dri/").append(node).append(" missing");
+          problems.push_back(std::move(problem));
+        }
+        card_node |= is_card;
+        render_node |= is_render;
+      }
+      if (!card_node || !render_node) {
+        problems.push_back(bdf + ": driver lists no " +
+                           std::string(!card_node ? "cardN" : "renderDN") + " node");
+      }
+    }
+    break;
+  }
+  if (module_found.empty() || cards == 0) {
+    return Fail("dri-nodes", "no card bound to the hycu driver (/sys/module/hycu/drivers/pci:hycu)",
+                "check that the driver loaded and claimed the cards (lspci -k)");
+  }
+  const std::vector<vendor::PciHcu> pci = vendor::ScanPciHcus(o.host_root);
+  if (!pci.empty() && static_cast<int>(pci.size()) != cards) {
+    problems.push_back(std::to_string(pci.size()) + " HCU PCI functions but " +
+                       std::to_string(cards) + " bound to " + module_found);
+  }
+  if (!problems.empty()) {
+    std::string detail;
+    for (const std::string& p : problems) detail += (detail.empty() ? "" : "; ") + p;
+    return Fail("dri-nodes", detail,
+                "mount /dev/dri into the plugin pod; reload the driver if a "
+                "card is not bound");
+  }
+  return Ok("dri-nodes", std::to_string(cards) + " card(s) with card and render nodes");
+}
+
+}  // namespace hcudp::doctor

@@ -1,0 +1,98 @@
+// Doctor checks on the vendor runtime: libraries, hy-smi, DTK.
+#include <fstream>
+#include <sstream>
+
+#include "doctor/checks.h"
+#include "vendor/node_files.h"
+#include "vendor/subprocess.h"
+#include "vendor/vendor_api.h"
+
+namespace hcudp::doctor {
+namespace {
+
+using vendor::UnderRoot;
+
+constexpr const char* kMinHySmiVersion = "1.6.0";
+constexpr const char* kMinDtkVersion = "24.04";
+
+std::string HyhalUnderRoot(const DoctorOptions& o) { return UnderRoot(o.host_root, o.hyhal_path); }
+
+}  // namespace
+
+VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
+  VendorProbe probe;
+  const std::string lib_dir = UnderRoot(HyhalUnderRoot(o), "/lib");
+  StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
+  if (!api.ok()) {
+    probe.check = Fail("vendor-libraries", api.status().message(),
+                       "install the HCU driver's hyhal runtime under " + o.hyhal_path +
+                           " (or pass --hyhal-path) and mount it into the plugin pod");
+    return probe;
+  }
+  std::string detail = (*api)->rsmi_library->path() + ", " + (*api)->dmi_library->path();
+  if ((*api)->mig_library != nullptr) {
+    detail += ", " + (*api)->mig_library->path();
+    if ((*api)->mig.get_system_mig_mode != nullptr) {
+      unsigned current = 0, pending = 0;
+      if ((*api)->mig.get_system_mig_mode(&current, &pending) == NVML_SUCCESS) {
+        probe.mig_mode = current == NVML_DEVICE_MIG_ENABLE;
+      }
+    }
+  }
+  detail += " loaded, all required symbols present";
+  if ((*api)->dmi.create_vdevices == nullptr || (*api)->dmi.destroy_single_vdevice == nullptr ||
+      (*api)->dmi.stop_vdevice == nullptr) {
+    probe.check =
+        Warn("vendor-libraries", detail + "; but libhydmi lacks the vHCU create/stop/destroy calls",
+             "upgrade the HCU driver to >= 6.2.26 for dynamic vHCU");
+    return probe;
+  }
+  probe.check = Ok("vendor-libraries", detail);
+  return probe;
+}
+
+DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
+  const std::string hy_smi = UnderRoot(HyhalUnderRoot(o), "/bin/hy-smi");
+  StatusOr<vendor::CommandResult> run =
+      vendor::RunCommand({hy_smi, "--version"}, o.tool_timeout_ms);
+  if (!run.ok()) {
+    return Fail("hy-smi-version", "hy-smi not usable: " + run.status().message(),
+                "install hy-smi >= " + std::string(kMinHySmiVersion) + " under " + o.hyhal_path +
+                    "/bin (health checks run it)");
+  }
+  const std::string version = FirstDottedVersion(run->output);
+  if (run->exit_code != 0 || version.empty()) {
+    return Warn(
+        "hy-smi-version",
+        "cannot tell the hy-smi version from \"" + run->output.substr(0, 80) + "\"",
+        "make sure hy-smi >= " + std::string(kMinHySmiVersion) + " (dynamic vHCU needs it)");
+  }
+  if (!VersionAtLeast(version, kMinHySmiVersion)) {
+    return Warn(
+        "hy-smi-version",
+        "hy-smi " + version + " is older than " + kMinHySmiVersion + ", needed for dynamic vHCU",
+        "upgrade the HCU driver/hyhal to get hy-smi >= " + std::string(kMinHySmiVersion));
+  }
+  return Ok("hy-smi-version", "hy-smi " + version + " (>= " + kMinHySmiVersion + ")");
+}
+
+DoctorCheck CheckDtkVersion(const DoctorOptions& o) {
+  // DTK follows ROCm's layout: <dtk>/.info/version holds e.g. "24.04.2".
+  const std::string path = UnderRoot(UnderRoot(o.host_root, o.dtk_path), "/.info/version");
+  std::ifstream in(path);
+  std::stringstream ss;
+  if (in) ss << in.rdbuf();
+  const std::string version = FirstDottedVersion(ss.str());
+  if (version.empty()) {
+    return Warn("dtk-version", "no DTK version at " + o.dtk_path + "/.info/version",
+                "install DTK >= " + std::string(kMinDtkVersion) +
+                    " if pods use dynamic vHCU (hami strategy)");
+  }
+  if (!VersionAtLeast(version, kMinDtkVersion)) {
+    return Warn("dtk-version", "DTK " + version + " is older than " + kMinDtkVersion,
+                "upgrade DTK to >= " + std::string(kMinDtkVersion) + " for dynamic vHCU");
+  }
+  return Ok("dtk-version", "DTK " + version + " (>= " + kMinDtkVersion + ")");
+}
+
+}  // namespace hcudp::doctor

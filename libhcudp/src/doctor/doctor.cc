@@ -1,0 +1,108 @@
+#include "hcudp/doctor.h"
+
+#include <cctype>
+#include <vector>
+
+#include "doctor/checks.h"
+
+namespace hcudp {
+
+std::string_view CheckStatusName(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::kOk:
+      return "ok";
+    case CheckStatus::kWarn:
+      return "warn";
+    case CheckStatus::kFail:
+      return "fail";
+  }
+  return "fail";
+}
+
+namespace {
+
+std::vector<long> LeadingNumbers(std::string_view v) {
+  std::vector<long> parts;
+  size_t i = 0;
+  while (i < v.size() && !std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+    long n = 0;
+    while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+      n = n * 10 + (v[i] - '0');
+      if (n > 1000000000) n = 1000000000;
+      ++i;
+    }
+    parts.push_back(n);
+    if (i + 1 < v.size() && v[i] == '.' && std::isdigit(static_cast<unsigned char>(v[i + 1]))) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  return parts;
+}
+
+}  // namespace
+
+bool VersionAtLeast(std::string_view version, std::string_view minimum) {
+  std::vector<long> have = LeadingNumbers(version);
+  std::vector<long> want = LeadingNumbers(minimum);
+  if (have.empty()) return false;
+  const size_t n = std::max(have.size(), want.size());
+  have.resize(n, 0);
+  want.resize(n, 0);
+  return have >= want;
+}
+
+std::vector<DoctorCheck> RunDoctor(const DoctorOptions& options) {
+  std::vector<DoctorCheck> checks;
+  checks.push_back(doctor::CheckDriverLive(options));
+  checks.push_back(doctor::CheckDriverVersion(options));
+  checks.push_back(doctor::CheckDeviceNode(options, "/dev/kfd", "dev-kfd",
+                                           "the compute device every HIP program opens"));
+  checks.push_back(doctor::CheckDeviceNode(options, "/dev/mkfd", "dev-mkfd",
+                                           "the management device libhydmi opens"));
+  checks.push_back(doctor::CheckDriNodes(options));
+  doctor::VendorProbe probe = doctor::CheckVendorLibraries(options);
+  checks.push_back(probe.check);
+  checks.push_back(doctor::CheckHySmiVersion(options));
+  checks.push_back(doctor::CheckDtkVersion(options));
+  checks.push_back(doctor::CheckKubeletPluginDir(options));
+  checks.push_back(doctor::CheckKubeletSocket(options));
+  checks.push_back(doctor::CheckPluginSockets(options));
+  checks.push_back(doctor::CheckMigConsistency(options, probe.mig_mode));
+  return checks;
+}
+
+namespace doctor {
+
+DoctorCheck Ok(std::string name, std::string detail) {
+  return DoctorCheck{std::move(name), CheckStatus::kOk, std::move(detail), ""};
+}
+DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
+  return DoctorCheck{std::move(name), CheckStatus::kWarn, std::move(detail), std::move(fix)};
+}
+DoctorCheck Fail(std::string name, std::string detail, std::string fix) {
+  return DoctorCheck{std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
+}
+
+std::string FirstDottedVersion(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) continue;
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])))) continue;
+    size_t j = i;
+    bool dotted = false;
+    while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) ||
+                               (text[j] == '.' && j + 1 < text.size() &&
+                                std::isdigit(static_cast<unsigned char>(text[j + 1]))))) {
+      if (text[j] == '.') dotted = true;
+      ++j;
+    }
+    if (dotted) return text.substr(i, j - i);
+    i = j;
+  }
+  return "";
+}
+
+}  // namespace doctor
+}  // namespace hcudp

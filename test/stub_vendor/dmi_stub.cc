@@ -1,0 +1,141 @@
+// Stand-in libhydmi: the DMI calls of reference/hcu-hardware.md §1.4 over the
+// SimNode. DMI indices follow PCI (BDF) order, as the driver enumerates.
+#include <cstring>
+
+#include "stub_control.h"
+#include "stub_core.h"
+#include "vendor/vendor_abi.h"
+
+using hcudp::Status;
+using hcudp::StatusCode;
+using hcudp::StatusOr;
+using hcudp::stub::Sim;
+
+namespace {
+
+dmiStatus ToDmi(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kOk:
+      return DMI_STATUS_SUCCESS;
+    case StatusCode::kNotFound:
+      return DMI_STATUS_VDEV_NOT_EXIST;
+    case StatusCode::kInvalidArgument:
+      return DMI_STATUS_INVALID_ARGUMENTS;
+    case StatusCode::kResourceExhausted:
+      return DMI_STATUS_OUT_OF_RESOURCES;
+    case StatusCode::kUnavailable:
+      return DMI_STATUS_DEVICE_BUSY;
+    case StatusCode::kUnimplemented:
+      return DMI_STATUS_NOT_SUPPORTED;
+    case StatusCode::kOutOfRange:
+      return DMI_STATUS_INPUT_OUT_OF_BOUNDS;
+    default:
+      return DMI_STATUS_ERROR;
+  }
+}
+
+void Fill(const hcudp::DmiDeviceInfo& in, int device_id, dmiDeviceInfo* out) {
+  *out = dmiDeviceInfo{};
+  std::strncpy(out->name, in.name.c_str(), sizeof(out->name) - 1);
+  out->compute_unit_count = in.compute_units;
+  out->global_mem_size = in.global_memory_bytes;
+  out->usage_mem_size = in.used_memory_bytes;
+  out->container_id = in.container_id;
+  out->device_id = device_id;
+}
+
+}  // namespace
+
+HCUDP_STUB_API dmiStatus dmiGetStatusString(dmiStatus status, const char** text) {
+  if (text == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
+  switch (status) {
+    case DMI_STATUS_SUCCESS:
+      *text = "Success";
+      break;
+    case DMI_STATUS_DEVICE_BUSY:
+      *text = "Device is busy";
+      break;
+    case DMI_STATUS_VDEV_NOT_EXIST:
+      *text = "Virtual device does not exist";
+      break;
+    case DMI_STATUS_OUT_OF_RESOURCES:
+      *text = "Out of resources";
+      break;
+    default:
+      *text = "DMI error";
+      break;
+  }
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiGetDeviceCount(int* count) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  if (count == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
+  *count = static_cast<int>(hcudp::stub::VisibleCards().size());
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiGetDeviceInfo(int device_id, dmiDeviceInfo* info) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  if (info == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
+  const int card = hcudp::stub::SimIndexForDmi(device_id);
+  if (card < 0) return DMI_STATUS_INVALID_ARGUMENTS;
+  StatusOr<hcudp::DmiDeviceInfo> got = Sim()->DeviceInfo(card);
+  if (!got.ok()) return ToDmi(got.status());
+  Fill(*got, device_id, info);
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiGetMaxVDeviceCount(int* count) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  StatusOr<int> n = Sim()->MaxVhcusPerCard();
+  if (!n.ok()) return ToDmi(n.status());
+  *count = *n;
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiGetVDeviceInfo(int vdevice_id, dmiDeviceInfo* info) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  if (info == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
+  StatusOr<hcudp::DmiDeviceInfo> got = Sim()->VhcuInfo(vdevice_id);
+  if (!got.ok()) return ToDmi(got.status());
+  Fill(*got, hcudp::stub::DmiIndexForSim(got->parent_card), info);
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiGetDeviceRemainingInfo(int device_id, size_t* cus, size_t* memories) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  const int card = hcudp::stub::SimIndexForDmi(device_id);
+  if (card < 0) return DMI_STATUS_INVALID_ARGUMENTS;
+  StatusOr<hcudp::DmiRemaining> got = Sim()->Remaining(card);
+  if (!got.ok()) return ToDmi(got.status());
+  *cus = static_cast<size_t>(got->compute_units);
+  *memories = static_cast<size_t>(got->memory_bytes);
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiCreateVDevices(int device_id, int vdev_count, int* vdev_cus,
+                                           int* vdev_mem_size) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  const int card = hcudp::stub::SimIndexForDmi(device_id);
+  if (card < 0 || vdev_count <= 0 || vdev_cus == nullptr || vdev_mem_size == nullptr) {
+    return DMI_STATUS_INVALID_ARGUMENTS;
+  }
+  for (int i = 0; i < vdev_count; ++i) {
+    if (vdev_cus[i] <= 0 || vdev_mem_size[i] <= 0) return DMI_STATUS_INVALID_ARGUMENTS;
+    const Status st = Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]));
+    if (!st.ok()) return ToDmi(st);
+  }
+  return DMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API dmiStatus dmiStopVDevice(int vdevice_id) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  return ToDmi(Sim()->StopVhcu(vdevice_id));
+}
+
+HCUDP_STUB_API dmiStatus dmiDestroySingleVDevice(int vdevice_id) {
+  if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  if (hcudp::stub::ConsumeFault("destroy_busy")) return DMI_STATUS_DEVICE_BUSY;
+  return ToDmi(Sim()->DestroyVhcu(vdevice_id));
+}

@@ -1,0 +1,247 @@
+// Stand-in librocm_smi64: the RSMI calls of reference/hcu-hardware.md §1.3,
+// answered from the SimNode through the stub core. Built twice: normally,
+// and with HCUDP_STUB_OMIT_ECC (no rsmi_dev_ecc_count_get) for the
+// missing-symbol test.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "stub_control.h"
+#include "stub_core.h"
+#include "vendor/vendor_abi.h"
+
+using hcudp::StatusOr;
+using hcudp::stub::RsmiRefcount;
+using hcudp::stub::Sim;
+using hcudp::stub::SimIndexForRsmi;
+
+namespace {
+
+// The sim card behind an RSMI index, or an RSMI error.
+rsmi_status_t Card(uint32_t dv_ind, int* sim_index) {
+  if (RsmiRefcount() <= 0 || Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
+  *sim_index = SimIndexForRsmi(static_cast<int>(dv_ind));
+  return *sim_index < 0 ? RSMI_STATUS_INVALID_ARGS : RSMI_STATUS_SUCCESS;
+}
+
+uint64_t ParseBdfId(const std::string& bdf) {
+  unsigned domain = 0, bus = 0, dev = 0, fn = 0;
+  std::sscanf(bdf.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &fn);
+  return (static_cast<uint64_t>(domain) << 32) | (bus << 8) | (dev << 3) | fn;
+}
+
+}  // namespace
+
+HCUDP_STUB_API rsmi_status_t rsmi_init(uint64_t /*init_flags*/) {
+  if (hcudp::stub::ConsumeFault("rsmi_init_failures")) return RSMI_STATUS_INIT_ERROR;
+  if (Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
+  ++RsmiRefcount();
+  ++hcudp::stub::RsmiInitCalls();
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_shut_down(void) {
+  if (RsmiRefcount() <= 0) return RSMI_STATUS_INIT_ERROR;
+  --RsmiRefcount();
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_status_string(rsmi_status_t status, const char** text) {
+  if (text == nullptr) return RSMI_STATUS_INVALID_ARGS;
+  switch (status) {
+    case RSMI_STATUS_SUCCESS:
+      *text = "RSMI_STATUS_SUCCESS: The function has been executed successfully.";
+      break;
+    case RSMI_STATUS_INIT_ERROR:
+      *text =
+          "RSMI_STATUS_INIT_ERROR: An error occurred when initializing internal data structures.";
+      break;
+    case RSMI_STATUS_INVALID_ARGS:
+      *text =
+          "RSMI_STATUS_INVALID_ARGS: The provided arguments do not meet the preconditions required "
+          "for input.";
+      break;
+    default:
+      *text = "An unknown error occurred";
+      break;
+  }
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_num_monitor_devices(uint32_t* num_devices) {
+  if (RsmiRefcount() <= 0 || Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
+  if (num_devices == nullptr) return RSMI_STATUS_INVALID_ARGS;
+  *num_devices = static_cast<uint32_t>(hcudp::stub::VisibleCards().size());
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_pci_id_get(uint32_t dv_ind, uint64_t* bdfid) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<std::string> bdf = Sim()->PciBdf(card);
+  if (!bdf.ok()) return RSMI_STATUS_NOT_FOUND;
+  *bdfid = ParseBdfId(*bdf);
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_serial_number_get(uint32_t dv_ind, char* serial,
+                                                        uint32_t len) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<std::string> s = Sim()->Serial(card);
+  if (!s.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  if (serial == nullptr || len <= s->size()) return RSMI_STATUS_INSUFFICIENT_SIZE;
+  std::memcpy(serial, s->c_str(), s->size() + 1);
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_unique_id_get(uint32_t dv_ind, uint64_t* id) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<uint64_t> v = Sim()->UniqueId(card);
+  if (!v.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  *id = *v;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_id_get(uint32_t dv_ind, uint16_t* id) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<uint16_t> v = Sim()->PciDeviceId(card);
+  if (!v.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  *id = *v;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_memory_total_get(uint32_t dv_ind, rsmi_memory_type_t type,
+                                                       uint64_t* total) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  if (type != RSMI_MEM_TYPE_VRAM) return RSMI_STATUS_NOT_SUPPORTED;
+  StatusOr<uint64_t> v = Sim()->MemoryTotalBytes(card);
+  if (!v.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  *total = *v;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_topo_get_numa_node_number(uint32_t dv_ind, uint32_t* numa) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<int> v = Sim()->NumaNode(card);
+  if (!v.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  *numa = *v < 0 ? 0xFFFFFFFFu : static_cast<uint32_t>(*v);  // the driver's "none"
+  return RSMI_STATUS_SUCCESS;
+}
+
+namespace {
+
+rsmi_status_t Link(uint32_t src, uint32_t dst, hcudp::RsmiLink* link) {
+  int a = 0, b = 0;
+  if (rsmi_status_t st = Card(src, &a); st != RSMI_STATUS_SUCCESS) return st;
+  if (rsmi_status_t st = Card(dst, &b); st != RSMI_STATUS_SUCCESS) return st;
+  StatusOr<hcudp::RsmiLink> l = Sim()->LinkBetween(a, b);
+  if (!l.ok()) return RSMI_STATUS_INVALID_ARGS;
+  *link = *l;
+  return RSMI_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+HCUDP_STUB_API rsmi_status_t rsmi_topo_get_link_type(uint32_t src, uint32_t dst, uint64_t* hops,
+                                                     RSMI_IO_LINK_TYPE* type) {
+  hcudp::RsmiLink link;
+  if (rsmi_status_t st = Link(src, dst, &link); st != RSMI_STATUS_SUCCESS) return st;
+  *hops = static_cast<uint64_t>(link.hops);
+  *type = link.type == hcudp::LinkType::kPcie ? RSMI_IOLINK_TYPE_PCIEXPRESS
+          : (link.type == hcudp::LinkType::kHsl || link.type == hcudp::LinkType::kHyswitch)
+              ? RSMI_IOLINK_TYPE_XGMI
+              : RSMI_IOLINK_TYPE_UNDEFINED;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_topo_get_link_weight(uint32_t src, uint32_t dst,
+                                                       uint64_t* weight) {
+  hcudp::RsmiLink link;
+  if (rsmi_status_t st = Link(src, dst, &link); st != RSMI_STATUS_SUCCESS) return st;
+  *weight = static_cast<uint64_t>(link.weight);
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_topo_is_hylink(uint32_t src, uint32_t dst, bool* is_hylink) {
+  hcudp::RsmiLink link;
+  if (rsmi_status_t st = Link(src, dst, &link); st != RSMI_STATUS_SUCCESS) return st;
+  *is_hylink = link.type == hcudp::LinkType::kHyswitch;
+  return RSMI_STATUS_SUCCESS;
+}
+
+namespace {
+
+// The XHCL links of a card: one up link per HSL peer (not via a HySwitch),
+// in card order, at most 7 as on the hardware.
+std::vector<int> XhclPeers(uint32_t dv_ind) {
+  std::vector<int> peers;
+  const uint32_t n = static_cast<uint32_t>(hcudp::stub::VisibleCards().size());
+  for (uint32_t peer = 0; peer < n && peers.size() < 7; ++peer) {
+    hcudp::RsmiLink link;
+    if (peer != dv_ind && Link(dv_ind, peer, &link) == RSMI_STATUS_SUCCESS &&
+        link.type == hcudp::LinkType::kHsl) {
+      peers.push_back(static_cast<int>(peer));
+    }
+  }
+  return peers;
+}
+
+}  // namespace
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_number_get(uint32_t dv_ind, uint32_t* link_num) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  *link_num = static_cast<uint32_t>(XhclPeers(dv_ind).size());
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_state_get(uint32_t dv_ind, uint32_t link_id,
+                                                          uint32_t* link_state) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  if (link_id >= XhclPeers(dv_ind).size()) return RSMI_STATUS_INVALID_ARGS;
+  *link_state = 1;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_dev_xhcl_link_remote_bdfid_get(uint32_t dv_ind, uint32_t link_id,
+                                                                 uint64_t* bdfid) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  const std::vector<int> peers = XhclPeers(dv_ind);
+  if (link_id >= peers.size()) return RSMI_STATUS_INVALID_ARGS;
+  return rsmi_dev_pci_id_get(static_cast<uint32_t>(peers[link_id]), bdfid);
+}
+
+#ifndef HCUDP_STUB_OMIT_ECC
+HCUDP_STUB_API rsmi_status_t rsmi_dev_ecc_count_get(uint32_t dv_ind, rsmi_gpu_block_t block,
+                                                    rsmi_error_count_t* ec) {
+  int card = 0;
+  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  if (ec == nullptr) return RSMI_STATUS_INVALID_ARGS;
+  *ec = rsmi_error_count_t{};
+  if (block == RSMI_GPU_BLOCK_UMC) {
+    if (std::optional<std::string> n = hcudp::stub::CardKnob("ecc_uncorrectable", card)) {
+      ec->uncorrectable_err = std::strtoull(n->c_str(), nullptr, 10);
+    }
+    return RSMI_STATUS_SUCCESS;
+  }
+  // Only UMC reports counts on the stand-in; other blocks are unsupported.
+  return RSMI_STATUS_NOT_SUPPORTED;
+}
+#endif
+
+HCUDP_STUB_API rsmi_status_t rsmi_version_str_get(uint32_t component, char* text, uint32_t len) {
+  if (RsmiRefcount() <= 0 || Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
+  if (component != 0) return RSMI_STATUS_NOT_SUPPORTED;
+  StatusOr<std::string> v = Sim()->DriverVersion();
+  if (!v.ok()) return RSMI_STATUS_NOT_SUPPORTED;
+  if (text == nullptr || len <= v->size()) return RSMI_STATUS_INSUFFICIENT_SIZE;
+  std::memcpy(text, v->c_str(), v->size() + 1);
+  return RSMI_STATUS_SUCCESS;
+}
