@@ -173,6 +173,11 @@ class HCUDP_EXPORT VhcuManager {
   // The same with a set of live pod UIDs.
   StatusOr<VhcuSweepResult> Reconcile(const std::set<std::string>& live_pod_uids);
 
+  // The caller has seen this pod deleted or terminated: its marks are no
+  // longer protected by fresh_mark_grace (the next Reconcile may reclaim
+  // them at once).
+  void ForgetFresh(const std::string& pod_uid);
+
   // Retries the queued destroys that are due. Call periodically (e.g. every
   // second); cheap when nothing is due.
   VhcuSweepResult Tick();

@@ -85,6 +85,8 @@ void HamiAgent::OnPodEvent(const PodEvent& event) {
     reclaim = true;
   }
   if (!reclaim) return;
+  const auto& gone = event.new_pod ? event.new_pod : event.old_pod;
+  if (gone) vhcus_.ForgetFresh(gone->metadata.uid);
   {
     std::lock_guard<std::mutex> lock(mu_);
     sweep_requested_ = true;

@@ -291,6 +291,11 @@ VhcuSweepResult VhcuManager::Tick() {
   return result;
 }
 
+void VhcuManager::ForgetFresh(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fresh_pods_.erase(pod_uid);
+}
+
 size_t VhcuManager::pending_destroys() const {
   std::lock_guard<std::mutex> lock(mu_);
   return retries_.size();
