@@ -13,187 +13,18 @@
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/kube_objects.h"
 #include "hcudp/vdev_conf.h"
-#include "integration/daemon_harness.h"
+#include "integration/hami_node.h"
 
 namespace hcudp::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kNode[] = "node1";
-constexpr char kCount[] = "hygon.com/hcunum";
-constexpr char kSn0[] = "HCU-T6T8290019020401";  // card 0 of k100ai-8: 65520 MiB, 120 CUs
-constexpr char kSn1[] = "HCU-T6T8290019030301";  // card 1
-constexpr char kLockTime[] = "2026-03-01T10:00:00+08:00";
-
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout = milliseconds(10000)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return done();
-}
-
-struct PodSpec {
-  std::string name;
-  // One entry per container: {container name, its devices ("" for none)}.
-  std::vector<std::pair<std::string, std::string>> containers;
-};
-
-// One node under test: fake API server + daemon in HAMi mode.
-class HamiNode {
- public:
-  explicit HamiNode(std::vector<std::string> flags = {}, std::vector<std::string> env = {}) {
-    // tokenFile, so that a rotated token is picked up.
-    WriteFile(kube_.Join("kubeconfig"),
-              "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-              "clusters:\n- name: fake\n  cluster:\n    server: " +
-                  api_.server_url() + "\n    certificate-authority: " + api_.ca_file() +
-                  "\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: u\n"
-                  "users:\n- name: u\n  user:\n    tokenFile: " +
-                  api_.token_file() + "\n");
-    api_.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"node1"}})");
-    std::vector<std::string> all = {"--strategy=hami", "--node-name=node1",
-                                    "--kubeconfig=" + kube_.Join("kubeconfig"),
-                                    "--device-split-count=4", "--topology-register=false"};
-    all.insert(all.end(), flags.begin(), flags.end());
-    harness_ = std::make_unique<DaemonHarness>("demo/nodes/k100ai-8.yaml", all, std::move(env));
-  }
-
-  void Start() {
-    harness_->Start();
-    harness_->RequireRegistered(kCount);
-    BOOST_REQUIRE_MESSAGE(
-        WaitUntil([&] { return NodeAnnotations().count("hami.io/node-hcu-register") > 0; }),
-        "node annotations never registered");
-  }
-
-  FakeApiServer& api() { return api_; }
-  DaemonHarness& h() { return *harness_; }
-
-  Node GetNode() const {
-    auto node = ParseNode(api_.MustRequest("GET", "/api/v1/nodes/node1"));
-    BOOST_REQUIRE(node.ok());
-    return *node;
-  }
-  std::map<std::string, std::string> NodeAnnotations() const {
-    return GetNode().metadata.annotations;
-  }
-  std::optional<Pod> GetPod(const std::string& name) const {
-    FakeResponse r = api_.Request("GET", "/api/v1/namespaces/default/pods/" + name);
-    if (r.status == 404) return std::nullopt;
-    auto pod = ParsePod(r.body);
-    BOOST_REQUIRE(pod.ok());
-    return *pod;
-  }
-  std::string PodAnnotation(const std::string& name, const std::string& key) const {
-    auto pod = GetPod(name);
-    BOOST_REQUIRE(pod);
-    auto it = pod->metadata.annotations.find(key);
-    return it == pod->metadata.annotations.end() ? "<absent>" : it->second;
-  }
-
-  // The scheduler's Filter + Bind for `spec`: annotations, then the lock.
-  // Returns the pod UID.
-  std::string SchedulePod(const PodSpec& spec, bool lock = true) {
-    std::string devices;
-    std::string containers;
-    for (const auto& [name, dev] : spec.containers) {
-      devices += dev + ";";
-      if (!containers.empty()) containers += ",";
-      containers += R"({"name":")" + name + R"(","image":"busybox"})";
-    }
-    std::string body = R"({"metadata":{"name":")" + spec.name +
-                       R"(","namespace":"default","annotations":{)"
-                       R"("hami.io/vgpu-node":"node1","hami.io/bind-phase":"allocating",)"
-                       R"("hami.io/bind-time":"1740796800",)"
-                       R"("hami.io/hcu-devices-to-allocate":")" +
-                       devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
-                       R"("}},"spec":{"nodeName":"node1","containers":[)" + containers + "]}}";
-    auto pod = ParsePod(api_.MustRequest("POST", "/api/v1/namespaces/default/pods", body));
-    BOOST_REQUIRE(pod.ok());
-    if (lock) Lock(spec.name);
-    return pod->metadata.uid;
-  }
-  void Lock(const std::string& pod) {
-    api_.MustRequest("PATCH", "/api/v1/nodes/node1",
-                     R"({"metadata":{"annotations":{"hami.io/mutex.lock":")" +
-                         std::string(kLockTime) + ",default," + pod + R"("}}})",
-                     "application/merge-patch+json");
-  }
-  void SetPhase(const std::string& pod, const std::string& phase) {
-    api_.MustRequest("PATCH", "/api/v1/namespaces/default/pods/" + pod + "/status",
-                     R"({"status":{"phase":")" + phase + R"("}})",
-                     "application/merge-patch+json");
-  }
-
-  grpc::Status Allocate(const std::vector<std::vector<std::string>>& ids,
-                        v1beta1::AllocateResponse* response, const std::string& resource = kCount) {
-    return harness_->kubelet().Allocate(resource, ids, response);
-  }
-  v1beta1::ContainerAllocateResponse MustAllocate(int devices) {
-    std::vector<std::string> ids;
-    for (int i = 0; i < devices; ++i) ids.push_back(std::string(kSn0) + "-fake-" + std::to_string(i));
-    v1beta1::AllocateResponse response;
-    grpc::Status s = Allocate({ids}, &response);
-    BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());
-    BOOST_REQUIRE_EQUAL(response.container_responses_size(), 1);
-    return response.container_responses(0);
-  }
-
-  std::string HostPath(const std::string& path) const { return harness_->host_root() + path; }
-  // Mark file names in /etc/vdev/dynamic.
-  std::set<std::string> Marks() const {
-    std::set<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(HostPath("/etc/vdev/dynamic"), ec)) {
-      out.insert(e.path().filename().string());
-    }
-    return out;
-  }
-  // vdevN.conf files in /etc/vdev.
-  std::set<std::string> Confs() const {
-    std::set<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(HostPath("/etc/vdev"), ec)) {
-      std::string n = e.path().filename().string();
-      if (n.rfind("vdev", 0) == 0 && e.is_regular_file()) out.insert(n);
-    }
-    return out;
-  }
-
- private:
-  FakeApiServer api_;
-  TempDir kube_;
-  std::unique_ptr<DaemonHarness> harness_;
-};
+constexpr const char* kCount = kHamiCount;
 
 const std::string kKfdRwm = DeviceSpec("/dev/kfd", "rwm");
 const std::string kMkfdRwm = DeviceSpec("/dev/mkfd", "rwm");
 const std::string kHyhal = Mount("/opt/hyhal", "/opt/hyhal");
-
-// Requests that are part of an Allocate: everything but the watch and the
-// registration loop's strategic-merge patches of the node.
-std::vector<FakeRequest> AllocatePathRequests(const std::vector<FakeRequest>& all) {
-  std::vector<FakeRequest> out;
-  for (const auto& r : all) {
-    if (r.watch) continue;
-    if (r.method == "PATCH" && r.path == "/api/v1/nodes/node1" &&
-        r.content_type.find("strategic") != std::string::npos) {
-      continue;
-    }
-    if (r.path == "/api/v1/nodes/node1/status") continue;
-    out.push_back(r);
-  }
-  return out;
-}
-
-bool IsList(const FakeRequest& r) {
-  return r.method == "GET" && !r.watch &&
-         (r.path == "/api/v1/pods" ||
-          (r.path.size() > 5 && r.path.substr(r.path.size() - 5) == "/pods"));
-}
 
 BOOST_AUTO_TEST_SUITE(hami)
 
@@ -210,7 +41,7 @@ BOOST_AUTO_TEST_CASE(a_30_percent_8192_mib_pod_gets_a_36_cu_vhcu_and_the_lock_is
   std::string seen;
   for (const auto& q : requests) seen += q.method + " " + q.path + "; ";
   BOOST_TEST_MESSAGE("Allocate API calls: " << seen);
-  BOOST_TEST(std::none_of(requests.begin(), requests.end(), IsList), seen);
+  BOOST_TEST(std::none_of(requests.begin(), requests.end(), IsPodList), seen);
   BOOST_TEST(requests.size() <= 5u, seen);
 
   BOOST_REQUIRE_EQUAL(n.Confs().size(), 1u);

@@ -155,6 +155,9 @@ class HCUDP_EXPORT HamiAgent {
                const Status& why);
   void ReleaseLock(const PendingPod& pending);
   ContainerAllocation CommonEdits() const;
+  // The cards as the registration loop last saw them (they change only
+  // with hardware or driver events); Discover()s when there is none yet.
+  StatusOr<NodeInventory> CardInventory(bool fresh);
 
   Backend* const backend_;
   KubeClient* const client_;
@@ -166,6 +169,9 @@ class HCUDP_EXPORT HamiAgent {
   // Guarded by allocate_mu_: the pod as our last patch returned it, by UID
   // (the cache may not have seen our own patch yet).
   std::map<std::string, Pod> patched_;
+
+  std::mutex inventory_mu_;
+  std::optional<NodeInventory> inventory_;  // guarded by inventory_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -61,6 +61,17 @@ ContainerAllocation HamiAgent::CommonEdits() const {
   return out;
 }
 
+StatusOr<NodeInventory> HamiAgent::CardInventory(bool fresh) {
+  if (!fresh) {
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    if (inventory_) return *inventory_;
+  }
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  std::lock_guard<std::mutex> lock(inventory_mu_);
+  inventory_ = inventory;
+  return inventory;
+}
+
 StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCores() const {
   return std::vector<ContainerAllocation>{CommonEdits()};
 }
@@ -208,9 +219,13 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
                                 std::to_string(device_count));
   }
   HCUDP_RETURN_IF_ERROR(CheckDeadline(deadline, "creating devices"));
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
-  HCUDP_ASSIGN_OR_RETURN(std::vector<hami::DevicePlan> plans,
-                         hami::PlanContainerDevices(served, inventory));
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, CardInventory(/*fresh=*/false));
+  auto planned = hami::PlanContainerDevices(served, inventory);
+  if (!planned.ok()) {  // the cards may have changed since the last look
+    HCUDP_ASSIGN_OR_RETURN(inventory, CardInventory(/*fresh=*/true));
+    planned = hami::PlanContainerDevices(served, inventory);
+  }
+  HCUDP_ASSIGN_OR_RETURN(std::vector<hami::DevicePlan> plans, std::move(planned));
   *out = CommonEdits();
   out->mounts.push_back({options_.hyhal_path, std::string(kHyhalContainerPath), true});
   const VhcuOwner owner{pod.metadata.uid, container};

@@ -51,6 +51,10 @@ void HamiAgent::RegisterIfDue(bool force) {
 
 Status HamiAgent::Register(bool lists_only_if_changed) {
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  {
+    std::lock_guard<std::mutex> lock(inventory_mu_);
+    inventory_ = inventory;
+  }
   hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, options_.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
   HCUDP_ASSIGN_OR_RETURN(std::string full, hami::EncodeNodeDevices(reg.full));
