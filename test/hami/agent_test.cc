@@ -178,6 +178,23 @@ BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_change
   }));
 }
 
+BOOST_AUTO_TEST_CASE(topology_and_hcumem_are_reported_when_enabled) {
+  AgentFixture f([](HamiAgentOptions& o) {
+    o.topology_register = true;
+    o.resource_multiple = true;
+  });
+  f.Start();
+  BOOST_TEST(WaitUntil([&] {
+    FakeResponse cm = f.api_.Request("GET", "/api/v1/namespaces/kube-system/configmaps/"
+                                            "hcu-topology-info");
+    return cm.status == 200 && cm.body.find("DeviceCount") != std::string::npos;
+  }));
+  BOOST_TEST(WaitUntil([&] {
+    std::string node = f.api_.MustRequest("GET", "/api/v1/nodes/node1");
+    return node.find("524160") != std::string::npos;  // 8 x 65520 MiB
+  }));
+}
+
 BOOST_AUTO_TEST_CASE(hcucores_allocations_are_one_response_of_kfd_and_mkfd) {
   AgentFixture f;
   auto r = HamiAgent(f.backend_.get(), f.client_.get(), f.options_).AllocateCores();

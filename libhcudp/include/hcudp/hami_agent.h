@@ -141,7 +141,6 @@ class HCUDP_EXPORT HamiAgent {
   void EvictUnaccountedPods(const std::vector<MarkFile>& marks);
   void OnPodEvent(const PodEvent& event);
   std::set<std::string> LivePodUids() const;
-  bool IsLive(const std::string& uid) const;
   bool IsAllocating(const std::string& uid) const;
 
   StatusOr<PendingPod> FindPendingPod(std::chrono::steady_clock::time_point deadline);

@@ -102,8 +102,6 @@ std::set<std::string> HamiAgent::LivePodUids() const {
   return live;
 }
 
-bool HamiAgent::IsLive(const std::string& uid) const { return LivePodUids().count(uid) > 0; }
-
 bool HamiAgent::IsAllocating(const std::string& uid) const {
   for (const Pod& pod : pods_->List()) {
     if (pod.metadata.uid == uid && !Terminal(pod) &&
