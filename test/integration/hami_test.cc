@@ -190,43 +190,58 @@ BOOST_AUTO_TEST_CASE(a_succeeded_pod_gives_its_vhcu_back) {
   BOOST_TEST(WaitUntil([&] { return n.Confs().empty() && n.Marks().empty(); }));
 }
 
-BOOST_AUTO_TEST_CASE(a_crash_between_create_and_mark_leaks_nothing_and_keeps_live_vhcus) {
-  HamiNode n;
-  n.Start();
-  const std::string live_uid =
-      n.SchedulePod({"live", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
-  n.MustAllocate(1);
-  n.SetPhase("live", "Running");
-  BOOST_REQUIRE_EQUAL(n.Confs().size(), 1u);
-  const std::set<std::string> live_conf = n.Confs();
-  const std::set<std::string> live_marks = n.Marks();
+// kill -9 after each step of a vHCU creation (HCUDP_TEST_ONLY_CRASH_AFTER
+// makes the daemon SIGKILL itself there), then a restart: the journal leaves
+// no vHCU without a mark, a live pod's vHCU survives, and kubelet's retried
+// Allocate ends with exactly one vHCU for the pod.
+BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live_vhcus) {
+  for (const std::string step : {"intent-recorded", "vhcu-created", "id-recorded",
+                                 "mark-written"}) {
+    BOOST_TEST_CONTEXT("crash after " << step) {
+      HamiNode n;
+      n.Start();
+      const std::string live_uid =
+          n.SchedulePod({"live", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
+      n.MustAllocate(1);
+      n.SetPhase("live", "Running");
+      BOOST_REQUIRE_EQUAL(n.Confs().size(), 1u);
+      const std::set<std::string> live_conf = n.Confs();
+      const std::string live_mark = *n.Marks().begin();
 
-  // Restart with the crash hook: the daemon SIGKILLs itself right after the
-  // driver created the next vHCU, before it is recorded anywhere.
-  n.h().daemon().Stop();
-  BOOST_REQUIRE_EQUAL(n.h().daemon().Start(n.h().argv(), n.h().log_path(),
-                                           {"HCUDP_TEST_ONLY_CRASH_AFTER=vhcu-created"},
-                                           DaemonEnvVars()),
-                      "");
-  n.h().RequireRegistered(kCount, 2);
-  n.SchedulePod({"victim", {{"main", std::string(kSn1) + ",HCU,4096,50:"}}});
-  v1beta1::AllocateResponse response;
-  BOOST_TEST(!n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response).ok());
-  auto exit = n.h().daemon().WaitForExit(milliseconds(5000));
-  BOOST_REQUIRE(exit.has_value());
-  BOOST_TEST(n.Confs().size() == 2u);  // the orphan exists now
+      n.h().daemon().Stop();
+      BOOST_REQUIRE_EQUAL(n.h().daemon().Start(n.h().argv(), n.h().log_path(),
+                                               {"HCUDP_TEST_ONLY_CRASH_AFTER=" + step},
+                                               DaemonEnvVars()),
+                          "");
+      n.h().RequireRegistered(kCount, 2);
+      const std::string victim_uid =
+          n.SchedulePod({"victim", {{"main", std::string(kSn1) + ",HCU,4096,50:"}}});
+      v1beta1::AllocateResponse response;
+      BOOST_TEST(!n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response).ok());
+      BOOST_REQUIRE(n.h().daemon().WaitForExit(milliseconds(5000)).has_value());
 
-  // A normal restart recovers: the orphan goes, the live pod's vHCU stays.
-  BOOST_REQUIRE_EQUAL(n.h().daemon().Start(n.h().argv(), n.h().log_path(), {}, DaemonEnvVars()),
-                      "");
-  BOOST_TEST(WaitUntil([&] { return n.Confs() == live_conf; }));
-  BOOST_TEST(n.Marks() == live_marks, boost::test_tools::per_element());
-  // kubelet retries the victim's Allocate; it now succeeds.
-  n.h().RequireRegistered(kCount, 3);
-  BOOST_TEST(n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response).ok());
-  BOOST_TEST(n.Confs().size() == 2u);
-  BOOST_TEST(n.PodAnnotation("victim", "hami.io/bind-phase") == "success");
-  BOOST_TEST(live_marks.begin()->rfind(live_uid, 0) == 0);
+      // Restart: recovery runs before the plugin serves again.
+      BOOST_REQUIRE_EQUAL(
+          n.h().daemon().Start(n.h().argv(), n.h().log_path(), {}, DaemonEnvVars()), "");
+      n.h().RequireRegistered(kCount, 3);
+      BOOST_TEST(n.Marks().count(live_mark) == 1u);
+      for (const auto& c : live_conf) BOOST_TEST(n.Confs().count(c) == 1u);
+      // Every vHCU left has a mark (nothing leaked); the journal is empty.
+      BOOST_TEST(n.Confs().size() == n.Marks().size());
+      std::error_code ec;
+      BOOST_TEST(std::filesystem::is_empty(
+          n.HostPath("/var/lib/hcu-device-plugin/intents"), ec));
+
+      // kubelet retries the victim's Allocate: one vHCU for it, not two.
+      grpc::Status retried = n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response);
+      BOOST_TEST(retried.ok(), retried.error_message());
+      BOOST_TEST(n.Confs().size() == 2u);
+      BOOST_TEST(n.Marks().size() == 2u);
+      BOOST_TEST(n.PodAnnotation("victim", "hami.io/bind-phase") == "success");
+      BOOST_TEST(live_mark.rfind(live_uid, 0) == 0);
+      BOOST_TEST(victim_uid != live_uid);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(api_faults_a_conflict_and_a_rotated_token_are_survived) {

@@ -154,6 +154,9 @@ class HCUDP_EXPORT HamiAgent {
                const Status& why);
   void ReleaseLock(const PendingPod& pending);
   ContainerAllocation CommonEdits() const;
+  // The vHCU a mark of `owner` on the plan's card already holds, when it
+  // has the planned size (a retried Allocate).
+  std::optional<CreatedVhcu> MarkedVhcu(const VhcuOwner& owner, const hami::DevicePlan& plan);
   // The cards as the registration loop last saw them (they change only
   // with hardware or driver events); Discover()s when there is none yet.
   StatusOr<NodeInventory> CardInventory(bool fresh);

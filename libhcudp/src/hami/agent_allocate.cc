@@ -72,6 +72,28 @@ StatusOr<NodeInventory> HamiAgent::CardInventory(bool fresh) {
   return inventory;
 }
 
+std::optional<CreatedVhcu> HamiAgent::MarkedVhcu(const VhcuOwner& owner,
+                                                 const hami::DevicePlan& plan) {
+  auto marks = ListMarkFiles(options_.host_root, nullptr);
+  if (!marks.ok()) return std::nullopt;
+  for (const MarkFile& mark : *marks) {
+    const hami::MarkFileName& n = mark.name;
+    if (n.pod_uid != owner.pod_uid || n.container != owner.container || n.card != plan.card ||
+        n.whole_card()) {
+      continue;
+    }
+    auto inventory = backend_->Discover();
+    if (!inventory.ok()) return std::nullopt;
+    const Vhcu* v = inventory->FindVhcu(n.vhcu_id);
+    if (v != nullptr && v->card == plan.card && v->compute_units == plan.vhcu_compute_units &&
+        v->memory_mib == plan.vhcu_memory_mib) {
+      LOG(INFO) << "HAMi: reusing vHCU " << v->id << " of " << mark.path << " (a retried Allocate)";
+      return CreatedVhcu{*v, mark};
+    }
+  }
+  return std::nullopt;
+}
+
 StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCores() const {
   return std::vector<ContainerAllocation>{CommonEdits()};
 }
@@ -240,9 +262,14 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
       created->push_back(mark.name);
       continue;
     }
-    HCUDP_ASSIGN_OR_RETURN(CreatedVhcu vhcu, vhcus_.CreateVhcu(owner, plan.card,
-                                                               plan.vhcu_compute_units,
-                                                               plan.vhcu_memory_mib));
+    // kubelet retries an Allocate whose answer it never got (e.g. the daemon
+    // died after the mark was written): hand out the same vHCU again.
+    std::optional<CreatedVhcu> existing = MarkedVhcu(owner, plan);
+    if (!existing) {
+      HCUDP_ASSIGN_OR_RETURN(existing, vhcus_.CreateVhcu(owner, plan.card, plan.vhcu_compute_units,
+                                                         plan.vhcu_memory_mib));
+    }
+    const CreatedVhcu& vhcu = *existing;
     created->push_back(vhcu.mark.name);
     HCUDP_RETURN_IF_ERROR(ValidateVhcuConfFile(options_.host_root, vhcu.vhcu.conf_path));
     const std::string file = vhcu.vhcu.conf_path.substr(vhcu.vhcu.conf_path.rfind('/') + 1);
