@@ -167,6 +167,24 @@ BOOST_AUTO_TEST_CASE(a_failure_undoes_the_vhcu_marks_the_pod_failed_and_releases
   BOOST_TEST(f.backend_->Discover()->vhcus.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_conflicting_lock_release_is_re_read_and_retried) {
+  AgentFixture f([](HamiAgentOptions& o) { o.register_interval = std::chrono::hours(1); });
+  f.CreatePod("default", "p", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
+  f.Lock("2026-03-01T10:00:00+08:00,default,p");
+  f.Start();
+  f.api_.ClearRequests();
+  f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":409,"count":1})");
+  f.api_.AddFault(R"({"method":"PATCH","path":"/pods/p$","status":500,"count":2})");
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(f.PodAnnotation("default", "p", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
+  auto requests = f.api_.Requests();
+  // find (1 GET) + release (GET, 409 PATCH, GET, PATCH); pod PATCH 3 times.
+  BOOST_TEST(CountRequests(requests, "GET", "/api/v1/nodes/node1") >= 3);
+  BOOST_TEST(CountRequests(requests, "PATCH", "/api/v1/namespaces/default/pods/p") == 3);
+}
+
 BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_changed) {
   AgentFixture f;
   f.Start();

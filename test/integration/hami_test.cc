@@ -148,6 +148,11 @@ BOOST_AUTO_TEST_CASE(hcucores_gets_one_response_with_kfd_and_mkfd_only) {
   HamiNode n({"--resource-multiple=true"});
   n.Start();
   n.h().RequireRegistered("hygon.com/hcucores");
+  for (const char* resource : {"hygon.com/hcunum", "hygon.com/hcucores"}) {
+    v1beta1::DevicePluginOptions options;
+    BOOST_REQUIRE(n.h().kubelet().GetOptions(resource, &options).ok());
+    BOOST_TEST(!options.get_preferred_allocation_available(), resource);
+  }
   v1beta1::AllocateResponse response;
   grpc::Status s = n.Allocate({{"0", "1"}, {"2"}}, &response, "hygon.com/hcucores");
   BOOST_REQUIRE_MESSAGE(s.ok(), s.error_message());
