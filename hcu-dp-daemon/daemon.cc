@@ -53,7 +53,12 @@ int RunDaemon(const Options& options) {
   NodeState state;
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
-  state.set_listener([&manager] { manager.Wake(); });
+  // A node change (health, cards) also re-registers the HAMi annotations.
+  HamiMode* hami_mode = hami.get();
+  state.set_listener([&manager, hami_mode] {
+    manager.Wake();
+    if (hami_mode != nullptr) hami_mode->RequestRegister();
+  });
   NodeMonitor monitor(options, node, state);
   if (Status st = monitor.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();

@@ -75,6 +75,8 @@ void HamiMode::Stop() {
   if (agent_) agent_->Stop();
 }
 
+void HamiMode::RequestRegister() { agent_->RequestRegister(); }
+
 AllocateDelegate HamiMode::Delegate() {
   return [this](DeviceKind kind, const v1beta1::AllocateRequest& request,
                 v1beta1::AllocateResponse* response) { return Allocate(kind, request, response); };

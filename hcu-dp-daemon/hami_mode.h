@@ -29,6 +29,8 @@ class HamiMode {
   // Starts the agent (pod cache, registration); call before serving.
   Status Start();
   void Stop();
+  // The node changed (health, cards): re-register soon.
+  void RequestRegister();
   AllocateDelegate Delegate();
 
  private:

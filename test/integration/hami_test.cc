@@ -80,6 +80,18 @@ BOOST_AUTO_TEST_CASE(a_30_percent_8192_mib_pod_gets_a_36_cu_vhcu_and_the_lock_is
   BOOST_TEST(ann["hami.io/node-handshake-hcu"].rfind("Reported ", 0) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(an_unhealthy_card_is_re_registered_without_waiting_for_the_handshake) {
+  HamiNode n;
+  n.Start();
+  n.h().SetCardHealth(0, "Unhealthy");
+  BOOST_TEST(WaitUntil(
+      [&] {
+        return n.NodeAnnotations()["hami.io/node-hcu-register"].rfind(
+                   std::string(kSn0) + ",4,65520,100,HCU-K100_AI,0,false,0,hami:", 0) == 0;
+      },
+      milliseconds(8000)));
+}
+
 BOOST_AUTO_TEST_CASE(a_whole_card_request_gets_no_vhcu_and_a_minus_one_mark) {
   HamiNode n;
   n.Start();
