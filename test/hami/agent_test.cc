@@ -1,8 +1,6 @@
 // HamiAgent against the fake API server and the simulated k100ai-8 node:
 // the pieces the end-to-end suite does not pin down (pending-pod choice,
 // exact lock release, handshake refresh, the opt-in pod killer, RBAC).
-#include "hcudp/hami_agent.h"
-
 #include <boost/test/unit_test.hpp>
 #include <fstream>
 #include <set>
@@ -11,6 +9,7 @@
 
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/backend.h"
+#include "hcudp/hami_agent.h"
 #include "hcudp/kube_objects.h"
 #include "testing/testutil.h"
 
@@ -78,14 +77,12 @@ class AgentFixture {
     std::string body = R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns +
                        R"(","annotations":{"hami.io/vgpu-node":"node1",)"
                        R"("hami.io/bind-phase":"allocating","hami.io/bind-time":")" +
-                       std::to_string(bind_time) +
-                       R"(","hami.io/hcu-devices-to-allocate":")" + devices +
-                       R"(","hami.io/hcu-devices-allocated":")" + devices +
+                       std::to_string(bind_time) + R"(","hami.io/hcu-devices-to-allocate":")" +
+                       devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
                        R"("}},"spec":{"nodeName":"node1","containers":[{"name":"main",)"
                        R"("resources":{"limits":)" +
                        limits + R"(}}]},"status":{"phase":")" + phase + R"("}})";
-    auto pod =
-        ParsePod(api_.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", body));
+    auto pod = ParsePod(api_.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", body));
     BOOST_REQUIRE(pod.ok());
     return pod->metadata.uid;
   }
@@ -203,8 +200,9 @@ BOOST_AUTO_TEST_CASE(topology_and_hcumem_are_reported_when_enabled) {
   });
   f.Start();
   BOOST_TEST(WaitUntil([&] {
-    FakeResponse cm = f.api_.Request("GET", "/api/v1/namespaces/kube-system/configmaps/"
-                                            "hcu-topology-info");
+    FakeResponse cm = f.api_.Request("GET",
+                                     "/api/v1/namespaces/kube-system/configmaps/"
+                                     "hcu-topology-info");
     return cm.status == 200 && cm.body.find("DeviceCount") != std::string::npos;
   }));
   BOOST_TEST(WaitUntil([&] {

@@ -126,17 +126,18 @@ class HamiNode {
   }
   void SetPhase(const std::string& pod, const std::string& phase) {
     api_.MustRequest("PATCH", "/api/v1/namespaces/default/pods/" + pod + "/status",
-                     R"({"status":{"phase":")" + phase + R"("}})",
-                     "application/merge-patch+json");
+                     R"({"status":{"phase":")" + phase + R"("}})", "application/merge-patch+json");
   }
 
   grpc::Status Allocate(const std::vector<std::vector<std::string>>& ids,
-                        v1beta1::AllocateResponse* response, const std::string& resource = kHamiCount) {
+                        v1beta1::AllocateResponse* response,
+                        const std::string& resource = kHamiCount) {
     return harness_->kubelet().Allocate(resource, ids, response);
   }
   v1beta1::ContainerAllocateResponse MustAllocate(int devices) {
     std::vector<std::string> ids;
-    for (int i = 0; i < devices; ++i) ids.push_back(std::string(kSn0) + "-fake-" + std::to_string(i));
+    for (int i = 0; i < devices; ++i)
+      ids.push_back(std::string(kSn0) + "-fake-" + std::to_string(i));
     v1beta1::AllocateResponse response;
     grpc::Status s = Allocate({ids}, &response);
     BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());
@@ -170,7 +171,6 @@ class HamiNode {
   TempDir kube_;
   std::unique_ptr<DaemonHarness> harness_;
 };
-
 
 }  // namespace hcudp::testing
 

@@ -53,13 +53,12 @@ BOOST_AUTO_TEST_CASE(a_30_percent_8192_mib_pod_gets_a_36_cu_vhcu_and_the_lock_is
   BOOST_TEST(parsed->mem_mib == 8192u);
   BOOST_TEST(parsed->device_id == 0);
 
-  BOOST_TEST(DeviceSpecs(r) == (std::set<std::string>{kKfdRwm, kMkfdRwm,
-                                                      DeviceSpec("/dev/dri/card1"),
-                                                      DeviceSpec("/dev/dri/renderD128")}),
-             boost::test_tools::per_element());
-  BOOST_TEST(Mounts(r) == (std::set<std::string>{kHyhal,
-                                                 Mount("/etc/vdev/" + conf,
-                                                       "/etc/vdev/docker/" + conf)}),
+  BOOST_TEST(
+      DeviceSpecs(r) == (std::set<std::string>{kKfdRwm, kMkfdRwm, DeviceSpec("/dev/dri/card1"),
+                                               DeviceSpec("/dev/dri/renderD128")}),
+      boost::test_tools::per_element());
+  BOOST_TEST(Mounts(r) == (std::set<std::string>{
+                              kHyhal, Mount("/etc/vdev/" + conf, "/etc/vdev/docker/" + conf)}),
              boost::test_tools::per_element());
   BOOST_TEST(n.Marks() == std::set<std::string>{uid + "_main_0_" + vdev},
              boost::test_tools::per_element());
@@ -76,7 +75,7 @@ BOOST_AUTO_TEST_CASE(a_30_percent_8192_mib_pod_gets_a_36_cu_vhcu_and_the_lock_is
   }));
   auto ann = n.NodeAnnotations();
   BOOST_TEST(ann["hami.io/node-hcu-register"].rfind(std::string(kSn0) + ",4,65520,100,HCU-K100_AI,",
-                                                   0) == 0);
+                                                    0) == 0);
   BOOST_TEST(ann["hami.io/node-handshake-hcu"].rfind("Reported ", 0) == 0);
 }
 
@@ -132,8 +131,8 @@ BOOST_AUTO_TEST_CASE(a_device_count_mismatch_fails_the_pod_frees_the_lock_and_le
   n.Start();
   n.SchedulePod({"mismatch", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
   v1beta1::AllocateResponse response;
-  grpc::Status s = n.Allocate({{std::string(kSn0) + "-fake-0", std::string(kSn0) + "-fake-1"}},
-                              &response);
+  grpc::Status s =
+      n.Allocate({{std::string(kSn0) + "-fake-0", std::string(kSn0) + "-fake-1"}}, &response);
   BOOST_TEST(!s.ok());
   BOOST_TEST(s.error_message().find("device number not matched") != std::string::npos,
              s.error_message());
@@ -169,9 +168,9 @@ BOOST_AUTO_TEST_CASE(hcucores_gets_one_response_with_kfd_and_mkfd_only) {
   grpc::Status s = n.Allocate({{"0", "1"}, {"2"}}, &response, "hygon.com/hcucores");
   BOOST_REQUIRE_MESSAGE(s.ok(), s.error_message());
   BOOST_REQUIRE_EQUAL(response.container_responses_size(), 1);
-  BOOST_TEST(DeviceSpecs(response.container_responses(0)) ==
-                 (std::set<std::string>{kKfdRwm, kMkfdRwm}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      DeviceSpecs(response.container_responses(0)) == (std::set<std::string>{kKfdRwm, kMkfdRwm}),
+      boost::test_tools::per_element());
   BOOST_TEST(response.container_responses(0).mounts_size() == 0);
   // hcumem in node status: 8 cards x 65520 MiB.
   BOOST_TEST(WaitUntil([&] {
@@ -212,8 +211,8 @@ BOOST_AUTO_TEST_CASE(a_succeeded_pod_gives_its_vhcu_back) {
 // no vHCU without a mark, a live pod's vHCU survives, and kubelet's retried
 // Allocate ends with exactly one vHCU for the pod.
 BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live_vhcus) {
-  for (const std::string step : {"intent-recorded", "vhcu-created", "id-recorded",
-                                 "mark-written"}) {
+  for (const std::string step :
+       {"intent-recorded", "vhcu-created", "id-recorded", "mark-written"}) {
     BOOST_TEST_CONTEXT("crash after " << step) {
       HamiNode n;
       n.Start();
@@ -226,10 +225,10 @@ BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live
       const std::string live_mark = *n.Marks().begin();
 
       n.h().daemon().Stop();
-      BOOST_REQUIRE_EQUAL(n.h().daemon().Start(n.h().argv(), n.h().log_path(),
-                                               {"HCUDP_TEST_ONLY_CRASH_AFTER=" + step},
-                                               DaemonEnvVars()),
-                          "");
+      BOOST_REQUIRE_EQUAL(
+          n.h().daemon().Start(n.h().argv(), n.h().log_path(),
+                               {"HCUDP_TEST_ONLY_CRASH_AFTER=" + step}, DaemonEnvVars()),
+          "");
       n.h().RequireRegistered(kCount, 2);
       const std::string victim_uid =
           n.SchedulePod({"victim", {{"main", std::string(kSn1) + ",HCU,4096,50:"}}});
@@ -238,16 +237,15 @@ BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live
       BOOST_REQUIRE(n.h().daemon().WaitForExit(milliseconds(5000)).has_value());
 
       // Restart: recovery runs before the plugin serves again.
-      BOOST_REQUIRE_EQUAL(
-          n.h().daemon().Start(n.h().argv(), n.h().log_path(), {}, DaemonEnvVars()), "");
+      BOOST_REQUIRE_EQUAL(n.h().daemon().Start(n.h().argv(), n.h().log_path(), {}, DaemonEnvVars()),
+                          "");
       n.h().RequireRegistered(kCount, 3);
       BOOST_TEST(n.Marks().count(live_mark) == 1u);
       for (const auto& c : live_conf) BOOST_TEST(n.Confs().count(c) == 1u);
       // Every vHCU left has a mark (nothing leaked); the journal is empty.
       BOOST_TEST(n.Confs().size() == n.Marks().size());
       std::error_code ec;
-      BOOST_TEST(std::filesystem::is_empty(
-          n.HostPath("/var/lib/hcu-device-plugin/intents"), ec));
+      BOOST_TEST(std::filesystem::is_empty(n.HostPath("/var/lib/hcu-device-plugin/intents"), ec));
 
       // kubelet retries the victim's Allocate: one vHCU for it, not two.
       grpc::Status retried = n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response);

@@ -132,9 +132,8 @@ void HamiAgent::Loop() {
     bool sweep = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, ready_ ? kTickPeriod : std::chrono::milliseconds(50), [this] {
-        return stop_ || register_requested_ || sweep_requested_;
-      });
+      cv_.wait_for(lock, ready_ ? kTickPeriod : std::chrono::milliseconds(50),
+                   [this] { return stop_ || register_requested_ || sweep_requested_; });
       if (stop_) return;
       force_register = register_requested_;
       sweep = sweep_requested_;

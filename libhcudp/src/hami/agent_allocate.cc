@@ -216,9 +216,10 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
   // Which container is served: hygon.com/container-index, computed from
   // hcu-devices-allocated before the first container.
   const bool first = allocated == to_allocate;
-  auto indexes = first ? hami::ContainerIndexesFromAllocated(
-                             allocated, static_cast<int>(pod.containers.size()))
-                       : hami::DecodeContainerIndex(Annotation(pod, hami::kContainerIndexAnnotation));
+  auto indexes =
+      first
+          ? hami::ContainerIndexesFromAllocated(allocated, static_cast<int>(pod.containers.size()))
+          : hami::DecodeContainerIndex(Annotation(pod, hami::kContainerIndexAnnotation));
   if (!indexes.ok()) {
     return InvalidArgumentError("pod " + PodName(pod) + ": " + indexes.status().message());
   }
@@ -231,8 +232,8 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
   hami::ContainerDevices served;
   auto erased = hami::VendorEraseFirstContainer(to_allocate, &served);
   if (!erased.ok()) {
-    return FailedPreconditionError("pod " + PodName(pod) + ": device request not found: " +
-                                   erased.status().message());
+    return FailedPreconditionError("pod " + PodName(pod) +
+                                   ": device request not found: " + erased.status().message());
   }
   if (static_cast<int>(served.size()) != device_count) {
     return InvalidArgumentError("pod " + PodName(pod) + " container " + container +
@@ -275,8 +276,8 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
     const std::string file = vhcu.vhcu.conf_path.substr(vhcu.vhcu.conf_path.rfind('/') + 1);
     out->mounts.push_back({vhcu.vhcu.conf_path, kVdevContainerDir + file, true});
     LOG(INFO) << "HAMi: pod " << PodName(pod) << " container " << container << ": vHCU "
-              << vhcu.vhcu.id << " (" << plan.vhcu_compute_units << " CUs, "
-              << plan.vhcu_memory_mib << " MiB) on card " << plan.card;
+              << vhcu.vhcu.id << " (" << plan.vhcu_compute_units << " CUs, " << plan.vhcu_memory_mib
+              << " MiB) on card " << plan.card;
   }
   HCUDP_RETURN_IF_ERROR(CheckDeadline(deadline, "updating the pod"));
   // One patch: the served entry erased, the remaining container indexes
@@ -289,9 +290,8 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
   patch[std::string(hami::kContainerIndexAnnotation)] =
       hami::EncodeContainerIndex(rest.empty() ? *indexes : rest);
   if (done) patch[std::string(hami::kBindPhaseAnnotation)] = std::string(hami::kBindPhaseSuccess);
-  HCUDP_ASSIGN_OR_RETURN(
-      Pod patched, PatchPodAnnotations(*client_, pod.metadata.namespace_name, pod.metadata.name,
-                                       patch));
+  HCUDP_ASSIGN_OR_RETURN(Pod patched, PatchPodAnnotations(*client_, pod.metadata.namespace_name,
+                                                          pod.metadata.name, patch));
   const std::string key = PodName(pod);
   if (done) {
     patched_.erase(key);
@@ -315,8 +315,8 @@ void HamiAgent::FailPod(const PendingPod& pending, const std::vector<hami::MarkF
       *client_, pod.metadata.namespace_name, pod.metadata.name,
       {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}});
   if (!patched.ok()) {
-    LOG(WARNING) << "HAMi: marking pod " << PodName(pod) << " failed: "
-                 << patched.status().ToString();
+    LOG(WARNING) << "HAMi: marking pod " << PodName(pod)
+                 << " failed: " << patched.status().ToString();
   }
   patched_.erase(PodName(pod));
   ReleaseLock(pending);
@@ -324,9 +324,8 @@ void HamiAgent::FailPod(const PendingPod& pending, const std::vector<hami::MarkF
 
 void HamiAgent::ReleaseLock(const PendingPod& pending) {
   if (pending.lock_value.empty()) return;
-  auto removed = RemoveNodeAnnotationIfEquals(*client_, options_.node_name,
-                                              std::string(hami::kNodeLockAnnotation),
-                                              pending.lock_value);
+  auto removed = RemoveNodeAnnotationIfEquals(
+      *client_, options_.node_name, std::string(hami::kNodeLockAnnotation), pending.lock_value);
   if (!removed.ok()) {
     LOG(WARNING) << "HAMi: releasing the node lock of pod " << PodName(pending.pod)
                  << " failed: " << removed.status().ToString();

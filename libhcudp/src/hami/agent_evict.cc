@@ -14,8 +14,7 @@ namespace {
 bool RequestsHcumem(const Pod& pod) {
   for (const Container& c : pod.containers) {
     for (const auto& [name, value] : c.limits) {
-      if (name.find("hygon.com") == std::string::npos ||
-          name.find("hcumem") == std::string::npos) {
+      if (name.find("hygon.com") == std::string::npos || name.find("hcumem") == std::string::npos) {
         continue;
       }
       if (std::strtoll(value.c_str(), nullptr, 10) > 0) return true;

@@ -35,8 +35,8 @@ void HamiAgent::RegisterIfDue(bool force) {
   const auto now = Clock::now();
   const bool failed_before = next_register_retry_ != Clock::time_point{};
   if (failed_before && now < next_register_retry_) return;  // backing off
-  const bool handshake_due = last_handshake_ == Clock::time_point{} ||
-                             now - last_handshake_ >= options_.register_interval;
+  const bool handshake_due =
+      last_handshake_ == Clock::time_point{} || now - last_handshake_ >= options_.register_interval;
   if (!force && !handshake_due && !failed_before) return;
   Status st = Register(/*lists_only_if_changed=*/!handshake_due && !failed_before);
   if (st.ok()) {
@@ -92,8 +92,8 @@ void HamiAgent::ReportHcumem(const NodeInventory& inventory, const Node& node) {
                             "},\"allocatable\":{" + key + ":" + JsonQuote(value) + "}}}";
   auto patched = PatchNodeStatus(*client_, options_.node_name, patch);
   if (!patched.ok()) {
-    LOG(WARNING) << "HAMi: reporting " << options_.hcumem_resource << " failed: "
-                 << patched.status().ToString();
+    LOG(WARNING) << "HAMi: reporting " << options_.hcumem_resource
+                 << " failed: " << patched.status().ToString();
     return;
   }
   last_hcumem_mib_ = total_mib;
