@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "hami_mode.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/version.h"
@@ -40,14 +41,35 @@ int RunDaemon(const Options& options) {
     return 1;
   }
   Backend& node = **backend;
+  std::unique_ptr<HamiMode> hami;
+  if (options.strategy == Strategy::kHami) {
+    auto made = HamiMode::New(options, node);
+    if (!made.ok()) {
+      LOG(ERROR) << "HAMi mode: " << made.status().ToString();
+      return 1;
+    }
+    hami = std::move(*made);
+  }
   NodeState state;
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
-  PluginManager manager(options, state, builder);
-  state.set_listener([&manager] { manager.Wake(); });
+  PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
+  // A node change (health, cards) also re-registers the HAMi annotations.
+  HamiMode* hami_mode = hami.get();
+  state.set_listener([&manager, hami_mode] {
+    manager.Wake();
+    if (hami_mode != nullptr) hami_mode->RequestRegister();
+  });
   NodeMonitor monitor(options, node, state);
   if (Status st = monitor.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     return 1;
+  }
+  if (hami) {
+    if (Status st = hami->Start(); !st.ok()) {
+      LOG(ERROR) << "HAMi mode: " << st.ToString();
+      monitor.Stop();
+      return 1;
+    }
   }
   if (state.Current()->resources.empty()) {
     LOG(WARNING) << "no resources to register for strategy " << StrategyName(options.strategy)
@@ -55,6 +77,7 @@ int RunDaemon(const Options& options) {
   }
   if (Status st = manager.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
+    if (hami) hami->Stop();
     monitor.Stop();
     return 1;
   }
@@ -65,6 +88,7 @@ int RunDaemon(const Options& options) {
   }
   LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
   manager.Stop();
+  if (hami) hami->Stop();
   monitor.Stop();
   LOG(INFO) << "stopped";
   return 0;

@@ -30,6 +30,9 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                      &o.resource_multiple));
   set.Add(Flag::Int("device-split-count", "DEVICE_SPLIT_COUNT", "hami: maximum vHCUs per card.",
                     &o.device_split_count, 1));
+  set.Add(Flag::Bool("evict-unaccounted-pods", "EVICT_UNACCOUNTED_PODS",
+                     "hami: delete Running pods that use HCU memory but hold no mark file.",
+                     &o.evict_unaccounted_pods));
   set.Add(
       Flag::Int("log-level", "LOG_LEVEL", "Verbosity of VLOG(n) messages.", &o.log_level, 0, 10));
   set.Add(Flag::Enum("log-severity", "LOG_SEVERITY",
@@ -75,10 +78,9 @@ Status Validate(const Options& o) {
   if (o.backend == BackendKind::kSim && o.sim_node_path.empty()) {
     return InvalidArgumentError("--sim-node: required with --backend=sim (a SimNode YAML file)");
   }
-  if (o.strategy == Strategy::kHami) {
+  if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
-        "--strategy: strategy hami is not supported by this build yet (HAMi mode is being "
-        "implemented)");
+        "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");
   }
   if (o.device_plugin_path.empty()) {
     return InvalidArgumentError("--device-plugin-path: must not be empty");

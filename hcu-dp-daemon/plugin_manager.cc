@@ -32,10 +32,12 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
-                             const AllocationBuilder& builder)
+                             const AllocationBuilder& builder,
+                             AllocateDelegate allocate_delegate)
     : options_(options),
       state_(state),
       builder_(builder),
+      allocate_delegate_(std::move(allocate_delegate)),
       dir_(options.device_plugin_path),
       kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))) {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -107,7 +109,8 @@ Status PluginManager::Serve(Endpoint& e) {
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(e.resource_name, e.kind, state_, builder_,
                                                  options_.device_list_strategy,
-                                                 [this, name] { OnStreamEnd(name); });
+                                                 [this, name] { OnStreamEnd(name); },
+                                                 allocate_delegate_);
   HCUDP_ASSIGN_OR_RETURN(e.server, PluginServer::Start(std::move(service), e.socket_path));
   ++e.serve_generation;
   VLOG(2) << "serving " << e.resource_name << " on " << e.socket_path;

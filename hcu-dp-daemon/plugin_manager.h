@@ -45,7 +45,9 @@ class PluginManager {
   static constexpr std::chrono::milliseconds kStreamGrace{1000};
 
   // `state` and `builder` must outlive the manager.
-  PluginManager(const Options& options, NodeState& state, const AllocationBuilder& builder);
+  // `allocate_delegate` (optional) serves Allocate of the HAMi resources.
+  PluginManager(const Options& options, NodeState& state, const AllocationBuilder& builder,
+                AllocateDelegate allocate_delegate = nullptr);
   ~PluginManager();
 
   // Creates the socket directory if needed, removes stale sockets, serves
@@ -101,6 +103,7 @@ class PluginManager {
   const Options options_;
   NodeState& state_;
   const AllocationBuilder& builder_;
+  const AllocateDelegate allocate_delegate_;
   const std::string dir_;
   const std::string kubelet_socket_;
   std::vector<Endpoint> endpoints_;  // manager thread only (after Start)

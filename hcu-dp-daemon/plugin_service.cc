@@ -11,6 +11,12 @@ namespace {
 
 constexpr std::chrono::milliseconds kStreamPoll{250};
 
+bool IsHamiKind(DeviceKind kind) {
+  return kind == DeviceKind::kHamiCount || kind == DeviceKind::kHamiCores;
+}
+
+}  // namespace
+
 void FillResponse(const ContainerAllocation& a, DeviceListStrategy strategy,
                   v1beta1::ContainerAllocateResponse* out) {
   if (strategy != DeviceListStrategy::kCdi) {
@@ -33,8 +39,6 @@ void FillResponse(const ContainerAllocation& a, DeviceListStrategy strategy,
   }
 }
 
-}  // namespace
-
 v1beta1::ListAndWatchResponse DeviceList(const Resource* resource) {
   v1beta1::ListAndWatchResponse out;
   if (resource == nullptr) return out;
@@ -49,13 +53,14 @@ v1beta1::ListAndWatchResponse DeviceList(const Resource* resource) {
 
 PluginService::PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
                              const AllocationBuilder& builder, DeviceListStrategy list_strategy,
-                             std::function<void()> on_stream_end)
+                             std::function<void()> on_stream_end, AllocateDelegate delegate)
     : resource_name_(std::move(resource_name)),
       kind_(kind),
       state_(state),
       builder_(builder),
       list_strategy_(list_strategy),
-      on_stream_end_(std::move(on_stream_end)) {}
+      on_stream_end_(std::move(on_stream_end)),
+      delegate_(std::move(delegate)) {}
 
 void PluginService::Stop() {
   stopping_ = true;
@@ -118,6 +123,7 @@ grpc::Status PluginService::GetPreferredAllocation(
 
 grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
+  if (delegate_ && IsHamiKind(kind_)) return delegate_(kind_, *request, response);
   auto snapshot = state_.Current();
   const Resource* resource = snapshot->FindResource(resource_name_);
   Resource empty;

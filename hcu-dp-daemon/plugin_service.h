@@ -19,13 +19,18 @@
 
 namespace hcudp::daemon {
 
+// Serves Allocate for a resource whose allocations live outside the
+// AllocationBuilder (the HAMi hcunum/hcucores resources).
+using AllocateDelegate = std::function<grpc::Status(
+    DeviceKind kind, const v1beta1::AllocateRequest& request, v1beta1::AllocateResponse* response)>;
+
 class PluginService final : public v1beta1::DevicePlugin::Service {
  public:
   // `on_stream_end` is called (from a gRPC thread) when a ListAndWatch stream
   // ends for a reason other than Stop(): kubelet went away or cancelled it.
   PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
                 const AllocationBuilder& builder, DeviceListStrategy list_strategy,
-                std::function<void()> on_stream_end);
+                std::function<void()> on_stream_end, AllocateDelegate delegate = nullptr);
 
   // Makes every ListAndWatch return promptly; call before shutting the server.
   void Stop();
@@ -51,9 +56,14 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   const AllocationBuilder& builder_;
   const DeviceListStrategy list_strategy_;
   const std::function<void()> on_stream_end_;
+  const AllocateDelegate delegate_;  // HAMi kinds only; may be empty
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_streams_{0};
 };
+
+// Copies `a` into a kubelet container response as `strategy` says.
+void FillResponse(const ContainerAllocation& a, DeviceListStrategy strategy,
+                  v1beta1::ContainerAllocateResponse* out);
 
 // The ListAndWatch message for `resource` (nullptr: empty list).
 v1beta1::ListAndWatchResponse DeviceList(const Resource* resource);

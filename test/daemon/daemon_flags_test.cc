@@ -30,6 +30,7 @@ BOOST_AUTO_TEST_CASE(defaults_match_the_design_table) {
   BOOST_TEST(o.topology_register);
   BOOST_TEST(!o.resource_multiple);
   BOOST_TEST(o.device_split_count == 4);
+  BOOST_TEST(!o.evict_unaccounted_pods);
   BOOST_TEST(o.log_level == 2);
   BOOST_TEST((o.log_severity == LogSeverity::kInfo));
   BOOST_TEST(o.device_plugin_path == "/var/lib/kubelet/device-plugins/");
@@ -48,6 +49,7 @@ BOOST_AUTO_TEST_CASE(every_flag_reads_its_environment_variable) {
                       {"TOPOLOGY_REGISTER", ""},
                       {"RESOURCE_MULTIPLE", "t"},
                       {"DEVICE_SPLIT_COUNT", "8"},
+                      {"EVICT_UNACCOUNTED_PODS", "true"},
                       {"LOG_LEVEL", "5"},
                       {"LOG_SEVERITY", "WARNING"},
                       {"DEVICE_PLUGIN_PATH", "/dp"},
@@ -68,6 +70,7 @@ BOOST_AUTO_TEST_CASE(every_flag_reads_its_environment_variable) {
   BOOST_TEST(!o.topology_register);
   BOOST_TEST(o.resource_multiple);
   BOOST_TEST(o.device_split_count == 8);
+  BOOST_TEST(o.evict_unaccounted_pods);
   BOOST_TEST(o.log_level == 5);
   BOOST_TEST((o.log_severity == LogSeverity::kWarning));
   BOOST_TEST(o.device_plugin_path == "/dp");
@@ -115,8 +118,10 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
       {{"--backend=sim"}, {}, "--sim-node: required with --backend=sim (a SimNode YAML file)"},
       {{"--strategy=hami"},
        {},
-       "--strategy: strategy hami is not supported by this build yet (HAMi mode is being "
-       "implemented)"},
+       "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},
+      {{"--strategy=hami", "--node-name="},
+       {},
+       "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},
       {{"--stratgy=hcu"}, {}, "unknown flag --stratgy (did you mean --strategy?)"},
       {{"run"}, {}, "unexpected argument \"run\" (hcu-dp-daemon takes only flags; see --help)"},
   };

@@ -52,6 +52,10 @@ struct Options {
   // --device-split-count / DEVICE_SPLIT_COUNT (hami): vHCUs per card, >= 1.
   // Default: 4.
   int device_split_count = 4;
+  // --evict-unaccounted-pods / EVICT_UNACCOUNTED_PODS (hami): delete Running
+  // pods that use HCU memory (an hcumem limit) but hold no mark file, as the
+  // vendor plugin always did. Default: false.
+  bool evict_unaccounted_pods = false;
   // --log-level / LOG_LEVEL: VLOG verbosity 0-10. Default: 2.
   int log_level = 2;
   // --log-severity / LOG_SEVERITY. Default: INFO.

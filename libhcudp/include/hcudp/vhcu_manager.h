@@ -19,6 +19,12 @@
 //   5. mark        the mark file is written (content: local time,
 //                  "2006-01-02 15:04:05", as the vendor);
 //   6. complete    the intent is removed.
+// Steps 4 and 6 are atomic but not forced to disk (no directory fsync): a
+// crash that loses step 4 leaves an intent without vhcu_id, which Recover
+// resolves by the snapshot exactly as a crash after step 3 (and, when the
+// mark exists, the vHCU is claimed by it and the intent dropped); a lost
+// step 6 leaves an intent whose mark exists, which Recover drops. This
+// saves three of seven fsyncs on the Allocate path.
 // A failure at 3 destroys whatever the backend may have left; at 4 or 5 the
 // new vHCU is destroyed; the intent goes only once nothing is left behind.
 //
@@ -172,6 +178,11 @@ class HCUDP_EXPORT VhcuManager {
   StatusOr<VhcuSweepResult> Reconcile(const PodLivenessFn& is_live);
   // The same with a set of live pod UIDs.
   StatusOr<VhcuSweepResult> Reconcile(const std::set<std::string>& live_pod_uids);
+
+  // The caller has seen this pod deleted or terminated: its marks are no
+  // longer protected by fresh_mark_grace (the next Reconcile may reclaim
+  // them at once).
+  void ForgetFresh(const std::string& pod_uid);
 
   // Retries the queued destroys that are due. Call periodically (e.g. every
   // second); cheap when nothing is due.

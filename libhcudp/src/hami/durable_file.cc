@@ -92,6 +92,22 @@ Status ReplaceFileDurably(const std::string& path, const std::string& content, m
   return SyncDirectory(Parent(path));
 }
 
+Status ReplaceFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
+  std::string tmp = path + ".tmp";
+  HCUDP_RETURN_IF_ERROR(WriteAndSync(tmp, content, mode));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError("rename to", path, err);
+  }
+  return OkStatus();
+}
+
+Status RemoveFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove", path, errno);
+  return OkStatus();
+}
+
 Status RemoveFileDurably(const std::string& path) {
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return OkStatus();

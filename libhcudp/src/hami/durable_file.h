@@ -20,6 +20,11 @@ Status EnsureDirectory(const std::string& dir, mode_t mode);
 Status WriteFileDurably(const std::string& path, const std::string& content, mode_t mode);
 // Writes `path` atomically: `path`.tmp, fsync, rename, fsync the directory.
 Status ReplaceFileDurably(const std::string& path, const std::string& content, mode_t mode);
+// Like ReplaceFileDurably without the directory fsync: after a crash the
+// file holds the old or the new content, never a torn one.
+Status ReplaceFileAtomically(const std::string& path, const std::string& content, mode_t mode);
+// Removes `path` (a missing file is OK) without syncing its directory.
+Status RemoveFile(const std::string& path);
 // Removes `path` (a missing file is OK) and fsyncs its directory.
 Status RemoveFileDurably(const std::string& path);
 // Regular file names in `dir`, sorted; a missing directory is empty.

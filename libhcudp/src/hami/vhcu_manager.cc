@@ -129,7 +129,9 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
 
   intent.record.vhcu_id = vhcu->id;
   VhcuSweepResult undo;
-  Status recorded = internal::ReplaceFileDurably(
+  // Not forced to disk: if a crash loses it, Recover finds the vHCU by the
+  // snapshot (or, once the mark exists, drops the intent) — the same outcome.
+  Status recorded = internal::ReplaceFileAtomically(
       intent.path, internal::FormatIntentRecord(intent.record), kFileMode);
   if (!recorded.ok()) {
     DestroyOrQueueLocked(vhcu->id, std::nullopt, intent.path, &undo);
@@ -144,7 +146,9 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
   }
   if (CrashAfter(VhcuCreateStep::kMarkWritten)) return AbortedError("crash after mark");
 
-  Status completed = internal::RemoveFileDurably(intent.path);
+  // Not forced to disk either: an intent whose vHCU is marked is dropped by
+  // Recover.
+  Status completed = internal::RemoveFile(intent.path);
   if (!completed.ok()) {
     LOG(WARNING) << "vHCU " << vhcu->id
                  << " is marked but its intent stays: " << completed.ToString()
@@ -289,6 +293,11 @@ VhcuSweepResult VhcuManager::Tick() {
     DestroyOrQueueLocked(retry.vhcu_id, retry.mark, retry.intent_path, &result);
   }
   return result;
+}
+
+void VhcuManager::ForgetFresh(const std::string& pod_uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fresh_pods_.erase(pod_uid);
 }
 
 size_t VhcuManager::pending_destroys() const {

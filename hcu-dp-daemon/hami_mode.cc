@@ -1,0 +1,103 @@
+#include "hami_mode.h"
+
+#include <glog/logging.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "grpc_status.h"
+#include "hcudp/naming.h"
+
+namespace hcudp::daemon {
+namespace {
+
+std::function<bool(VhcuCreateStep)> CrashHook() {
+  const char* env = std::getenv(kCrashAfterEnv);
+  if (env == nullptr || *env == '\0') return nullptr;
+  const std::string step = env;
+  VhcuCreateStep target;
+  if (step == "intent-recorded") {
+    target = VhcuCreateStep::kIntentRecorded;
+  } else if (step == "vhcu-created") {
+    target = VhcuCreateStep::kVhcuCreated;
+  } else if (step == "id-recorded") {
+    target = VhcuCreateStep::kIdRecorded;
+  } else if (step == "mark-written") {
+    target = VhcuCreateStep::kMarkWritten;
+  } else {
+    LOG(WARNING) << kCrashAfterEnv << "=" << step << " not understood; ignored";
+    return nullptr;
+  }
+  LOG(WARNING) << "test only: will crash after step " << step << " of a vHCU creation";
+  return [target](VhcuCreateStep s) {
+    if (s == target) std::raise(SIGKILL);
+    return false;
+  };
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backend& backend) {
+  HCUDP_ASSIGN_OR_RETURN(KubeConfig config, ResolveKubeConfig(options.kubeconfig));
+  KubeClientOptions client_options;
+  client_options.request_timeout_ms = 5000;
+  client_options.max_retries = 4;
+  HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(config), client_options));
+  LOG(INFO) << "HAMi: API server " << client->server() << ", node " << options.node_name;
+
+  auto inventory = backend.Discover();
+  HamiAgentOptions o;
+  o.node_name = options.node_name;
+  o.split_count = options.device_split_count;
+  o.resource_multiple = options.resource_multiple;
+  if (inventory.ok()) {
+    o.hcumem_resource =
+        "hygon.com/" + HamiDerivedName(HamiCountName(*inventory, options.naming_policy), "hcumem");
+  }
+  o.topology_register = options.topology_register;
+  o.evict_unaccounted_pods = options.evict_unaccounted_pods;
+  o.host_root = backend.host_root();
+  o.hyhal_path = options.hyhal_path;
+  o.crash_after = CrashHook();
+
+  std::unique_ptr<HamiMode> mode(new HamiMode());
+  mode->list_strategy_ = options.device_list_strategy;
+  mode->client_ = std::move(client);
+  mode->agent_ = std::make_unique<HamiAgent>(&backend, mode->client_.get(), std::move(o));
+  return mode;
+}
+
+HamiMode::~HamiMode() { Stop(); }
+
+Status HamiMode::Start() { return agent_->Start(); }
+
+void HamiMode::Stop() {
+  if (agent_) agent_->Stop();
+}
+
+void HamiMode::RequestRegister() { agent_->RequestRegister(); }
+
+AllocateDelegate HamiMode::Delegate() {
+  return [this](DeviceKind kind, const v1beta1::AllocateRequest& request,
+                v1beta1::AllocateResponse* response) { return Allocate(kind, request, response); };
+}
+
+grpc::Status HamiMode::Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
+                                v1beta1::AllocateResponse* response) {
+  std::vector<int> counts;
+  for (const auto& req : request.container_requests()) counts.push_back(req.devices_ids_size());
+  StatusOr<std::vector<ContainerAllocation>> result =
+      kind == DeviceKind::kHamiCores ? agent_->AllocateCores() : agent_->AllocateCount(counts);
+  if (!result.ok()) {
+    LOG(WARNING) << "HAMi Allocate refused: " << result.status().ToString();
+    return ToGrpcStatus(result.status());
+  }
+  // Device specs and mounts whatever --device-list-strategy says: HAMi
+  // allocations have no CDI names.
+  for (const auto& a : *result) {
+    FillResponse(a, DeviceListStrategy::kDevices, response->add_container_responses());
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace hcudp::daemon

@@ -1,0 +1,48 @@
+// HamiMode: the daemon's HAMi strategy — a Kubernetes client and a
+// HamiAgent on the shared backend, and the Allocate delegate the hcunum and
+// hcucores plugins use (DESIGN.md §5).
+#ifndef HCU_DP_DAEMON_HAMI_MODE_H_
+#define HCU_DP_DAEMON_HAMI_MODE_H_
+
+#include <memory>
+
+#include "hcudp/backend.h"
+#include "hcudp/hami_agent.h"
+#include "hcudp/kube_client.h"
+#include "hcudp/options.h"
+#include "plugin_service.h"
+
+namespace hcudp::daemon {
+
+// Test-only: set to "intent-recorded", "vhcu-created", "id-recorded" or
+// "mark-written" and the daemon SIGKILLs itself right after that step of the
+// first vHCU creation (crash-safety tests).
+inline constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
+
+class HamiMode {
+ public:
+  // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
+  // and builds the agent; nothing is started.
+  static StatusOr<std::unique_ptr<HamiMode>> New(const Options& options, Backend& backend);
+  ~HamiMode();
+
+  // Starts the agent (pod cache, registration); call before serving.
+  Status Start();
+  void Stop();
+  // The node changed (health, cards): re-register soon.
+  void RequestRegister();
+  AllocateDelegate Delegate();
+
+ private:
+  HamiMode() = default;
+  grpc::Status Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
+                        v1beta1::AllocateResponse* response);
+
+  DeviceListStrategy list_strategy_ = DeviceListStrategy::kDevices;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<HamiAgent> agent_;
+};
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_HAMI_MODE_H_

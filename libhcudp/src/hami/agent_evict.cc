@@ -1,0 +1,44 @@
+// HamiAgent::EvictUnaccountedPods: the vendor's pod killer (seed-behaviour
+// §5.6), opt-in only and restricted to Running pods (defect §8.21).
+#include <glog/logging.h>
+
+#include <cstdlib>
+
+#include "hcudp/hami_agent.h"
+#include "hcudp/kube_ops.h"
+
+namespace hcudp {
+namespace {
+
+// A limit hygon.com/...hcumem with a value above 0.
+bool RequestsHcumem(const Pod& pod) {
+  for (const Container& c : pod.containers) {
+    for (const auto& [name, value] : c.limits) {
+      if (name.find("hygon.com") == std::string::npos || name.find("hcumem") == std::string::npos) {
+        continue;
+      }
+      if (std::strtoll(value.c_str(), nullptr, 10) > 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void HamiAgent::EvictUnaccountedPods(const std::vector<MarkFile>& marks) {
+  std::set<std::string> accounted;
+  for (const MarkFile& m : marks) accounted.insert(m.name.pod_uid);
+  for (const Pod& pod : pods_->List()) {
+    if (pod.phase != "Running" || !RequestsHcumem(pod) || accounted.count(pod.metadata.uid)) {
+      continue;
+    }
+    LOG(WARNING) << "HAMi: pod " << pod.metadata.namespace_name << "/" << pod.metadata.name
+                 << " uses HCU memory without a mark file; deleting it "
+                    "(--evict-unaccounted-pods)";
+    Status st = DeletePodWithUid(*client_, pod.metadata.namespace_name, pod.metadata.name,
+                                 pod.metadata.uid, 0);
+    if (!st.ok() && !IsNotFound(st)) LOG(WARNING) << "HAMi: delete failed: " << st.ToString();
+  }
+}
+
+}  // namespace hcudp

@@ -1,0 +1,268 @@
+// HamiAgent against the fake API server and the simulated k100ai-8 node:
+// the pieces the end-to-end suite does not pin down (pending-pod choice,
+// exact lock release, handshake refresh, the opt-in pod killer, RBAC).
+#include <boost/test/unit_test.hpp>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "fake_apiserver/fake_apiserver_process.h"
+#include "hcudp/backend.h"
+#include "hcudp/hami_agent.h"
+#include "hcudp/kube_objects.h"
+#include "testing/testutil.h"
+
+namespace hcudp::testing {
+namespace {
+
+constexpr char kSn0[] = "HCU-T6T8290019020401";
+constexpr char kSn1[] = "HCU-T6T8290019030301";
+
+bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 5000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// A test clock that moves only when told.
+struct ManualClock {
+  std::atomic<int64_t> seconds{1772330400};  // 2026-03-01T02:00:00Z
+  std::chrono::system_clock::time_point Now() const {
+    return std::chrono::system_clock::time_point(std::chrono::seconds(seconds.load()));
+  }
+};
+
+class AgentFixture {
+ public:
+  explicit AgentFixture(std::function<void(HamiAgentOptions&)> tweak = nullptr) {
+    api_.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"node1"}})");
+    Options o;
+    o.backend = BackendKind::kSim;
+    o.sim_node_path = SourcePath("demo/nodes/k100ai-8.yaml");
+    o.host_root = root_.path();
+    auto backend = OpenBackend(o);
+    BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+    backend_ = std::move(*backend);
+    KubeConfig config;
+    config.source = "test";
+    config.server = api_.server_url();
+    config.ca_pem = ReadFile(api_.ca_file());
+    config.token_file = api_.token_file();
+    KubeClientOptions co;
+    co.initial_backoff_ms = 10;
+    co.max_backoff_ms = 50;
+    auto client = KubeClient::New(config, co);
+    BOOST_REQUIRE(client.ok());
+    client_ = std::move(*client);
+    options_.node_name = "node1";
+    options_.host_root = root_.path();
+    options_.now = [this] { return clock_.Now(); };
+    options_.register_interval = std::chrono::milliseconds(200);
+    if (tweak) tweak(options_);
+  }
+
+  void Start() {
+    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_);
+    BOOST_REQUIRE(agent_->Start().ok());
+    BOOST_REQUIRE(agent_->ready());
+  }
+
+  std::string CreatePod(const std::string& ns, const std::string& name, const std::string& devices,
+                        int64_t bind_time, const std::string& phase = "Pending",
+                        const std::string& limits = "{}") {
+    std::string body = R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns +
+                       R"(","annotations":{"hami.io/vgpu-node":"node1",)"
+                       R"("hami.io/bind-phase":"allocating","hami.io/bind-time":")" +
+                       std::to_string(bind_time) + R"(","hami.io/hcu-devices-to-allocate":")" +
+                       devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
+                       R"("}},"spec":{"nodeName":"node1","containers":[{"name":"main",)"
+                       R"("resources":{"limits":)" +
+                       limits + R"(}}]},"status":{"phase":")" + phase + R"("}})";
+    auto pod = ParsePod(api_.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", body));
+    BOOST_REQUIRE(pod.ok());
+    return pod->metadata.uid;
+  }
+  void Lock(const std::string& value) {
+    api_.MustRequest("PATCH", "/api/v1/nodes/node1",
+                     R"({"metadata":{"annotations":{"hami.io/mutex.lock":")" + value + R"("}}})",
+                     "application/merge-patch+json");
+  }
+  std::map<std::string, std::string> NodeAnnotations() {
+    return ParseNode(api_.MustRequest("GET", "/api/v1/nodes/node1"))->metadata.annotations;
+  }
+  std::string PodAnnotation(const std::string& ns, const std::string& name,
+                            const std::string& key) {
+    auto pod = ParsePod(api_.MustRequest("GET", "/api/v1/namespaces/" + ns + "/pods/" + name));
+    BOOST_REQUIRE(pod.ok());
+    auto it = pod->metadata.annotations.find(key);
+    return it == pod->metadata.annotations.end() ? "<absent>" : it->second;
+  }
+
+  FakeApiServer api_;
+  TempDir root_;
+  ManualClock clock_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<KubeClient> client_;
+  HamiAgentOptions options_;
+  std::unique_ptr<HamiAgent> agent_;
+};
+
+BOOST_AUTO_TEST_SUITE(hami_agent)
+
+BOOST_AUTO_TEST_CASE(without_a_lock_the_oldest_allocating_pod_by_bind_time_is_served) {
+  AgentFixture f;
+  f.CreatePod("default", "newer", std::string(kSn0) + ",HCU,8192,30:;", 1740796900);
+  f.CreatePod("default", "older", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
+  f.Start();
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(f.PodAnnotation("default", "older", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.PodAnnotation("default", "newer", "hami.io/bind-phase") == "allocating");
+}
+
+BOOST_AUTO_TEST_CASE(the_lock_holder_wins_over_an_older_pod) {
+  AgentFixture f;
+  f.CreatePod("default", "older", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
+  f.CreatePod("default", "holder", std::string(kSn0) + ",HCU,8192,30:;", 1740796900);
+  f.Lock("2026-03-01T10:00:00+08:00,default,holder");
+  f.Start();
+  BOOST_REQUIRE(f.agent_->AllocateCount({1}).ok());
+  BOOST_TEST(f.PodAnnotation("default", "holder", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.PodAnnotation("default", "older", "hami.io/bind-phase") == "allocating");
+  BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_of_the_same_name_in_another_namespace_is_not_released) {
+  AgentFixture f;
+  f.CreatePod("default", "a", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  const std::string lock = "2026-03-01T10:00:00+08:00,other,a";
+  f.Lock(lock);
+  f.Start();
+  BOOST_REQUIRE(f.agent_->AllocateCount({1}).ok());
+  BOOST_TEST(f.PodAnnotation("default", "a", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.NodeAnnotations()["hami.io/mutex.lock"] == lock);
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_undoes_the_vhcu_marks_the_pod_failed_and_releases_its_lock) {
+  AgentFixture f;
+  f.CreatePod("default", "toobig", std::string(kSn0) + ",HCU,60000,30:;", 1740796800);
+  f.Lock("2026-03-01T10:00:00+08:00,default,toobig");
+  f.Start();
+  // The pod patch fails for good after the vHCU was created.
+  f.api_.AddFault(R"({"method":"PATCH","path":"/pods/toobig$","status":403,"count":1})");
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_TEST(!r.ok());
+  BOOST_TEST(f.PodAnnotation("default", "toobig", "hami.io/bind-phase") == "failed");
+  BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
+  auto marks = ListMarkFiles(f.root_.path(), nullptr);
+  BOOST_REQUIRE(marks.ok());
+  BOOST_TEST(marks->empty());
+  BOOST_TEST(f.backend_->Discover()->vhcus.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_conflicting_lock_release_is_re_read_and_retried) {
+  AgentFixture f([](HamiAgentOptions& o) { o.register_interval = std::chrono::hours(1); });
+  f.CreatePod("default", "p", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
+  f.Lock("2026-03-01T10:00:00+08:00,default,p");
+  f.Start();
+  f.api_.ClearRequests();
+  f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":409,"count":1})");
+  f.api_.AddFault(R"({"method":"PATCH","path":"/pods/p$","status":500,"count":2})");
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(f.PodAnnotation("default", "p", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
+  auto requests = f.api_.Requests();
+  // find (1 GET) + release (GET, 409 PATCH, GET, PATCH); pod PATCH 3 times.
+  BOOST_TEST(CountRequests(requests, "GET", "/api/v1/nodes/node1") >= 3);
+  BOOST_TEST(CountRequests(requests, "PATCH", "/api/v1/namespaces/default/pods/p") == 3);
+}
+
+BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_changed) {
+  AgentFixture f;
+  f.Start();
+  std::string first = f.NodeAnnotations()["hami.io/node-handshake-hcu"];
+  BOOST_TEST(first == "Reported 2026-03-01T02:00:00Z");
+  f.clock_.seconds += 30;
+  BOOST_TEST(WaitUntil([&] {
+    return f.NodeAnnotations()["hami.io/node-handshake-hcu"] == "Reported 2026-03-01T02:00:30Z";
+  }));
+}
+
+BOOST_AUTO_TEST_CASE(topology_and_hcumem_are_reported_when_enabled) {
+  AgentFixture f([](HamiAgentOptions& o) {
+    o.topology_register = true;
+    o.resource_multiple = true;
+  });
+  f.Start();
+  BOOST_TEST(WaitUntil([&] {
+    FakeResponse cm = f.api_.Request("GET",
+                                     "/api/v1/namespaces/kube-system/configmaps/"
+                                     "hcu-topology-info");
+    return cm.status == 200 && cm.body.find("DeviceCount") != std::string::npos;
+  }));
+  BOOST_TEST(WaitUntil([&] {
+    std::string node = f.api_.MustRequest("GET", "/api/v1/nodes/node1");
+    return node.find("524160") != std::string::npos;  // 8 x 65520 MiB
+  }));
+}
+
+BOOST_AUTO_TEST_CASE(hcucores_allocations_are_one_response_of_kfd_and_mkfd) {
+  AgentFixture f;
+  auto r = HamiAgent(f.backend_.get(), f.client_.get(), f.options_).AllocateCores();
+  BOOST_REQUIRE(r.ok());
+  BOOST_REQUIRE_EQUAL(r->size(), 1u);
+  BOOST_TEST(r->front().mounts.empty());
+  std::set<std::string> devices;
+  for (const auto& d : r->front().devices) devices.insert(d.host_path + " " + d.permissions);
+  BOOST_TEST(devices == (std::set<std::string>{"/dev/kfd rwm", "/dev/mkfd rwm"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(unaccounted_running_pods_are_evicted_only_when_asked) {
+  for (bool evict : {false, true}) {
+    BOOST_TEST_CONTEXT("evict_unaccounted_pods " << evict) {
+      AgentFixture f([evict](HamiAgentOptions& o) {
+        o.evict_unaccounted_pods = evict;
+        o.sweep_interval = std::chrono::milliseconds(100);
+      });
+      f.CreatePod("default", "rogue", "", 0, "Running", R"({"hygon.com/hcumem":"8192"})");
+      f.CreatePod("default", "plain", "", 0, "Running", R"({"cpu":"1"})");
+      f.Start();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      FakeResponse rogue = f.api_.Request("GET", "/api/v1/namespaces/default/pods/rogue");
+      BOOST_TEST(rogue.status == (evict ? 404 : 200));
+      BOOST_TEST(f.api_.Request("GET", "/api/v1/namespaces/default/pods/plain").status == 200);
+    }
+  }
+}
+
+// The one RBAC table of the HAMi code equals manifests/rbac-verbs.txt (which
+// the deploy checks hold the manifests and the chart to); the only opt-in
+// permission is pods delete.
+BOOST_AUTO_TEST_CASE(rbac_table_equals_manifests_rbac_verbs_txt) {
+  std::set<std::string> file;
+  std::istringstream in(ReadFile(SourcePath("manifests/rbac-verbs.txt")));
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string resource, verb;
+    if (words >> resource >> verb) file.insert(resource + " " + verb);
+  }
+  std::set<std::string> code;
+  std::set<std::string> opt_in;
+  for (const RbacRule& r : HamiRbacRules()) {
+    (r.opt_in ? opt_in : code).insert(r.resource + " " + r.verb);
+  }
+  BOOST_TEST(code == file, boost::test_tools::per_element());
+  BOOST_TEST(opt_in == std::set<std::string>{"pods delete"}, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::testing
