@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "hcudp/option_flags.h"
+
 namespace hcudp::daemon {
 namespace {
 
@@ -41,24 +43,9 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                        o.log_severity = *ParseLogSeverity(v);
                        return OkStatus();
                      }));
-  set.Add(Flag::String("device-plugin-path", "DEVICE_PLUGIN_PATH",
-                       "kubelet's device-plugin socket directory.", &o.device_plugin_path));
-  set.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",
-                       "kubelet's pod-resources API socket.", &o.pod_resources_socket));
-  set.Add(Flag::Enum("backend", "HCU_BACKEND",
-                     "host: the real node; sim: a simulated node from --sim-node.", {"host", "sim"},
-                     "host", [&o](const std::string& v) {
-                       o.backend = *ParseBackendKind(v);
-                       return OkStatus();
-                     }));
-  set.Add(Flag::String("sim-node", "HCU_SIM_NODE",
-                       "SimNode YAML file (required with --backend=sim).", &o.sim_node_path));
-  Flag host_root =
-      Flag::String("host-root", "HOST_ROOT", "Prefix under which node files are read and written.",
-                   &o.host_root);
-  host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
-  set.Add(host_root);
-  set.Add(Flag::String("hyhal-path", "HYHAL_PATH", "Vendor runtime (lib/, bin/).", &o.hyhal_path));
+  // --backend, --sim-node, --host-root, --hyhal-path, --device-plugin-path,
+  // --pod-resources-socket, --kubeconfig: shared with hcuctl.
+  AddNodeAccessFlags(set, &o);
   set.Add(Flag::Enum("device-list-strategy", "DEVICE_LIST_STRATEGY",
                      "What Allocate returns: device specs and mounts, CDI device names, or both.",
                      {"devices", "cdi", "both"}, "devices", [&o](const std::string& v) {
@@ -67,23 +54,15 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                      }));
   set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
                        &o.cdi_spec_dir));
-  set.Add(Flag::String("kubeconfig", "KUBECONFIG",
-                       "kubeconfig outside a cluster (default: in-cluster, then ~/.kube/config).",
-                       &o.kubeconfig));
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 
 // Cross-flag rules that a single flag cannot check.
 Status Validate(const Options& o) {
-  if (o.backend == BackendKind::kSim && o.sim_node_path.empty()) {
-    return InvalidArgumentError("--sim-node: required with --backend=sim (a SimNode YAML file)");
-  }
+  HCUDP_RETURN_IF_ERROR(ValidateNodeAccessOptions(o));
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");
-  }
-  if (o.device_plugin_path.empty()) {
-    return InvalidArgumentError("--device-plugin-path: must not be empty");
   }
   return OkStatus();
 }

@@ -33,9 +33,7 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
 
 Status ValidateNodeAccessOptions(const Options& options) {
   if (options.backend == BackendKind::kSim && options.sim_node_path.empty()) {
-    return InvalidArgumentError(
-        "--backend=sim needs --sim-node=<file> (env HCU_SIM_NODE), e.g. "
-        "--sim-node=demo/nodes/k100ai-8.yaml");
+    return InvalidArgumentError("--sim-node: required with --backend=sim (a SimNode YAML file)");
   }
   if (!options.host_root.empty() && options.host_root.front() != '/') {
     return InvalidArgumentError("--host-root: \"" + options.host_root +
