@@ -28,12 +28,16 @@ soname=$(readlink "$libdir/libhcudp.so")
   || fail "CMake package files missing"
 echo "ok   headers, libhcudp.so -> $soname, CMake package, pkg-config file"
 
+# Compile and link flags of the build under test (e.g. -fsanitize=...).
+read -r -a extra_flags <<<"${HCUDP_CONSUMER_FLAGS:-}"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
 echo "== find_package(hcudp)"
 cmake -S "$src/test/consumer/project" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/cmake-configure.log" \
+  -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
+  -DCMAKE_CXX_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" \
+  >"$work/cmake-configure.log" \
   || { cat "$work/cmake-configure.log"; fail "configure against the CMake package"; }
 cmake --build "$work/cmake" || fail "build against the CMake package"
 "$work/cmake/hcudp_consumer" "$node" | tee "$work/cmake.out" || fail "find_package consumer exited non-zero"
@@ -44,10 +48,11 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 pkg-config --exists hcudp || fail "pkg-config does not find hcudp"
 [[ "$(pkg-config --modversion hcudp)" == "$(sed -n 's/^Version: //p' "$libdir/pkgconfig/hcudp.pc")" ]] || fail "version"
 # shellcheck disable=SC2046
-${CXX:-c++} -std=c++17 -O1 -o "$work/pc_consumer" "$src/test/consumer/project/main.cc" \
+${CXX:-c++} -std=c++17 -O1 "${extra_flags[@]}" -o "$work/pc_consumer" \
+  "$src/test/consumer/project/main.cc" \
   $(pkg-config --cflags --libs hcudp) -Wl,-rpath,"$(pkg-config --variable=libdir hcudp)" \
   || fail "build with pkg-config flags"
 "$work/pc_consumer" "$node" | tee "$work/pc.out" || fail "pkg-config consumer exited non-zero"
 grep -qx 'cards: 8' "$work/pc.out" || fail "pkg-config consumer did not list 8 cards"
 cmp -s "$work/cmake.out" "$work/pc.out" || fail "the two consumers disagree"
-echo "1 passed, 0 failed: consumer_install"
+echo "ok   consumer_install"
