@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hcudp/doctor.h"
 
@@ -34,6 +35,9 @@ DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_
 DoctorCheck Ok(std::string name, std::string detail);
 DoctorCheck Warn(std::string name, std::string detail, std::string fix);
 DoctorCheck Fail(std::string name, std::string detail, std::string fix);
+// Entry names of a directory, sorted, without "." and ".."; empty when it
+// cannot be read.
+std::vector<std::string> ListDir(const std::string& path);
 // The first "N.N[.N...]" in `text`, or empty.
 std::string FirstDottedVersion(const std::string& text);
 

@@ -13,19 +13,6 @@ namespace {
 
 using vendor::UnderRoot;
 
-std::vector<std::string> ListDir(const std::string& path) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(path.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 std::string PluginDir(const DoctorOptions& o) {
   return UnderRoot(o.host_root, o.device_plugin_path);
 }

@@ -1,5 +1,8 @@
 #include "hcudp/doctor.h"
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -84,6 +87,19 @@ DoctorCheck Warn(std::string name, std::string detail, std::string fix) {
 }
 DoctorCheck Fail(std::string name, std::string detail, std::string fix) {
   return DoctorCheck{std::move(name), CheckStatus::kFail, std::move(detail), std::move(fix)};
+}
+
+std::vector<std::string> ListDir(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::string FirstDottedVersion(const std::string& text) {
