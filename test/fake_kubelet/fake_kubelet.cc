@@ -3,9 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
+#include <string_view>
 
 namespace hcudp::testing {
 namespace {
@@ -44,25 +45,48 @@ std::string GoQuote(const std::string& s) {
   return out + "\"";
 }
 
-// k8s.io/apimachinery validation.IsDNS1123Subdomain.
-bool IsDns1123Subdomain(const std::string& s) {
-  static const std::regex kPattern(
-      "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  return !s.empty() && s.size() <= 253 && std::regex_match(s, kPattern);
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// One DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
+bool IsDns1123Label(std::string_view s) {
+  if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
+  for (char c : s) {
+    if (!IsLowerAlnum(c) && c != '-') return false;
+  }
+  return true;
 }
 
-// k8s.io/apimachinery validation.IsQualifiedName: [prefix/]name.
+// k8s.io/apimachinery validation.IsDNS1123Subdomain: labels joined by '.'.
+bool IsDns1123Subdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = s.find('.', start);
+    std::string_view label(s.data() + start, (dot == std::string::npos ? s.size() : dot) - start);
+    if (!IsDns1123Label(label)) return false;
+    if (dot == std::string::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// k8s.io/apimachinery validation.IsQualifiedName: [prefix/]name, where name
+// is ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] of at most 63 characters.
 bool IsQualifiedName(const std::string& value) {
-  static const std::regex kName("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
   std::string name = value;
   size_t slash = value.find('/');
   if (slash != std::string::npos) {
     if (value.find('/', slash + 1) != std::string::npos) return false;
-    std::string prefix = value.substr(0, slash);
-    if (!IsDns1123Subdomain(prefix)) return false;
+    if (!IsDns1123Subdomain(value.substr(0, slash))) return false;
     name = value.substr(slash + 1);
   }
-  return !name.empty() && name.size() <= 63 && std::regex_match(name, kName);
+  if (name.empty() || name.size() > 63 || !IsAlnum(name.front()) || !IsAlnum(name.back())) {
+    return false;
+  }
+  for (char c : name) {
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
 }
 
 }  // namespace
