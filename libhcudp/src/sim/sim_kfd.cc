@@ -5,7 +5,6 @@
 #include "sim/sim_layout.h"
 
 namespace hcudp::sim {
-namespace {
 
 uint64_t Fnv1a64(std::string_view s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -15,6 +14,8 @@ uint64_t Fnv1a64(std::string_view s) {
   }
   return h;
 }
+
+namespace {
 
 // gfx_target_version by PCI device id family (§2.1); gfx928 when unknown.
 int GfxTargetVersion(uint16_t device_id) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hcudp/mig_conf.h"
@@ -15,6 +16,9 @@
 #include "hcudp/vdev_conf.h"
 
 namespace hcudp::sim {
+
+// 64-bit FNV-1a: the stable hashes behind simulated ids and host-root names.
+uint64_t Fnv1a64(std::string_view s);
 
 inline constexpr uint16_t kHygonVendorId = 0x1d94;
 

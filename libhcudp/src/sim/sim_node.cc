@@ -8,19 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/sim_layout.h"
+
 namespace hcudp {
 namespace {
 
 constexpr std::uintmax_t kMaxSimNodeBytes = 4 << 20;  // a SimNode is a few KiB
-
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 std::string Sanitise(std::string_view s) {
   std::string out;
@@ -75,7 +68,7 @@ std::string DefaultSimHostRoot(const std::string& sim_node_path) {
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(Fnv1a64(abs.string())));
+                static_cast<unsigned long long>(sim::Fnv1a64(abs.string())));
   return base + "/hcudp-sim-" + Sanitise(abs.stem().string()) + "-" + hash;
 }
 
