@@ -24,7 +24,7 @@ StubNode::StubNode(const std::string& sim_node)
   setenv("HCUDP_STUB_SIM_NODE", sim_node_.c_str(), 1);
   setenv("HCUDP_STUB_HOST_ROOT", host_root_.c_str(), 1);
   setenv("HCUDP_STUB_CONTROL", control_.c_str(), 1);
-  core_ = dlopen((StubHyhal() + "/lib/libhcudp_stub_core.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  core_ = dlopen((StubHyhal() + "/lib/libhcudp_stub_core.so").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   BOOST_REQUIRE_MESSAGE(core_ != nullptr, dlerror());
   auto reset = reinterpret_cast<void (*)()>(dlsym(core_, "hcudp_stub_reset"));
   BOOST_REQUIRE(reset != nullptr);

@@ -17,7 +17,12 @@ StatusOr<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(
     tried += path;
     if (access(path.c_str(), F_OK) != 0) continue;
     dlerror();  // clear
-    void* handle = dlopen(path.c_str(), RTLD_NOW | (local ? RTLD_LOCAL : RTLD_GLOBAL));
+    // RTLD_NODELETE: a vendor library is never unmapped, even after
+    // dlclose; it may keep threads or static state (as when linked at build
+    // time by the vendor's own plugin), and a re-init after a driver reload
+    // must not run its static initialisers twice.
+    void* handle =
+        dlopen(path.c_str(), RTLD_NOW | RTLD_NODELETE | (local ? RTLD_LOCAL : RTLD_GLOBAL));
     if (handle != nullptr) {
       return std::unique_ptr<SharedLibrary>(new SharedLibrary(handle, path));
     }
