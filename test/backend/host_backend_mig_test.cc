@@ -17,34 +17,11 @@ using testing::FakeCard;
 using testing::FakeVendorLib;
 
 // The ci conf of hcu-hardware.md §6.3, as `hy-smi mig` writes it.
-constexpr char kDev3Gi1Ci0[] =
-    "pci:                0000:b9:00.0\n"
-    "id:                 1\n"
-    "pipe_mask:          0x0c\n"
-    "gpu_slice_mask:     0xc\n"
-    "cu_mask:            0xffffff0000000000\n"
-    "cu_mask:            0x000000000000ffff\n"
-    "profile_id:         1\n"
-    "gi_count_max:       2\n"
-    "cu_count:           40\n"
-    "gpu_slice_count:    2\n"
-    "memory_size_MB:     32760\n"
-    "placement_start:    2\n"
-    "placement_size:     2\n"
-    "pci:                0000:b9:00.0\n"
-    "gi_id:              1\n"
-    "id:                 0\n"
-    "pipe_mask:          0x0c\n"
-    "gpu_slice_mask:     0xc\n"
-    "cu_mask:            0xffffff0000000000\n"
-    "cu_mask:            0x000000000000ffff\n"
-    "profile_id:         1\n"
-    "ci_count_max:       1\n"
-    "cu_count:           40\n"
-    "gpu_slice_count:    2\n"
-    "placement_start:    0\n"
-    "placement_size:     2\n"
-    "mig_uuid:           0fd630f1-f29d-4da9-953f-48f1a09f76b5\n";
+const std::string& Dev3Gi1Ci0() {
+  static const std::string text =
+      hcudp::testing::ReadFile(hcudp::testing::SourcePath("test/fixtures/mig/dev3gi1ci0.conf"));
+  return text;
+}
 
 // Four BW200 cards in MIG mode; KFD CPU nodes 0-3, GPU nodes 4-7 with 8 SEs.
 struct Node {
@@ -66,7 +43,7 @@ struct Node {
       testing::WriteKfdNode(root.path(), 4 + i, 22078 + i, 16, 2);
     }
     lib->mig_enabled = true;
-    testing::WriteFile(root.Join("etc/dmi_mig_config/ci/dev3gi1ci0.conf"), kDev3Gi1Ci0);
+    testing::WriteFile(root.Join("etc/dmi_mig_config/ci/dev3gi1ci0.conf"), Dev3Gi1Ci0());
     testing::WriteMigConf(
         root.path(), 0,
         testing::MakeMigConf(bdfs[0], 3, 1, 16380, "6513270e-269e-4d37-b2a7-4de452e6b438"));
@@ -140,7 +117,7 @@ BOOST_AUTO_TEST_CASE(a_ci_path_that_is_a_directory_is_skipped) {
 BOOST_AUTO_TEST_CASE(unparsable_confs_and_names_are_skipped) {
   Node node;
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev1gi2ci0.conf"), "pci: nonsense\n");
-  std::string copy = kDev3Gi1Ci0;
+  std::string copy = Dev3Gi1Ci0();
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev3-copy.conf"), copy);
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/README"), "not a conf");
   BOOST_TEST(node.Discover().mig_instances.size() == 3u);

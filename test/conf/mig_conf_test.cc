@@ -2,38 +2,17 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "testing/testutil.h"
+
 namespace hcudp {
 namespace {
 
-// dev3gi1ci0.conf of fixture node C (hcu-hardware.md §6.3).
-constexpr char kDev3Gi1Ci0[] =
-    "pci:                0000:b9:00.0\n"
-    "id:                 1\n"
-    "pipe_mask:          0x0c\n"
-    "gpu_slice_mask:     0xc\n"
-    "cu_mask:            0xffffff0000000000\n"
-    "cu_mask:            0x000000000000ffff\n"
-    "profile_id:         1\n"
-    "gi_count_max:       2\n"
-    "cu_count:           40\n"
-    "gpu_slice_count:    2\n"
-    "memory_size_MB:     32760\n"
-    "placement_start:    2\n"
-    "placement_size:     2\n"
-    "pci:                0000:b9:00.0\n"
-    "gi_id:              1\n"
-    "id:                 0\n"
-    "pipe_mask:          0x0c\n"
-    "gpu_slice_mask:     0xc\n"
-    "cu_mask:            0xffffff0000000000\n"
-    "cu_mask:            0x000000000000ffff\n"
-    "profile_id:         1\n"
-    "ci_count_max:       1\n"
-    "cu_count:           40\n"
-    "gpu_slice_count:    2\n"
-    "placement_start:    0\n"
-    "placement_size:     2\n"
-    "mig_uuid:           0fd630f1-f29d-4da9-953f-48f1a09f76b5\n";
+// dev3gi1ci0.conf of fixture node C (hcu-hardware.md §6.3), as `hy-smi mig` writes it.
+const std::string& Dev3Gi1Ci0() {
+  static const std::string text =
+      hcudp::testing::ReadFile(hcudp::testing::SourcePath("test/fixtures/mig/dev3gi1ci0.conf"));
+  return text;
+}
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
   size_t pos = text.find(from);
@@ -44,7 +23,7 @@ std::string Replace(std::string text, const std::string& from, const std::string
 BOOST_AUTO_TEST_SUITE(mig_conf)
 
 BOOST_AUTO_TEST_CASE(parses_reference_example) {
-  StatusOr<MigConf> conf = ParseMigConf(kDev3Gi1Ci0);
+  StatusOr<MigConf> conf = ParseMigConf(Dev3Gi1Ci0());
   BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
   BOOST_TEST(conf->gi.pci == "0000:b9:00.0");
   BOOST_TEST(conf->gi.id == 1);
@@ -61,13 +40,13 @@ BOOST_AUTO_TEST_CASE(parses_reference_example) {
 }
 
 BOOST_AUTO_TEST_CASE(format_reproduces_reference_text_byte_for_byte) {
-  StatusOr<MigConf> conf = ParseMigConf(kDev3Gi1Ci0);
+  StatusOr<MigConf> conf = ParseMigConf(Dev3Gi1Ci0());
   BOOST_REQUIRE(conf.ok());
-  BOOST_TEST(FormatMigConf(*conf) == kDev3Gi1Ci0);
+  BOOST_TEST(FormatMigConf(*conf) == Dev3Gi1Ci0());
 }
 
 BOOST_AUTO_TEST_CASE(profile_name_of_reference_example_is_4g_31gb) {
-  StatusOr<MigConf> conf = ParseMigConf(kDev3Gi1Ci0);
+  StatusOr<MigConf> conf = ParseMigConf(Dev3Gi1Ci0());
   BOOST_REQUIRE(conf.ok());
   BOOST_TEST(MigProfileName(8, conf->gi.gpu_slice_count, conf->ci.gpu_slice_count,
                             conf->gi.memory_size_mb) == "4g.31gb");
@@ -90,19 +69,19 @@ struct BadCase {
 BOOST_AUTO_TEST_CASE(rejects_malformed_conf_naming_the_line) {
   const BadCase cases[] = {
       {"empty", "", "empty"},
-      {"truncated", std::string(kDev3Gi1Ci0).substr(0, std::string(kDev3Gi1Ci0).find("profile_id")),
+      {"truncated", Dev3Gi1Ci0().substr(0, Dev3Gi1Ci0().find("profile_id")),
        "file ends before key \"profile_id\""},
-      {"keys out of order", Replace(kDev3Gi1Ci0, "gi_count_max:       2", "gi_count_maxx:      2"),
+      {"keys out of order", Replace(Dev3Gi1Ci0(), "gi_count_max:       2", "gi_count_maxx:      2"),
        "line 8: expected key \"gi_count_max\""},
-      {"extra line", std::string(kDev3Gi1Ci0) + "extra: 1\n", "line 28: unexpected"},
-      {"bad uuid", Replace(kDev3Gi1Ci0, "0fd630f1-f29d", "0fd630f1_f29d"), "line 27: mig_uuid"},
-      {"bad number", Replace(kDev3Gi1Ci0, "cu_count:           40", "cu_count:           4O"),
+      {"extra line", Dev3Gi1Ci0() + "extra: 1\n", "line 28: unexpected"},
+      {"bad uuid", Replace(Dev3Gi1Ci0(), "0fd630f1-f29d", "0fd630f1_f29d"), "line 27: mig_uuid"},
+      {"bad number", Replace(Dev3Gi1Ci0(), "cu_count:           40", "cu_count:           4O"),
        "line 9: cu_count"},
-      {"bad bdf", Replace(kDev3Gi1Ci0, "pci:                0000:b9:00.0", "pci: b9:00.0"),
+      {"bad bdf", Replace(Dev3Gi1Ci0(), "pci:                0000:b9:00.0", "pci: b9:00.0"),
        "line 1: pci"},
-      {"bad mask", Replace(kDev3Gi1Ci0, "pipe_mask:          0x0c", "pipe_mask: 12"),
+      {"bad mask", Replace(Dev3Gi1Ci0(), "pipe_mask:          0x0c", "pipe_mask: 12"),
        "line 3: pipe_mask"},
-      {"mismatched gi id", Replace(kDev3Gi1Ci0, "gi_id:              1", "gi_id: 2"), "gi_id 2"},
+      {"mismatched gi id", Replace(Dev3Gi1Ci0(), "gi_id:              1", "gi_id: 2"), "gi_id 2"},
       {"not key value", "hello world\n", "line 1: expected"},
   };
   for (const BadCase& c : cases) {

@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(renders_mig_confs_matching_the_reference_example) {
                        "cu_mask:            0x000000000000ffff\n") == 0u,
              text);
   // Byte for byte the example of hcu-hardware.md §6.3 (kept as a fuzz seed).
-  BOOST_TEST(text == ReadFile(testing::SourcePath("test/fuzz/corpus/mig_conf/dev3gi1ci0.conf")));
+  BOOST_TEST(text == ReadFile(testing::SourcePath("test/fixtures/mig/dev3gi1ci0.conf")));
   StatusOr<MigConf> conf = ParseMigConf(text);
   BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
   BOOST_TEST(conf->gi.placement_start == 2);
