@@ -50,6 +50,7 @@ const std::vector<GoldenCase> kGoldenCases = {
     {"z100l-mixed", {"vhcu", "list"}, "z100l-mixed.vhcu-list.txt"},
     {"bw-mig", {"names", "--strategy=mig"}, "bw-mig.names.txt"},
     {"bw-mig", {"-o", "yaml", "devices"}, "bw-mig.devices.yaml"},
+    {"bw-mig", {"devices", "-o", "json"}, "bw-mig.devices.json"},
     {"z100l-mixed", {"names", "--strategy=hami", "-o", "json"},
      "z100l-mixed.names-hami.json"},
 };
