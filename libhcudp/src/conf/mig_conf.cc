@@ -47,37 +47,32 @@ Field MemField(std::string_view key, uint64_t* out) {
           }};
 }
 
-Field HexField(std::string_view key, std::string* out) {
-  return {key, [key, out](int line, std::string_view value) {
-            if (!text::ParseHex64(value)) {
+// A text field kept as written once `valid` accepts it; `want` ends the
+// error message ("... is not <want>").
+Field CheckedTextField(std::string_view key, bool (*valid)(std::string_view),
+                       std::string_view want, std::string* out) {
+  return {key, [key, valid, want, out](int line, std::string_view value) {
+            if (!valid(value)) {
               return LineError(line, std::string(key) + ": \"" + std::string(value) +
-                                         "\" is not 0x<hex, up to 64 bits>");
+                                         "\" is not " + std::string(want));
             }
             *out = std::string(value);
             return OkStatus();
           }};
+}
+
+bool IsHex64(std::string_view value) { return text::ParseHex64(value).has_value(); }
+
+Field HexField(std::string_view key, std::string* out) {
+  return CheckedTextField(key, IsHex64, "0x<hex, up to 64 bits>", out);
 }
 
 Field BdfField(std::string* out) {
-  return {"pci", [out](int line, std::string_view value) {
-            if (!text::IsPciBdf(value)) {
-              return LineError(line, "pci: \"" + std::string(value) +
-                                         "\" is not a lower-case PCI address dddd:bb:dd.f");
-            }
-            *out = std::string(value);
-            return OkStatus();
-          }};
+  return CheckedTextField("pci", text::IsPciBdf, "a lower-case PCI address dddd:bb:dd.f", out);
 }
 
 Field UuidField(std::string* out) {
-  return {"mig_uuid", [out](int line, std::string_view value) {
-            if (!text::IsUuid(value)) {
-              return LineError(line, "mig_uuid: \"" + std::string(value) +
-                                         "\" is not a lower-case 36-character UUID");
-            }
-            *out = std::string(value);
-            return OkStatus();
-          }};
+  return CheckedTextField("mig_uuid", text::IsUuid, "a lower-case 36-character UUID", out);
 }
 
 std::vector<Field> ExpectedFields(MigConf* c) {

@@ -81,17 +81,6 @@ Status WriteFileDurably(const std::string& path, const std::string& content, mod
   return SyncDirectory(Parent(path));
 }
 
-Status ReplaceFileDurably(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  HCUDP_RETURN_IF_ERROR(WriteAndSync(tmp, content, mode));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError("rename to", path, err);
-  }
-  return SyncDirectory(Parent(path));
-}
-
 Status ReplaceFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
   std::string tmp = path + ".tmp";
   HCUDP_RETURN_IF_ERROR(WriteAndSync(tmp, content, mode));
@@ -101,6 +90,11 @@ Status ReplaceFileAtomically(const std::string& path, const std::string& content
     return ErrnoError("rename to", path, err);
   }
   return OkStatus();
+}
+
+Status ReplaceFileDurably(const std::string& path, const std::string& content, mode_t mode) {
+  HCUDP_RETURN_IF_ERROR(ReplaceFileAtomically(path, content, mode));
+  return SyncDirectory(Parent(path));
 }
 
 Status RemoveFile(const std::string& path) {
