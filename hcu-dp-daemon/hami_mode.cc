@@ -61,7 +61,6 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
   o.crash_after = CrashHook();
 
   std::unique_ptr<HamiMode> mode(new HamiMode());
-  mode->list_strategy_ = options.device_list_strategy;
   mode->client_ = std::move(client);
   mode->agent_ = std::make_unique<HamiAgent>(&backend, mode->client_.get(), std::move(o));
   return mode;

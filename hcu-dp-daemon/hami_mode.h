@@ -38,7 +38,6 @@ class HamiMode {
   grpc::Status Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
                         v1beta1::AllocateResponse* response);
 
-  DeviceListStrategy list_strategy_ = DeviceListStrategy::kDevices;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<HamiAgent> agent_;
 };

@@ -49,12 +49,12 @@ Field MemField(std::string_view key, uint64_t* out) {
 
 // A text field kept as written once `valid` accepts it; `want` ends the
 // error message ("... is not <want>").
-Field CheckedTextField(std::string_view key, bool (*valid)(std::string_view),
-                       std::string_view want, std::string* out) {
+Field CheckedTextField(std::string_view key, bool (*valid)(std::string_view), std::string_view want,
+                       std::string* out) {
   return {key, [key, valid, want, out](int line, std::string_view value) {
             if (!valid(value)) {
-              return LineError(line, std::string(key) + ": \"" + std::string(value) +
-                                         "\" is not " + std::string(want));
+              return LineError(line, std::string(key) + ": \"" + std::string(value) + "\" is not " +
+                                         std::string(want));
             }
             *out = std::string(value);
             return OkStatus();

@@ -76,14 +76,18 @@ std::optional<CreatedVhcu> HamiAgent::MarkedVhcu(const VhcuOwner& owner,
                                                  const hami::DevicePlan& plan) {
   auto marks = ListMarkFiles(options_.host_root, nullptr);
   if (!marks.ok()) return std::nullopt;
+  std::optional<NodeInventory> inventory;  // discovered once, at the first matching mark
   for (const MarkFile& mark : *marks) {
     const hami::MarkFileName& n = mark.name;
     if (n.pod_uid != owner.pod_uid || n.container != owner.container || n.card != plan.card ||
         n.whole_card()) {
       continue;
     }
-    auto inventory = backend_->Discover();
-    if (!inventory.ok()) return std::nullopt;
+    if (!inventory) {
+      auto discovered = backend_->Discover();
+      if (!discovered.ok()) return std::nullopt;
+      inventory = std::move(discovered).value();
+    }
     const Vhcu* v = inventory->FindVhcu(n.vhcu_id);
     if (v != nullptr && v->card == plan.card && v->compute_units == plan.vhcu_compute_units &&
         v->memory_mib == plan.vhcu_memory_mib) {

@@ -103,10 +103,8 @@ Status RemoveFile(const std::string& path) {
 }
 
 Status RemoveFileDurably(const std::string& path) {
-  if (::unlink(path.c_str()) != 0) {
-    if (errno == ENOENT) return OkStatus();
-    return ErrnoError("remove", path, errno);
-  }
+  if (::unlink(path.c_str()) != 0)
+    return errno == ENOENT ? OkStatus() : ErrnoError("remove", path, errno);
   return SyncDirectory(Parent(path));
 }
 
@@ -156,14 +154,6 @@ StatusOr<std::string> ReadSmallFile(const std::string& path) {
 bool FileExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string UnderRoot(const std::string& host_root, std::string_view path) {
-  std::string root = host_root;
-  while (!root.empty() && root.back() == '/') root.pop_back();
-  std::string_view rel = path;
-  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
-  return root + "/" + std::string(rel);
 }
 
 }  // namespace hcudp::internal

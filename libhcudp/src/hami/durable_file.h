@@ -31,8 +31,6 @@ Status RemoveFileDurably(const std::string& path);
 StatusOr<std::vector<std::string>> ListFileNames(const std::string& dir);
 StatusOr<std::string> ReadSmallFile(const std::string& path);
 bool FileExists(const std::string& path);
-// host_root + path with exactly one '/' between them.
-std::string UnderRoot(const std::string& host_root, std::string_view path);
 
 }  // namespace hcudp::internal
 

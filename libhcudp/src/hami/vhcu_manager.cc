@@ -8,6 +8,7 @@
 
 #include "hami/durable_file.h"
 #include "hami/intent_record.h"
+#include "hcudp/backend.h"
 
 namespace hcudp {
 namespace {
@@ -39,7 +40,7 @@ struct VhcuManager::Intent {
 
 StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
                                               std::vector<std::string>* unparsable) {
-  std::string dir = internal::UnderRoot(host_root, hami::kMarkFileDir);
+  std::string dir = HostPath(host_root, std::string(hami::kMarkFileDir));
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, internal::ListFileNames(dir));
   std::vector<MarkFile> marks;
   for (const std::string& name : names) {
@@ -68,11 +69,11 @@ bool VhcuManager::CrashAfter(VhcuCreateStep step) const {
 }
 
 std::string VhcuManager::MarkDir() const {
-  return internal::UnderRoot(options_.host_root, hami::kMarkFileDir);
+  return HostPath(options_.host_root, std::string(hami::kMarkFileDir));
 }
 
 std::string VhcuManager::IntentDirPath() const {
-  return internal::UnderRoot(options_.host_root, kVhcuIntentDir);
+  return HostPath(options_.host_root, std::string(kVhcuIntentDir));
 }
 
 StatusOr<MarkFile> VhcuManager::WriteMarkLocked(const hami::MarkFileName& name) {
