@@ -59,7 +59,7 @@ int RunDaemon(const Options& options) {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
   });
-  NodeMonitor monitor(options, node, state);
+  NodeMonitor monitor(options, node, state, builder);
   if (Status st = monitor.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     return 1;

@@ -50,11 +50,9 @@ bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>
   return false;
 }
 
-NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& state)
-    : options_(options),
-      backend_(backend),
-      state_(state),
-      builder_({backend.host_root(), options.hyhal_path}) {}
+NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& state,
+                         const AllocationBuilder& builder)
+    : options_(options), backend_(backend), state_(state), builder_(builder) {}
 
 NodeMonitor::~NodeMonitor() {
   Stop();

@@ -36,7 +36,8 @@ namespace hcudp::daemon {
 class NodeMonitor {
  public:
   // `backend` and `state` must outlive the monitor.
-  NodeMonitor(const Options& options, Backend& backend, NodeState& state);
+  NodeMonitor(const Options& options, Backend& backend, NodeState& state,
+              const AllocationBuilder& builder);
   ~NodeMonitor();
 
   // First discovery and publish; an error here is fatal for the daemon
@@ -57,8 +58,8 @@ class NodeMonitor {
   const Options options_;
   Backend& backend_;
   NodeState& state_;
-  AllocationBuilder builder_;
-  HealthTracker tracker_;  // monitor thread only
+  const AllocationBuilder& builder_;  // for the CDI spec; outlives the monitor
+  HealthTracker tracker_;             // monitor thread only
   NodeInventory last_inventory_;
   std::vector<std::string> known_resources_;  // names, in first-seen order
   std::vector<std::string> watch_names_;      // file names watched via parent dirs

@@ -32,8 +32,7 @@ Status MakeDirs(const std::string& dir) {
 }  // namespace
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
-                             const AllocationBuilder& builder,
-                             AllocateDelegate allocate_delegate)
+                             const AllocationBuilder& builder, AllocateDelegate allocate_delegate)
     : options_(options),
       state_(state),
       builder_(builder),
@@ -107,10 +106,9 @@ void PluginManager::OnStreamEnd(const std::string& resource) {
 Status PluginManager::Serve(Endpoint& e) {
   HCUDP_RETURN_IF_ERROR(MakeDirs(dir_));
   const std::string name = e.resource_name;
-  auto service = std::make_unique<PluginService>(e.resource_name, e.kind, state_, builder_,
-                                                 options_.device_list_strategy,
-                                                 [this, name] { OnStreamEnd(name); },
-                                                 allocate_delegate_);
+  auto service = std::make_unique<PluginService>(
+      e.resource_name, e.kind, state_, builder_, options_.device_list_strategy,
+      [this, name] { OnStreamEnd(name); }, allocate_delegate_);
   HCUDP_ASSIGN_OR_RETURN(e.server, PluginServer::Start(std::move(service), e.socket_path));
   ++e.serve_generation;
   VLOG(2) << "serving " << e.resource_name << " on " << e.socket_path;
@@ -146,7 +144,7 @@ void PluginManager::StartAttempt(Endpoint& e, uint64_t kubelet_inode) {
   p.kubelet_socket = kubelet_socket_;
   p.endpoint = e.socket_path.substr(e.socket_path.find_last_of('/') + 1);
   p.resource_name = e.resource_name;
-  p.preferred_allocation = e.kind == DeviceKind::kCard;
+  p.preferred_allocation = OffersPreferredAllocation(e.kind);
   e.attempt = std::make_unique<Attempt>();
   Attempt* a = e.attempt.get();
   a->serve_generation = e.serve_generation;

@@ -70,8 +70,7 @@ void PluginService::Stop() {
 grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                                    v1beta1::DevicePluginOptions* response) {
   response->set_pre_start_required(false);
-  // Only whole cards have a topology worth preferring.
-  response->set_get_preferred_allocation_available(kind_ == DeviceKind::kCard);
+  response->set_get_preferred_allocation_available(OffersPreferredAllocation(kind_));
   return grpc::Status::OK;
 }
 
@@ -84,7 +83,9 @@ grpc::Status PluginService::ListAndWatch(
   bool ok = writer->Write(sent);
   VLOG(2) << resource_name_ << ": ListAndWatch opened, sent " << sent.devices_size() << " devices";
   while (ok && !stopping_ && !context->IsCancelled()) {
-    snapshot = state_.WaitNewer(snapshot->generation, kStreamPoll);
+    uint64_t seen = snapshot->generation;
+    snapshot = state_.WaitNewer(seen, kStreamPoll);
+    if (snapshot->generation == seen) continue;  // woken by the poll, nothing new
     v1beta1::ListAndWatchResponse next = DeviceList(snapshot->FindResource(resource_name_));
     if (google::protobuf::util::MessageDifferencer::Equals(next, sent)) continue;
     ok = writer->Write(next);

@@ -24,6 +24,11 @@ namespace hcudp::daemon {
 using AllocateDelegate = std::function<grpc::Status(
     DeviceKind kind, const v1beta1::AllocateRequest& request, v1beta1::AllocateResponse* response)>;
 
+// Whether a resource of `kind` offers GetPreferredAllocation: only whole
+// cards have a topology worth preferring. GetDevicePluginOptions and the
+// RegisterRequest must agree, so both ask here.
+inline bool OffersPreferredAllocation(DeviceKind kind) { return kind == DeviceKind::kCard; }
+
 class PluginService final : public v1beta1::DevicePlugin::Service {
  public:
   // `on_stream_end` is called (from a gRPC thread) when a ListAndWatch stream

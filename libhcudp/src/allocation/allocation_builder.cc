@@ -7,17 +7,11 @@
 #include <set>
 
 #include "hcudp/allocation.h"
+#include "hcudp/backend.h"
 #include "hcudp/cdi.h"
 
 namespace hcudp {
 namespace {
-
-std::string JoinRoot(const std::string& root, const std::string& path) {
-  std::string r = root;
-  while (!r.empty() && r.back() == '/') r.pop_back();
-  if (path.empty() || path.front() != '/') return r + "/" + path;
-  return r + path;
-}
 
 std::string VhcuConfPath(const Vhcu& vhcu) {
   if (!vhcu.conf_path.empty()) return vhcu.conf_path;
@@ -47,7 +41,7 @@ const ResourceDevice* FindDevice(const Resource& resource, const std::string& id
 }  // namespace
 
 Status ValidateVhcuConfFile(const std::string& host_root, const std::string& path) {
-  const std::string full = JoinRoot(host_root, path);
+  const std::string full = HostPath(host_root, path);
   struct stat st {};
   if (::stat(full.c_str(), &st) != 0) {
     return FailedPreconditionError("vHCU conf " + path + " does not exist");
@@ -107,7 +101,7 @@ StatusOr<ContainerAllocation> AllocationBuilder::DeviceEdits(const NodeInventory
       const MigInstance& mig = inventory.mig_instances[static_cast<size_t>(device.mig_index)];
       HCUDP_RETURN_IF_ERROR(AddCardDri(inventory, mig.card, out));
       struct stat st {};
-      const std::string full = JoinRoot(options_.host_root, mig.conf_path);
+      const std::string full = HostPath(options_.host_root, mig.conf_path);
       if (mig.conf_path.empty() || ::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return FailedPreconditionError("MIG conf " + mig.conf_path + " of " + device.id +
                                        " is missing or not a regular file");
