@@ -53,6 +53,7 @@ class Failures:
 
     def __init__(self):
         self.items = []
+        self.skipped = []
 
     def check(self, ok, message):
         print(("ok   " if ok else "FAIL ") + message)
@@ -60,10 +61,21 @@ class Failures:
             self.items.append(message)
         return ok
 
+    def skip(self, message):
+        """A check that could not run here: reported, and the test is SKIPPED, not passed."""
+        print("skip " + message)
+        self.skipped.append(message)
+
     def exit(self):
         total = len(self.items)
-        print(f"{'all checks passed' if not total else f'{total} check(s) failed'}")
-        return 1 if total else 0
+        if total:
+            print(f"{total} check(s) failed")
+            return 1
+        if self.skipped:
+            print(f"all checks that ran passed; {len(self.skipped)} could not run here")
+            return 77
+        print("all checks passed")
+        return 0
 
 
 def load_docs(path):
@@ -287,6 +299,16 @@ def cmd_rbac(args):
         subjects = [(s["kind"], s["name"], s.get("namespace")) for s in b["subjects"]]
         fx.check(subjects == [("ServiceAccount", sa, "kube-system")],
                  f"{b['kind']} binds only the plugin's ServiceAccount")
+    # The vHCU journal (VhcuManager intents) must be a writable host path:
+    # the root filesystem is read-only and the journal must outlive the pod.
+    pod = ds["spec"]["template"]["spec"]
+    journal = [v for v in pod["volumes"]
+               if v.get("hostPath", {}).get("path") == "/var/lib/hcu-device-plugin"]
+    mounts = [m for c in pod["containers"] for m in c.get("volumeMounts", [])
+              if journal and m["name"] == journal[0]["name"]]
+    fx.check(len(journal) == 1 and len(mounts) == 1 and not mounts[0].get("readOnly", False)
+             and mounts[0]["mountPath"] == "/var/lib/hcu-device-plugin",
+             "HAMi mounts /var/lib/hcu-device-plugin read-write from the host (vHCU journal)")
     with open(MANIFESTS["hami"], encoding="utf-8") as f:
         text = f.read()
     fx.check(re.search(r'#\s+verbs: \["delete"\]', text) is not None,
@@ -430,7 +452,7 @@ def check_runtime_libraries(fx, ins, build_dir):
                             os.path.join(build_dir, "hcu-dp-daemon", "hcu-dp-daemon"),
                             os.path.join(build_dir, "hcuctl", "hcuctl")) if os.path.exists(p)]
     if not binaries:
-        print("skip: nothing built in", build_dir, "- runtime libraries not checked")
+        fx.skip(f"nothing built in {build_dir}: runtime libraries not checked")
         return
     needed = []  # (binary, soname, path as ldd prints it)
     for b in binaries:
@@ -485,7 +507,7 @@ def cmd_dockerfile(args):
     fx.check(len(packages) >= 10, f"{len(packages)} apt packages named")
     probe = subprocess.run(["apt-cache", "show", "--no-all-versions", "bash"], capture_output=True, text=True)
     if probe.returncode != 0:
-        print("skip: apt lists are empty here (apt-get update not run); package names not checked")
+        fx.skip("apt lists are empty here (apt-get update not run): package names not checked")
     else:
         # One query for all names: apt-cache prints the ones it knows.
         r = subprocess.run(["apt-cache", "show", "--no-all-versions"] + sorted(set(packages)),
