@@ -24,7 +24,7 @@
 // resolves by the snapshot exactly as a crash after step 3 (and, when the
 // mark exists, the vHCU is claimed by it and the intent dropped); a lost
 // step 6 leaves an intent whose mark exists, which Recover drops. This
-// saves three of seven fsyncs on the Allocate path.
+// saves two of seven fsyncs on the Allocate path (five remain).
 // A failure at 3 destroys whatever the backend may have left; at 4 or 5 the
 // new vHCU is destroyed; the intent goes only once nothing is left behind.
 //
