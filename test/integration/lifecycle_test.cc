@@ -61,6 +61,31 @@ BOOST_AUTO_TEST_CASE(an_unhealthy_card_is_reported_and_recovers) {
              "card 3 did not recover within 5 s");
 }
 
+// The node file changing is an event: a fault shows without waiting for a
+// pulse (30 s here), after the hysteresis' confirming re-read (~1 s).
+BOOST_AUTO_TEST_CASE(a_health_edit_is_seen_without_waiting_for_the_pulse) {
+  if (UsingHostBackend()) {
+    // On a real node health comes from hy-smi, which is polled every pulse.
+    BOOST_TEST_MESSAGE("host backend: no node-file event for health; polled only");
+    return;
+  }
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=30"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  auto start = std::chrono::steady_clock::now();
+  h.SetCardHealth(3, "Unhealthy");
+  BOOST_TEST(h.kubelet()
+                 .WaitForDevices("hygon.com/hcu", HealthIs({{"0000:69:00.0", "Unhealthy"}}),
+                                 milliseconds(4000))
+                 .has_value(),
+             "card 3 not reported Unhealthy within 4 s with --pulse=30");
+  BOOST_TEST_MESSAGE("health edit -> Unhealthy reported in "
+                     << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
+                            .count()
+                     << " ms");
+}
+
 BOOST_AUTO_TEST_CASE(vhcus_follow_their_parent_cards_health) {
   DaemonHarness h("demo/nodes/z100l-mixed.yaml", {"--pulse=1"});
   h.Start();
@@ -76,6 +101,7 @@ BOOST_AUTO_TEST_CASE(vhcus_follow_their_parent_cards_health) {
   // Card 2's vHCUs are unaffected.
   auto other = h.kubelet().Snapshot("hygon.com/hcu-share-15c-8g");
   BOOST_REQUIRE(other.has_value());
+  BOOST_REQUIRE_EQUAL(other->devices.size(), 4u);
   for (const v1beta1::Device& d : other->devices) BOOST_TEST(d.health() == "Healthy", d.id());
 
   h.SetCardHealth(3, "Healthy");
