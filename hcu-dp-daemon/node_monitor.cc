@@ -3,8 +3,6 @@
 #include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,14 +54,18 @@ NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& st
 
 NodeMonitor::~NodeMonitor() {
   Stop();
-  if (inotify_fd_ >= 0) ::close(inotify_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Status NodeMonitor::Start() {
+  // Watch before the first look, so a change made during it is not missed.
+  watcher_ = std::make_unique<PathWatcher>(backend_.WatchPaths());
+  Status watching = watcher_->Open();
+  if (!watching.ok()) {
+    LOG(WARNING) << watching.ToString() << "; node changes follow --pulse only";
+  }
   HCUDP_RETURN_IF_ERROR(Refresh(/*initial=*/true));
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  OpenWatches();
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
@@ -74,36 +76,6 @@ void NodeMonitor::Stop() {
   uint64_t one = 1;
   if (::write(wake_fd_, &one, sizeof one) < 0) PLOG(WARNING) << "wake monitor";
   thread_.join();
-}
-
-int NodeMonitor::OpenWatches() {
-  inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (inotify_fd_ < 0) {
-    PLOG(WARNING) << "inotify unavailable; health follows --pulse only";
-    return 0;
-  }
-  int watches = 0;
-  for (const std::string& path : backend_.WatchPaths()) {
-    struct stat st {};
-    std::string target = path;
-    // Files are watched through their directory: editors and the sim replace
-    // files by rename, which a watch on the file itself would lose.
-    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      size_t slash = path.find_last_of('/');
-      target = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
-      watch_names_.push_back(path.substr(slash == std::string::npos ? 0 : slash + 1));
-    }
-    int wd = ::inotify_add_watch(inotify_fd_, target.c_str(),
-                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE |
-                                     IN_MOVED_FROM | IN_MODIFY | IN_ATTRIB);
-    if (wd < 0) {
-      VLOG(1) << "not watching " << target << ": " << std::strerror(errno);
-    } else {
-      ++watches;
-      VLOG(2) << "watching " << target << " for node changes";
-    }
-  }
-  return watches;
 }
 
 void NodeMonitor::Loop() {
@@ -119,25 +91,10 @@ void NodeMonitor::Loop() {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-    int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, timeout_ms);
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {watcher_->fd(), POLLIN, 0}};
+    int n = ::poll(fds, watcher_->fd() >= 0 ? 2 : 1, timeout_ms);
     if (stopping_) break;
-    bool event = false;
-    if (n > 0 && (fds[1].revents & POLLIN)) {
-      alignas(inotify_event) char buf[4096];
-      ssize_t len;
-      while ((len = ::read(inotify_fd_, buf, sizeof buf)) > 0) {
-        for (char* p = buf; p < buf + len;) {
-          auto* ev = reinterpret_cast<inotify_event*>(p);
-          std::string name = ev->len > 0 ? ev->name : "";
-          if (watch_names_.empty() || name.empty() ||
-              std::find(watch_names_.begin(), watch_names_.end(), name) != watch_names_.end()) {
-            event = true;
-          }
-          p += sizeof(inotify_event) + ev->len;
-        }
-      }
-    }
+    bool event = n > 0 && (fds[1].revents & POLLIN) && watcher_->ReadEvents();
     const auto now = Clock::now();
     bool due_pulse = periodic && now >= next_pulse;
     bool due_confirm = now >= confirm_at;

@@ -4,9 +4,11 @@
 //
 // When it looks:
 //   - every --pulse seconds (0: never periodically);
-//   - at once when a Backend::WatchPaths() path changes (inotify), and again
-//     ~1 s later to confirm a health change (so an injected fault shows in
-//     about a second or two, without waiting for a pulse);
+//   - at once when a Backend::WatchPaths() path changes (PathWatcher: each
+//     path has its own filter, and a directory missing at start or replaced
+//     later is watched as soon as it exists), and again ~1 s later to
+//     confirm a health change (so an injected fault shows in about a second
+//     or two, without waiting for a pulse);
 //   - ~1 s after any reading that disagrees with the reported health.
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
 // first publish and after every change.
@@ -30,6 +32,7 @@
 #include "hcudp/options.h"
 #include "health_tracker.h"
 #include "node_state.h"
+#include "path_watcher.h"
 
 namespace hcudp::daemon {
 
@@ -53,7 +56,6 @@ class NodeMonitor {
   // One look at the node: discover, read health, publish if changed.
   // Returns an error only when nothing could be discovered.
   Status Refresh(bool initial);
-  int OpenWatches();
 
   const Options options_;
   Backend& backend_;
@@ -62,8 +64,7 @@ class NodeMonitor {
   HealthTracker tracker_;             // monitor thread only
   NodeInventory last_inventory_;
   std::vector<std::string> known_resources_;  // names, in first-seen order
-  std::vector<std::string> watch_names_;      // file names watched via parent dirs
-  int inotify_fd_ = -1;
+  std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(), per-path filters
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
