@@ -50,7 +50,11 @@ bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>
 
 NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& state,
                          const AllocationBuilder& builder)
-    : options_(options), backend_(backend), state_(state), builder_(builder) {}
+    : options_(options),
+      backend_(backend),
+      state_(state),
+      builder_(builder),
+      vhcus_(/*warn=*/options.strategy != Strategy::kHcu && options.strategy != Strategy::kMig) {}
 
 NodeMonitor::~NodeMonitor() {
   Stop();
@@ -65,6 +69,7 @@ Status NodeMonitor::Start() {
     LOG(WARNING) << watching.ToString() << "; node changes follow --pulse only";
   }
   HCUDP_RETURN_IF_ERROR(Refresh(/*initial=*/true));
+  vhcus_.Log(last_inventory_.vhcu_gaps, Clock::now());
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
@@ -102,6 +107,8 @@ void NodeMonitor::Loop() {
     if (event) VLOG(2) << "node files changed; re-discovering";
     Status st = Refresh(/*initial=*/false);
     if (!st.ok()) LOG(WARNING) << "refresh: " << st.ToString();
+    // After the publish, so a test that sees the log line sees the list too.
+    vhcus_.Log(last_inventory_.vhcu_gaps, Clock::now());
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
@@ -117,6 +124,7 @@ Status NodeMonitor::Refresh(bool initial) {
   NodeInventory inventory;
   if (discovered.ok()) {
     inventory = std::move(discovered).value();
+    vhcus_.Apply(&inventory);  // unreadable vHCU state keeps its last good value
   } else if (initial) {
     return discovered.status().WithContext("discover the node");
   } else {

@@ -33,6 +33,7 @@
 #include "health_tracker.h"
 #include "node_state.h"
 #include "path_watcher.h"
+#include "vhcu_keeper.h"
 
 namespace hcudp::daemon {
 
@@ -62,6 +63,7 @@ class NodeMonitor {
   NodeState& state_;
   const AllocationBuilder& builder_;  // for the CDI spec; outlives the monitor
   HealthTracker tracker_;             // monitor thread only
+  VhcuKeeper vhcus_;                  // last good vHCU state; monitor thread only
   NodeInventory last_inventory_;
   std::vector<std::string> known_resources_;  // names, in first-seen order
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(), per-path filters

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "hcudp/sim_node.h"
 
@@ -148,6 +149,18 @@ ResourceSnapshot DaemonHarness::RequireIds(const std::string& resource,
   }
   BOOST_REQUIRE_MESSAGE(snap.has_value(), resource << " never listed exactly " << Join(ids));
   return *snap;
+}
+
+bool DaemonHarness::WaitForLog(const std::string& text, milliseconds timeout, int count) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    std::string log = daemon_.Log();
+    int seen = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++seen;
+    if (seen >= count) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
 }
 
 void DaemonHarness::EditNode(const std::function<void(YAML::Node&)>& edit) {

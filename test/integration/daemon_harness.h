@@ -69,6 +69,10 @@ class DaemonHarness {
   // Sets `health:` of the card with this index.
   void SetCardHealth(int card_index, const std::string& health);
 
+  // Waits until the daemon's output contains `text` at least `count` times;
+  // false on timeout.
+  bool WaitForLog(const std::string& text, milliseconds timeout, int count = 1);
+
   FakeKubelet& kubelet() { return *kubelet_; }
   DaemonProcess& daemon() { return daemon_; }
   std::string node_path() const { return dir_.Join("node.yaml"); }

@@ -78,6 +78,17 @@ struct MigInstance {
   std::string device_id() const { return "MIG-" + uuid; }
 };
 
+// vHCU state that discovery could not read: an empty, truncated or invalid
+// vdev<N>.conf (a non-atomic rewrite), /etc/vdev missing, not a directory
+// or unreadable, the host-root gone. What it hides is unknown, so it is
+// never read as "no vHCUs" (fail closed).
+struct VhcuStateGap {
+  int vhcu_id = -1;    // the N of the conf; -1: the whole /etc/vdev
+  int card = -1;       // the card it concerns; -1: any card
+  std::string path;    // the host path that could not be read
+  std::string reason;  // why, for the log
+};
+
 enum class LinkType { kNone, kPcie, kHsl, kHyswitch, kUnknown };
 
 // "NONE", "PCIE", "HSL", "HYSWITCH", "UNKNOWN" (the vendor's spelling).
@@ -101,6 +112,8 @@ struct HCUDP_EXPORT NodeInventory {
   std::string driver_version;
   std::vector<Card> cards;                 // sorted by index
   std::vector<Vhcu> vhcus;                 // sorted by id
+  // vHCU state that could not be read; `vhcus` may lack what they hide.
+  std::vector<VhcuStateGap> vhcu_gaps;
   bool mig_enabled = false;
   std::vector<MigInstance> mig_instances;  // sorted by card, gi, ci
   // One entry per ordered pair (src != dst) of cards.
@@ -114,6 +127,9 @@ struct HCUDP_EXPORT NodeInventory {
   const Link* FindLink(int src, int dst) const;
   // Number of vHCUs whose parent is card `index`.
   int VhcuCount(int index) const;
+  // False when card `index` may carry vHCUs that `vhcus` lacks (a gap
+  // names it, or names no card).
+  bool VhcuStateKnown(int index) const;
 };
 
 }  // namespace hcudp

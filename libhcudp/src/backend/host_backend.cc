@@ -141,7 +141,9 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
   {
     std::lock_guard<std::mutex> lock(vhcu_mutex_);
-    inv.vhcus = ScanVhcus(options_.host_root, inv.cards, *vendor_);
+    VhcuScan scan = ScanVhcus(options_.host_root, inv.cards, *vendor_);
+    inv.vhcus = std::move(scan.vhcus);
+    inv.vhcu_gaps = std::move(scan.gaps);
   }
   StatusOr<bool> mig = vendor_->MigEnabled();
   if (!mig.ok()) LOG(WARNING) << "MIG mode unknown, assuming off: " << mig.status().ToString();

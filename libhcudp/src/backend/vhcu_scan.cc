@@ -40,19 +40,22 @@ Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, Ven
 
 }  // namespace
 
-std::set<int> ListVdevConfIds(const std::string& host_root) {
+StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
   std::set<int> ids;
   const std::string dir = HostPath(host_root, kVdevDir);
-  auto names = node_files::ListDir(dir);
-  if (!names.ok()) {
-    if (names.status().code() != StatusCode::kNotFound) LOG(WARNING) << names.status().message();
-    return ids;
-  }
-  for (const std::string& name : *names) {
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
+  for (const std::string& name : names) {
     StatusOr<int> id = ParseVdevConfFileName(name);
     if (id.ok() && node_files::IsRegularFile(node_files::JoinPath({dir, name}))) ids.insert(*id);
   }
   return ids;
+}
+
+std::set<int> ListVdevConfIds(const std::string& host_root) {
+  StatusOr<std::set<int>> ids = ReadVdevConfIds(host_root);
+  if (ids.ok()) return *std::move(ids);
+  if (ids.status().code() != StatusCode::kNotFound) LOG(WARNING) << ids.status().message();
+  return {};
 }
 
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
@@ -86,18 +89,37 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   return vhcu;
 }
 
-std::vector<Vhcu> ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
-                            VendorLib& vendor) {
-  std::vector<Vhcu> vhcus;
-  for (int id : ListVdevConfIds(host_root)) {
-    StatusOr<Vhcu> vhcu = ReadVhcu(host_root, id, cards, vendor);
-    if (!vhcu.ok()) {
-      LOG(WARNING) << "skipping vHCU " << id << ": " << vhcu.status().message();
-      continue;
-    }
-    vhcus.push_back(std::move(*vhcu));
+VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
+                   VendorLib& vendor) {
+  VhcuScan scan;
+  const std::string dir = HostPath(host_root, kVdevDir);
+  StatusOr<std::set<int>> ids = ReadVdevConfIds(host_root);
+  if (!ids.ok()) {
+    VhcuStateGap gap;
+    gap.path = dir;
+    gap.reason = ids.status().message();
+    if (!node_files::IsDirectory(host_root)) gap.reason = "the host-root " + host_root + " is gone";
+    VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
+    scan.gaps.push_back(std::move(gap));
+    return scan;
   }
-  return vhcus;  // std::set iteration: already sorted by id
+  for (int id : *ids) {
+    StatusOr<Vhcu> vhcu = ReadVhcu(host_root, id, cards, vendor);
+    if (vhcu.ok()) {
+      scan.vhcus.push_back(std::move(*vhcu));
+    } else if (vhcu.status().code() == StatusCode::kNotFound) {
+      // Removed since the listing, or a conf the driver does not know.
+      LOG(WARNING) << "skipping vHCU " << id << ": " << vhcu.status().message();
+    } else {
+      VhcuStateGap gap;
+      gap.vhcu_id = id;
+      gap.path = HostPath(host_root, ConfPath(id));
+      gap.reason = vhcu.status().message();
+      VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
+      scan.gaps.push_back(std::move(gap));
+    }
+  }
+  return scan;  // std::set iteration: already sorted by id
 }
 
 }  // namespace hcudp

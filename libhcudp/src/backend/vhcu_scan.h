@@ -15,8 +15,10 @@ namespace hcudp {
 
 inline constexpr char kVdevDir[] = "/etc/vdev";
 
-// The N of every vdev<N>.conf regular file in host_root/etc/vdev (an absent
-// directory is empty).
+// The N of every vdev<N>.conf regular file in host_root/etc/vdev; an error
+// when the directory cannot be listed (NotFound when it is absent).
+StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root);
+// The same, an unlistable directory logged and read as empty.
 std::set<int> ListVdevConfIds(const std::string& host_root);
 
 // Reads and checks vdev<N>.conf and asks the driver about vHCU N. Errors name
@@ -25,9 +27,17 @@ std::set<int> ListVdevConfIds(const std::string& host_root);
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
                         VendorLib& vendor);
 
-// Every valid vHCU, sorted by id; invalid confs are logged and skipped.
-std::vector<Vhcu> ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
-                            VendorLib& vendor);
+struct VhcuScan {
+  std::vector<Vhcu> vhcus;         // every readable vHCU, sorted by id
+  std::vector<VhcuStateGap> gaps;  // what could not be read (fail closed)
+};
+
+// Every vHCU in host_root/etc/vdev. A conf that vanished meanwhile or that
+// the driver does not know (stale) is no vHCU. A conf that cannot be read or
+// parsed (empty, truncated, invalid) and a directory that cannot be listed
+// (missing, not a directory, unreadable, host-root gone) are gaps, never
+// "no vHCUs". Gaps are logged at VLOG(1) only: the caller decides.
+VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards, VendorLib& vendor);
 
 }  // namespace hcudp
 

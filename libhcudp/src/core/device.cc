@@ -68,4 +68,9 @@ int NodeInventory::VhcuCount(int index) const {
       std::count_if(vhcus.begin(), vhcus.end(), [&](const Vhcu& v) { return v.card == index; }));
 }
 
+bool NodeInventory::VhcuStateKnown(int index) const {
+  return std::none_of(vhcu_gaps.begin(), vhcu_gaps.end(),
+                      [&](const VhcuStateGap& g) { return g.card < 0 || g.card == index; });
+}
+
 }  // namespace hcudp

@@ -61,8 +61,9 @@ ResourceDevice CardDevice(const Card& card, std::string id) {
   return d;
 }
 
-// Whole cards. `hide_split_cards` (mixed) leaves out cards that carry a vHCU;
-// on a MIG node no whole card is usable, so the resource has no devices.
+// Whole cards. `hide_split_cards` (mixed) leaves out cards that carry a vHCU
+// or may carry one (their vHCU state could not be read: fail closed); on a
+// MIG node no whole card is usable, so the resource has no devices.
 Status AddPhysical(const NodeInventory& inv, NamingPolicy policy, bool hide_split_cards,
                    std::vector<Resource>* out) {
   ResourceGroup group(DeviceKind::kCard);
@@ -70,7 +71,9 @@ Status AddPhysical(const NodeInventory& inv, NamingPolicy policy, bool hide_spli
     std::string last_name = ResourcePrefix(card, policy);
     HCUDP_RETURN_IF_ERROR(group.Declare(last_name, card.model, policy));
     if (inv.mig_enabled) continue;
-    if (hide_split_cards && inv.VhcuCount(card.index) > 0) continue;
+    if (hide_split_cards && (inv.VhcuCount(card.index) > 0 || !inv.VhcuStateKnown(card.index))) {
+      continue;
+    }
     group.Add(last_name, CardDevice(card, card.bdf));
   }
   group.AppendTo(out);

@@ -1,0 +1,66 @@
+#include "vhcu_keeper.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <set>
+
+namespace hcudp::daemon {
+
+void VhcuKeeper::Apply(NodeInventory* inventory) {
+  if (!inventory->vhcu_gaps.empty()) {
+    std::set<int> present;
+    for (const Vhcu& v : inventory->vhcus) present.insert(v.id);
+    auto keep = [&](const Vhcu& v) {
+      if (present.insert(v.id).second) inventory->vhcus.push_back(v);
+    };
+    for (VhcuStateGap& gap : inventory->vhcu_gaps) {
+      if (gap.vhcu_id < 0) {  // the whole directory: every vHCU we knew
+        for (const auto& [id, v] : last_good_) keep(v);
+        continue;
+      }
+      auto it = last_good_.find(gap.vhcu_id);
+      if (it == last_good_.end()) continue;  // never read: it may be on any card
+      keep(it->second);
+      if (gap.card < 0) gap.card = it->second.card;
+    }
+    std::sort(inventory->vhcus.begin(), inventory->vhcus.end(),
+              [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
+  }
+  last_good_.clear();
+  for (const Vhcu& v : inventory->vhcus) last_good_[v.id] = v;
+}
+
+void VhcuKeeper::Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now) {
+  std::set<std::string> current;
+  for (const VhcuStateGap& gap : gaps) {
+    if (!current.insert(gap.path).second) continue;
+    auto it = warned_.find(gap.path);
+    if (it != warned_.end() && now - it->second < kRewarnInterval) continue;
+    warned_[gap.path] = now;
+    std::string kept =
+        gap.card >= 0 ? "card " + std::to_string(gap.card) +
+                            "; it is not offered whole until this can be read"
+                      : std::string("every card; none is offered whole until this can be read");
+    if (warn_) {
+      LOG(WARNING) << "cannot read vHCU state " << gap.path << ": " << gap.reason
+                   << "; keeping the last good vHCUs of " << kept;
+    } else {
+      VLOG(1) << "cannot read vHCU state " << gap.path << ": " << gap.reason;
+    }
+  }
+  for (auto it = warned_.begin(); it != warned_.end();) {
+    if (current.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    if (warn_) {
+      LOG(INFO) << "vHCU state readable again: " << it->first;
+    } else {
+      VLOG(1) << "vHCU state readable again: " << it->first;
+    }
+    it = warned_.erase(it);
+  }
+}
+
+}  // namespace hcudp::daemon

@@ -1,0 +1,53 @@
+// VhcuKeeper: the daemon's last good vHCU state, so that vHCU state the
+// backend could not read (NodeInventory::vhcu_gaps) is never read as "no
+// vHCUs" (fail closed, issue 9).
+//
+// Apply() fills a fresh inventory's gaps from the last good state:
+//   - a conf that cannot be read keeps the vHCU it last held, and the gap is
+//     narrowed to that vHCU's card (other cards stay as read);
+//   - a conf never read before, or /etc/vdev unreadable as a whole, leaves
+//     the gap on no particular card: every card may carry vHCUs;
+// and records the result as the new last good state. A card with a gap
+// stays in vhcu_gaps, so BuildResources never offers it whole.
+//
+// Each gap is logged as one warning naming its path when it appears, again
+// every kRewarnInterval while it lasts, and once more (INFO) when the path
+// is readable again.
+//
+// Thread-safety: none; the node monitor's thread owns it.
+#ifndef HCU_DP_DAEMON_VHCU_KEEPER_H_
+#define HCU_DP_DAEMON_VHCU_KEEPER_H_
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hcudp/device.h"
+
+namespace hcudp::daemon {
+
+class VhcuKeeper {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kRewarnInterval{300};
+
+  // `warn`: log gaps as warnings (false when the strategy does not use
+  // vHCU state; they are then logged at VLOG(1)).
+  explicit VhcuKeeper(bool warn = true) : warn_(warn) {}
+
+  // Merges the last good state into `inventory` where it has gaps and
+  // remembers the result.
+  void Apply(NodeInventory* inventory);
+  // Logs what changed in the gaps since the last call (see above).
+  void Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now);
+
+ private:
+  bool warn_;
+  std::map<int, Vhcu> last_good_;                    // by vHCU id
+  std::map<std::string, Clock::time_point> warned_;  // gap path -> last warning
+};
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_VHCU_KEEPER_H_

@@ -1,0 +1,106 @@
+#include "vhcu_keeper.h"
+
+#include <boost/test/unit_test.hpp>
+
+namespace hcudp::daemon {
+namespace {
+
+Vhcu MakeVhcu(int id, int card) {
+  Vhcu v;
+  v.id = id;
+  v.card = card;
+  v.compute_units = 15;
+  v.memory_mib = 8188;
+  return v;
+}
+
+// Four cards; vdev0-1 on card 2, vdev4 on card 3.
+NodeInventory Readable() {
+  NodeInventory inv;
+  for (int i = 0; i < 4; ++i) {
+    Card c;
+    c.index = i;
+    inv.cards.push_back(c);
+  }
+  inv.vhcus = {MakeVhcu(0, 2), MakeVhcu(1, 2), MakeVhcu(4, 3)};
+  return inv;
+}
+
+std::vector<int> Ids(const NodeInventory& inv) {
+  std::vector<int> ids;
+  for (const Vhcu& v : inv.vhcus) ids.push_back(v.id);
+  return ids;
+}
+
+VhcuStateGap Gap(int vhcu_id) {
+  VhcuStateGap g;
+  g.vhcu_id = vhcu_id;
+  g.path = vhcu_id < 0 ? "/etc/vdev" : "/etc/vdev/vdev" + std::to_string(vhcu_id) + ".conf";
+  g.reason = "empty";
+  return g;
+}
+
+BOOST_AUTO_TEST_SUITE(vhcu_keeper)
+
+BOOST_AUTO_TEST_CASE(an_unreadable_conf_keeps_its_vhcu_and_only_its_card_is_unknown) {
+  VhcuKeeper k;
+  NodeInventory first = Readable();
+  k.Apply(&first);
+  NodeInventory inv = Readable();
+  inv.vhcus.erase(inv.vhcus.begin() + 2);  // vdev4 unreadable
+  inv.vhcu_gaps = {Gap(4)};
+  k.Apply(&inv);
+  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
+  BOOST_TEST(inv.vhcu_gaps.at(0).card == 3);
+  BOOST_TEST(!inv.VhcuStateKnown(3));
+  BOOST_TEST(inv.VhcuStateKnown(0));
+  BOOST_TEST(inv.VhcuStateKnown(2));
+}
+
+BOOST_AUTO_TEST_CASE(a_conf_never_read_leaves_every_card_unknown) {
+  VhcuKeeper k;
+  NodeInventory first = Readable();
+  k.Apply(&first);
+  NodeInventory inv = Readable();
+  inv.vhcu_gaps = {Gap(6)};
+  k.Apply(&inv);
+  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
+  for (int card = 0; card < 4; ++card) BOOST_TEST(!inv.VhcuStateKnown(card), card);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreadable_directory_keeps_every_vhcu) {
+  VhcuKeeper k;
+  NodeInventory first = Readable();
+  k.Apply(&first);
+  NodeInventory inv = Readable();
+  inv.vhcus.clear();
+  inv.vhcu_gaps = {Gap(-1)};
+  k.Apply(&inv);
+  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
+  BOOST_TEST(!inv.VhcuStateKnown(0));
+  // Still unreadable on the next look: the same state is kept.
+  NodeInventory again = Readable();
+  again.vhcus.clear();
+  again.vhcu_gaps = {Gap(-1)};
+  k.Apply(&again);
+  BOOST_TEST(Ids(again) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_readable_node_replaces_the_last_good_state) {
+  VhcuKeeper k;
+  NodeInventory first = Readable();
+  k.Apply(&first);
+  NodeInventory destroyed = Readable();
+  destroyed.vhcus.pop_back();  // vdev4 destroyed, read fine
+  k.Apply(&destroyed);
+  NodeInventory inv = Readable();
+  inv.vhcus.clear();
+  inv.vhcu_gaps = {Gap(-1)};
+  k.Apply(&inv);
+  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::daemon
