@@ -11,8 +11,12 @@ with preconditions, and errors in the Kubernetes Status shape.
 
 Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
-                                "delay_ms","retry_after"}  (regexes; status 0 = delay only)
-  DELETE /_fake/faults
+                                "delay_ms","retry_after","hang"}  (regexes; status 0 = delay
+                                only; "user_agent": a regex on the User-Agent header, so a
+                                fault can spare the test's own requests; "hang": true accepts
+                                the request and never answers it
+                                until the faults are cleared; count -1: every request)
+  DELETE /_fake/faults         (also lets every hung request go: its connection is closed)
   GET    /_fake/requests       [{"method","path","query","content_type","watch",
                                  "peer_port"}]  (one peer port per TCP connection)
   DELETE /_fake/requests
@@ -60,6 +64,7 @@ class Fake:
         self.store = Store(args.event_window)
         self.lock = threading.Lock()
         self.faults = []
+        self.unhang = threading.Event()  # set (and replaced) when the faults are cleared
         self.requests = []
         self.token_file = os.path.join(args.dir, "token")
 
@@ -169,11 +174,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     continue
                 if f.get("query") and not re.search(f["query"], query):
                     continue
+                if f.get("user_agent") and not re.search(f["user_agent"],
+                                                         self.headers.get("User-Agent", "")):
+                    continue
                 f["count"] -= 1
                 fault = dict(f)
                 break
         if fault is None:
             return False
+        if fault.get("hang"):
+            # An API server that accepted the request and never answers.
+            with self.fake.lock:
+                released = self.fake.unhang
+            released.wait()
+            self.close_connection = True
+            return True
         if fault.get("delay_ms"):
             time.sleep(fault["delay_ms"] / 1000.0)
         status = fault.get("status") or 0
@@ -209,6 +224,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/_fake/faults" and method == "DELETE":
             with fake.lock:
                 fake.faults = []
+                fake.unhang.set()
+                fake.unhang = threading.Event()
             return self._send_json(200, {})
         if path == "/_fake/requests" and method == "GET":
             with fake.lock:

@@ -146,6 +146,12 @@ std::string FakeApiServer::MustRequest(const std::string& method, const std::str
 void FakeApiServer::AddFault(const std::string& fault_json) const {
   MustRequest("POST", "/_fake/faults", fault_json);
 }
+void FakeApiServer::NeverAnswer(const std::string& method, const std::string& path_regex) const {
+  std::string fault = R"({"hang":true,"count":-1,"user_agent":"^hcu-device-plugin/")";
+  if (!method.empty()) fault += R"(,"method":")" + method + "\"";
+  if (!path_regex.empty()) fault += R"(,"path":")" + path_regex + "\"";
+  AddFault(fault + "}");
+}
 void FakeApiServer::ClearFaults() const { MustRequest("DELETE", "/_fake/faults"); }
 void FakeApiServer::ClearRequests() const { MustRequest("DELETE", "/_fake/requests"); }
 void FakeApiServer::CloseWatches() const { MustRequest("POST", "/_fake/close_watches"); }

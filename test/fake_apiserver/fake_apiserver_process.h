@@ -67,8 +67,14 @@ class FakeApiServer {
                           const std::string& content_type = "application/json") const;
 
   // Fault injection: {"method","path","query","status","count","delay_ms",
-  // "retry_after"} (regexes; status 0 = delay only).
+  // "retry_after","user_agent","hang"} (regexes; status 0 = delay only;
+  // count -1 = every request; see fake_apiserver.py).
   void AddFault(const std::string& fault_json) const;
+  // From now on every request of our KubeClient (User-Agent
+  // hcu-device-plugin/...) with this method (exact; "" any) and a path
+  // matching `path_regex` ("" any) is accepted and never answered; the
+  // test's own Request()s are spared. ClearFaults() lets them go.
+  void NeverAnswer(const std::string& method = "", const std::string& path_regex = "") const;
   void ClearFaults() const;
   std::vector<FakeRequest> Requests() const;
   void ClearRequests() const;

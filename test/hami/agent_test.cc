@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
+#include "hami/agent_fixture.h"
 #include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_objects.h"
@@ -16,102 +17,10 @@
 namespace hcudp::testing {
 namespace {
 
-constexpr char kSn0[] = "HCU-T6T8290019020401";
-constexpr char kSn1[] = "HCU-T6T8290019030301";
-
-bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 5000) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
-// A test clock that moves only when told.
-struct ManualClock {
-  std::atomic<int64_t> seconds{1772330400};  // 2026-03-01T02:00:00Z
-  std::chrono::system_clock::time_point Now() const {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(seconds.load()));
-  }
-};
-
-class AgentFixture {
- public:
-  explicit AgentFixture(std::function<void(HamiAgentOptions&)> tweak = nullptr) {
-    api_.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"node1"}})");
-    Options o;
-    o.backend = BackendKind::kSim;
-    o.sim_node_path = SourcePath("demo/nodes/k100ai-8.yaml");
-    o.host_root = root_.path();
-    auto backend = OpenBackend(o);
-    BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-    backend_ = std::move(*backend);
-    KubeConfig config;
-    config.source = "test";
-    config.server = api_.server_url();
-    config.ca_pem = ReadFile(api_.ca_file());
-    config.token_file = api_.token_file();
-    KubeClientOptions co;
-    co.initial_backoff_ms = 10;
-    co.max_backoff_ms = 50;
-    auto client = KubeClient::New(config, co);
-    BOOST_REQUIRE(client.ok());
-    client_ = std::move(*client);
-    options_.node_name = "node1";
-    options_.host_root = root_.path();
-    options_.now = [this] { return clock_.Now(); };
-    options_.register_interval = std::chrono::milliseconds(200);
-    if (tweak) tweak(options_);
-  }
-
-  void Start() {
-    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_);
-    BOOST_REQUIRE(agent_->Start().ok());
-    BOOST_REQUIRE(agent_->ready());
-  }
-
-  std::string CreatePod(const std::string& ns, const std::string& name, const std::string& devices,
-                        int64_t bind_time, const std::string& phase = "Pending",
-                        const std::string& limits = "{}") {
-    std::string body = R"({"metadata":{"name":")" + name + R"(","namespace":")" + ns +
-                       R"(","annotations":{"hami.io/vgpu-node":"node1",)"
-                       R"("hami.io/bind-phase":"allocating","hami.io/bind-time":")" +
-                       std::to_string(bind_time) + R"(","hami.io/hcu-devices-to-allocate":")" +
-                       devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
-                       R"("}},"spec":{"nodeName":"node1","containers":[{"name":"main",)"
-                       R"("resources":{"limits":)" +
-                       limits + R"(}}]},"status":{"phase":")" + phase + R"("}})";
-    auto pod = ParsePod(api_.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", body));
-    BOOST_REQUIRE(pod.ok());
-    return pod->metadata.uid;
-  }
-  void Lock(const std::string& value) {
-    api_.MustRequest("PATCH", "/api/v1/nodes/node1",
-                     R"({"metadata":{"annotations":{"hami.io/mutex.lock":")" + value + R"("}}})",
-                     "application/merge-patch+json");
-  }
-  std::map<std::string, std::string> NodeAnnotations() {
-    return ParseNode(api_.MustRequest("GET", "/api/v1/nodes/node1"))->metadata.annotations;
-  }
-  std::string PodAnnotation(const std::string& ns, const std::string& name,
-                            const std::string& key) {
-    auto pod = ParsePod(api_.MustRequest("GET", "/api/v1/namespaces/" + ns + "/pods/" + name));
-    BOOST_REQUIRE(pod.ok());
-    auto it = pod->metadata.annotations.find(key);
-    return it == pod->metadata.annotations.end() ? "<absent>" : it->second;
-  }
-
-  FakeApiServer api_;
-  TempDir root_;
-  ManualClock clock_;
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<KubeClient> client_;
-  HamiAgentOptions options_;
-  std::unique_ptr<HamiAgent> agent_;
-};
-
 BOOST_AUTO_TEST_SUITE(hami_agent)
+
+// The scheduler locks the node after the agent started: a lock already there
+// at start is one an earlier process left (agent_lock_test.cc).
 
 BOOST_AUTO_TEST_CASE(without_a_lock_the_oldest_allocating_pod_by_bind_time_is_served) {
   AgentFixture f;
@@ -128,8 +37,8 @@ BOOST_AUTO_TEST_CASE(the_lock_holder_wins_over_an_older_pod) {
   AgentFixture f;
   f.CreatePod("default", "older", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
   f.CreatePod("default", "holder", std::string(kSn0) + ",HCU,8192,30:;", 1740796900);
-  f.Lock("2026-03-01T10:00:00+08:00,default,holder");
   f.Start();
+  f.Lock("2026-03-01T10:00:00+08:00,default,holder");
   BOOST_REQUIRE(f.agent_->AllocateCount({1}).ok());
   BOOST_TEST(f.PodAnnotation("default", "holder", "hami.io/bind-phase") == "success");
   BOOST_TEST(f.PodAnnotation("default", "older", "hami.io/bind-phase") == "allocating");
@@ -140,8 +49,8 @@ BOOST_AUTO_TEST_CASE(a_lock_of_the_same_name_in_another_namespace_is_not_release
   AgentFixture f;
   f.CreatePod("default", "a", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
   const std::string lock = "2026-03-01T10:00:00+08:00,other,a";
-  f.Lock(lock);
   f.Start();
+  f.Lock(lock);
   BOOST_REQUIRE(f.agent_->AllocateCount({1}).ok());
   BOOST_TEST(f.PodAnnotation("default", "a", "hami.io/bind-phase") == "success");
   BOOST_TEST(f.NodeAnnotations()["hami.io/mutex.lock"] == lock);
@@ -150,8 +59,8 @@ BOOST_AUTO_TEST_CASE(a_lock_of_the_same_name_in_another_namespace_is_not_release
 BOOST_AUTO_TEST_CASE(a_failure_undoes_the_vhcu_marks_the_pod_failed_and_releases_its_lock) {
   AgentFixture f;
   f.CreatePod("default", "toobig", std::string(kSn0) + ",HCU,60000,30:;", 1740796800);
-  f.Lock("2026-03-01T10:00:00+08:00,default,toobig");
   f.Start();
+  f.Lock("2026-03-01T10:00:00+08:00,default,toobig");
   // The pod patch fails for good after the vHCU was created.
   f.api_.AddFault(R"({"method":"PATCH","path":"/pods/toobig$","status":403,"count":1})");
   auto r = f.agent_->AllocateCount({1});
@@ -167,8 +76,8 @@ BOOST_AUTO_TEST_CASE(a_failure_undoes_the_vhcu_marks_the_pod_failed_and_releases
 BOOST_AUTO_TEST_CASE(a_conflicting_lock_release_is_re_read_and_retried) {
   AgentFixture f([](HamiAgentOptions& o) { o.register_interval = std::chrono::hours(1); });
   f.CreatePod("default", "p", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);
-  f.Lock("2026-03-01T10:00:00+08:00,default,p");
   f.Start();
+  f.Lock("2026-03-01T10:00:00+08:00,default,p");
   f.api_.ClearRequests();
   f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":409,"count":1})");
   f.api_.AddFault(R"({"method":"PATCH","path":"/pods/p$","status":500,"count":2})");

@@ -13,6 +13,12 @@
 // 429, 500, 502, 503, 504 and connection failures are retried up to
 // max_retries with capped exponential backoff, honouring Retry-After.
 //
+// Deadlines and cancellation (CallOptions, per call): no attempt and no
+// retry starts after the deadline (a backoff that would end past it is not
+// waited: the last error is returned), a transfer in flight is aborted when
+// the deadline passes (DeadlineExceeded), and a set cancel flag ends the call
+// within ~50 ms, in flight or in a backoff (Cancelled).
+//
 // Thread-safety: all methods may be called concurrently; each call takes its
 // own pooled CURL handle, and sequential calls reuse a kept-alive connection
 // (up to 4 idle ones are kept). Credentials are never logged; requests are
@@ -21,6 +27,7 @@
 #define HCUDP_KUBE_CLIENT_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +72,14 @@ struct ListOptions {
   // whether to ask for BOOKMARK events.
   int timeout_seconds = 0;
   bool allow_watch_bookmarks = false;
+};
+
+// Per-call limits; see the header comment.
+struct CallOptions {
+  // When the whole call (all attempts and backoffs) must have ended.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // Ends the call with Cancelled once it reads true. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class PatchType {
@@ -122,19 +137,24 @@ class HCUDP_EXPORT KubeClient {
   KubeClient& operator=(const KubeClient&) = delete;
 
   // Each returns the response body (an object or list as JSON).
-  StatusOr<std::string> Get(const ResourcePath& path);
-  StatusOr<std::string> List(const ResourcePath& collection, const ListOptions& options = {});
-  StatusOr<std::string> Create(const ResourcePath& collection, std::string_view object_json);
+  StatusOr<std::string> Get(const ResourcePath& path, const CallOptions& call = {});
+  StatusOr<std::string> List(const ResourcePath& collection, const ListOptions& options = {},
+                             const CallOptions& call = {});
+  StatusOr<std::string> Create(const ResourcePath& collection, std::string_view object_json,
+                               const CallOptions& call = {});
   // PUT. A stale metadata.resourceVersion gives Aborted: re-read and retry.
-  StatusOr<std::string> Replace(const ResourcePath& path, std::string_view object_json);
+  StatusOr<std::string> Replace(const ResourcePath& path, std::string_view object_json,
+                                const CallOptions& call = {});
   // A metadata.resourceVersion inside a merge patch is a precondition too.
-  StatusOr<std::string> Patch(const ResourcePath& path, PatchType type, std::string_view patch);
+  StatusOr<std::string> Patch(const ResourcePath& path, PatchType type, std::string_view patch,
+                              const CallOptions& call = {});
   // Returns the last state of the deleted object as the server reports it.
-  StatusOr<std::string> Delete(const ResourcePath& path, const DeleteOptions& options = {});
+  StatusOr<std::string> Delete(const ResourcePath& path, const DeleteOptions& options = {},
+                               const CallOptions& call = {});
 
   // Streams WATCH events to `on_event` (called on this thread) until the
   // server ends the stream (OK), `on_event` returns false (OK), `*cancel`
-  // becomes true (Cancelled; checked at least every 200 ms), or an error.
+  // becomes true (Cancelled; checked at least every 100 ms), or an error.
   // An ERROR event with code 410 ends the watch with OutOfRange: relist.
   // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy.
   Status Watch(const ResourcePath& collection, const ListOptions& options,

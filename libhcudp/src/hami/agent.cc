@@ -49,9 +49,10 @@ Status HamiAgent::Start() {
   pods_ = std::make_unique<PodCache>(client_, std::move(cache));
   pods_->Start();
   thread_ = std::thread([this] { Loop(); });
-  const auto deadline = std::chrono::steady_clock::now() + options_.start_wait;
-  while (std::chrono::steady_clock::now() < deadline && !(ready_ && first_register_done_)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, options_.start_wait, [this] { return stop_ || settled(); });
+    if (stop_) return Status(StatusCode::kCancelled, "HAMi agent stopped while starting");
   }
   if (!ready_) {
     LOG(WARNING) << "HAMi: pod cache of node " << options_.node_name
@@ -61,6 +62,7 @@ Status HamiAgent::Start() {
 }
 
 void HamiAgent::Stop() {
+  stopping_ = true;  // aborts API calls in flight
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -86,7 +88,11 @@ void HamiAgent::OnPodEvent(const PodEvent& event) {
   }
   if (!reclaim) return;
   const auto& gone = event.new_pod ? event.new_pod : event.old_pod;
-  if (gone) vhcus_.ForgetFresh(gone->metadata.uid);
+  if (gone) {
+    vhcus_.ForgetFresh(gone->metadata.uid);
+    std::lock_guard<std::mutex> lock(pods_mu_);
+    failed_uids_.erase(gone->metadata.uid);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     sweep_requested_ = true;
@@ -102,7 +108,33 @@ std::set<std::string> HamiAgent::LivePodUids() const {
   return live;
 }
 
+bool HamiAgent::IsLive(const std::string& uid, const std::set<std::string>& live) const {
+  if (!live.count(uid)) return false;
+  std::lock_guard<std::mutex> lock(pods_mu_);
+  return failed_uids_.count(uid) == 0;
+}
+
+CallOptions HamiAgent::BackgroundCall() const {
+  return CallBy(std::chrono::steady_clock::now() + options_.background_call_deadline);
+}
+
+CallOptions HamiAgent::CallBy(std::chrono::steady_clock::time_point deadline) const {
+  CallOptions call;
+  call.deadline = deadline;
+  call.cancel = &stopping_;
+  return call;
+}
+
+bool HamiAgent::WaitForStop(std::chrono::milliseconds delay) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, delay, [this] { return stop_; });
+}
+
 bool HamiAgent::IsAllocating(const std::string& uid) const {
+  {
+    std::lock_guard<std::mutex> lock(pods_mu_);
+    if (failed_uids_.count(uid)) return false;
+  }
   for (const Pod& pod : pods_->List()) {
     if (pod.metadata.uid == uid && !Terminal(pod) &&
         hami::IsAllocatingOn(pod.metadata.annotations, options_.node_name)) {
@@ -114,6 +146,9 @@ bool HamiAgent::IsAllocating(const std::string& uid) const {
 
 bool HamiAgent::SyncAndRecover() {
   if (!pods_->HasSynced()) return false;
+  // First: a lock left by an earlier process fails its pod, so that the
+  // journal replay below does not adopt a vHCU for it.
+  ReleaseStaleLock(/*first=*/!inherited_known_);
   auto recovered = vhcus_.Recover([this](const std::string& uid) { return IsAllocating(uid); });
   if (!recovered.ok()) {
     LOG(ERROR) << "HAMi: vHCU journal recovery failed: " << recovered.status().ToString();
@@ -151,6 +186,7 @@ void HamiAgent::Loop() {
         force_register = true;
       }
     }
+    if (stopping_) return;
     if (ready_ && (sweep || now >= next_sweep_)) {
       Sweep();
       next_sweep_ = std::chrono::steady_clock::now() + options_.sweep_interval;
@@ -160,12 +196,18 @@ void HamiAgent::Loop() {
       VhcuSweepResult ticked = vhcus_.Tick();
       if (ticked.destroyed > 0) force_register = true;
     }
+    const bool was_settled = settled();
     RegisterIfDue(force_register);
+    if (!was_settled && settled()) cv_.notify_all();  // Start() waits for it
   }
 }
 
 void HamiAgent::Sweep() {
-  auto result = vhcus_.Reconcile(LivePodUids());
+  ReleaseStaleLock(/*first=*/false);
+  MarkUnmarkedFailures();
+  const std::set<std::string> live = LivePodUids();
+  auto result =
+      vhcus_.Reconcile([this, &live](const std::string& uid) { return IsLive(uid, live); });
   if (!result.ok()) {
     LOG(WARNING) << "HAMi: reconcile failed: " << result.status().ToString();
     return;

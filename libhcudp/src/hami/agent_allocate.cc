@@ -102,18 +102,33 @@ StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCores() const {
   return std::vector<ContainerAllocation>{CommonEdits()};
 }
 
+bool HamiAgent::Claim(const std::string& key) {
+  std::lock_guard<std::mutex> lock(pods_mu_);
+  return claimed_.insert(key).second;
+}
+
+void HamiAgent::Unclaim(const std::string& key) {
+  std::lock_guard<std::mutex> lock(pods_mu_);
+  claimed_.erase(key);
+}
+
 StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCount(
     const std::vector<int>& device_counts) {
+  if (stopping_) return UnavailableError("HAMi: the device plugin is stopping");
   if (!ready_) {
     return UnavailableError("HAMi: the pod cache of node " + options_.node_name +
                             " has not synced yet; retry");
   }
-  std::lock_guard<std::mutex> lock(allocate_mu_);
-  const auto deadline = SteadyClock::now() + options_.allocate_deadline;
+  // The whole Allocate, failure path included, ends by `hard`; the work
+  // leaves failure_reserve of it for marking the pod failed and releasing
+  // the lock.
+  const auto start = SteadyClock::now();
+  const auto hard = start + options_.allocate_deadline;
+  const auto work = std::max(start, hard - options_.failure_reserve);
   std::vector<ContainerAllocation> out;
   Status failed;
   for (int count : device_counts) {
-    auto one = AllocateOne(count, deadline);
+    auto one = AllocateOne(count, work, hard);
     if (!one.ok()) {
       failed = one.status();
       break;
@@ -128,6 +143,7 @@ StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCount(
 std::optional<Pod> HamiAgent::FreshestPod(const std::string& namespace_name,
                                           const std::string& name) {
   std::optional<Pod> cached = pods_->Get(namespace_name, name);
+  std::lock_guard<std::mutex> lock(pods_mu_);
   auto it = patched_.find(namespace_name + "/" + name);
   if (it == patched_.end()) return cached;
   if (!cached || cached->metadata.uid != it->second.metadata.uid) {
@@ -142,9 +158,15 @@ StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_poin
   for (int attempt = 0; attempt < kFindAttempts; ++attempt) {
     if (attempt > 0) {
       if (SteadyClock::now() + kFindRetryDelay > deadline) break;
-      std::this_thread::sleep_for(kFindRetryDelay);
+      if (WaitForStop(kFindRetryDelay)) {
+        return Status(StatusCode::kCancelled, "HAMi: the device plugin is stopping");
+      }
     }
-    auto node = GetNode(*client_, options_.node_name);
+    auto node = GetNode(*client_, options_.node_name, CallBy(deadline));
+    if (!node.ok() && (node.status().code() == StatusCode::kCancelled ||
+                       node.status().code() == StatusCode::kDeadlineExceeded)) {
+      return node.status();
+    }
     if (!node.ok()) {
       last = node.status();
       continue;
@@ -165,7 +187,7 @@ StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_poin
       std::optional<Pod> holder = FreshestPod(lock->pod_namespace, lock->pod_name);
       if (!holder || !IsPendingOn(*holder, options_.node_name)) {
         // The cache may lag behind the scheduler's bind: ask once.
-        auto got = GetPod(*client_, lock->pod_namespace, lock->pod_name);
+        auto got = GetPod(*client_, lock->pod_namespace, lock->pod_name, CallBy(deadline));
         if (got.ok()) holder = std::move(*got);
       }
       if (holder && IsPendingOn(*holder, options_.node_name)) {
@@ -198,20 +220,29 @@ StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_poin
 }
 
 StatusOr<ContainerAllocation> HamiAgent::AllocateOne(int device_count,
-                                                     SteadyClock::time_point deadline) {
-  HCUDP_ASSIGN_OR_RETURN(PendingPod pending, FindPendingPod(deadline));
+                                                     SteadyClock::time_point work_deadline,
+                                                     SteadyClock::time_point hard_deadline) {
+  HCUDP_ASSIGN_OR_RETURN(PendingPod pending, FindPendingPod(work_deadline));
+  const std::string key = PodName(pending.pod);
+  if (!Claim(key)) {
+    return AbortedError("HAMi: another Allocate for pod " + key + " is in progress");
+  }
+  {
+    std::lock_guard<std::mutex> lock(pods_mu_);
+    failed_uids_.erase(pending.pod.metadata.uid);  // allocating again
+  }
   std::vector<hami::MarkFileName> created;
   ContainerAllocation out;
-  Status st = ServeContainer(pending, device_count, deadline, &created, &out);
-  if (!st.ok()) {
-    FailPod(pending, created, st);
-    return st;
-  }
+  Status st = ServeContainer(pending, device_count, work_deadline, hard_deadline, &created, &out);
+  if (!st.ok()) FailPod(pending, created, st, hard_deadline);
+  Unclaim(key);
+  if (!st.ok()) return st;
   return out;
 }
 
 Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
                                  SteadyClock::time_point deadline,
+                                 SteadyClock::time_point hard_deadline,
                                  std::vector<hami::MarkFileName>* created,
                                  ContainerAllocation* out) {
   const Pod& pod = pending.pod;
@@ -294,42 +325,61 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
   patch[std::string(hami::kContainerIndexAnnotation)] =
       hami::EncodeContainerIndex(rest.empty() ? *indexes : rest);
   if (done) patch[std::string(hami::kBindPhaseAnnotation)] = std::string(hami::kBindPhaseSuccess);
-  HCUDP_ASSIGN_OR_RETURN(Pod patched, PatchPodAnnotations(*client_, pod.metadata.namespace_name,
-                                                          pod.metadata.name, patch));
+  HCUDP_ASSIGN_OR_RETURN(
+      Pod patched, PatchPodAnnotations(*client_, pod.metadata.namespace_name, pod.metadata.name,
+                                       patch, CallBy(deadline)));
   const std::string key = PodName(pod);
   if (done) {
-    patched_.erase(key);
-    ReleaseLock(pending);
+    {
+      std::lock_guard<std::mutex> lock(pods_mu_);
+      patched_.erase(key);
+    }
+    // Not releasing it is no failure: the pod is allocated, and the next
+    // sweep releases the lock of a pod no longer allocating.
+    ReleaseLock(pending, hard_deadline);
     LOG(INFO) << "HAMi: pod " << key << " allocated";
   } else {
+    std::lock_guard<std::mutex> lock(pods_mu_);
     patched_[key] = std::move(patched);
   }
   return OkStatus();
 }
 
 void HamiAgent::FailPod(const PendingPod& pending, const std::vector<hami::MarkFileName>& created,
-                        const Status& why) {
+                        const Status& why, SteadyClock::time_point deadline) {
   const Pod& pod = pending.pod;
   LOG(WARNING) << "HAMi: Allocate for pod " << PodName(pod) << " failed: " << why.ToString();
+  {
+    // Whatever the calls below manage, the pod holds nothing any more, and
+    // the next sweep finishes what they could not (stale lock).
+    std::lock_guard<std::mutex> lock(pods_mu_);
+    patched_.erase(PodName(pod));
+    failed_uids_.insert(pod.metadata.uid);
+  }
+  vhcus_.ForgetFresh(pod.metadata.uid);
   for (const auto& mark : created) {
     Status st = vhcus_.Release(mark);
     if (!st.ok()) LOG(WARNING) << "HAMi: undo: " << st.ToString();
   }
+  // The lock first: while it is held the scheduler can place nothing here.
+  ReleaseLock(pending, deadline);
   auto patched = PatchPodAnnotations(
       *client_, pod.metadata.namespace_name, pod.metadata.name,
-      {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}});
+      {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}},
+      CallBy(deadline));
   if (!patched.ok()) {
     LOG(WARNING) << "HAMi: marking pod " << PodName(pod)
-                 << " failed: " << patched.status().ToString();
+                 << " failed: " << patched.status().ToString() << " (retried by the next sweep)";
+    std::lock_guard<std::mutex> lock(pods_mu_);
+    unmarked_failures_[PodName(pod)] = pod.metadata.uid;
   }
-  patched_.erase(PodName(pod));
-  ReleaseLock(pending);
 }
 
-void HamiAgent::ReleaseLock(const PendingPod& pending) {
+void HamiAgent::ReleaseLock(const PendingPod& pending, SteadyClock::time_point deadline) {
   if (pending.lock_value.empty()) return;
-  auto removed = RemoveNodeAnnotationIfEquals(
-      *client_, options_.node_name, std::string(hami::kNodeLockAnnotation), pending.lock_value);
+  auto removed = RemoveNodeAnnotationIfEquals(*client_, options_.node_name,
+                                              std::string(hami::kNodeLockAnnotation),
+                                              pending.lock_value, 5, CallBy(deadline));
   if (!removed.ok()) {
     LOG(WARNING) << "HAMi: releasing the node lock of pod " << PodName(pending.pod)
                  << " failed: " << removed.status().ToString();

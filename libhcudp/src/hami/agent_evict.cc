@@ -36,7 +36,7 @@ void HamiAgent::EvictUnaccountedPods(const std::vector<MarkFile>& marks) {
                  << " uses HCU memory without a mark file; deleting it "
                     "(--evict-unaccounted-pods)";
     Status st = DeletePodWithUid(*client_, pod.metadata.namespace_name, pod.metadata.name,
-                                 pod.metadata.uid, 0);
+                                 pod.metadata.uid, 0, BackgroundCall());
     if (!st.ok() && !IsNotFound(st)) LOG(WARNING) << "HAMi: delete failed: " << st.ToString();
   }
 }

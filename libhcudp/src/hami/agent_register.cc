@@ -55,6 +55,14 @@ Status HamiAgent::Register(bool lists_only_if_changed) {
     std::lock_guard<std::mutex> lock(inventory_mu_);
     inventory_ = inventory;
   }
+  if (options_.card_health) {
+    // One health pipeline: the verdict ListAndWatch sends, never Discover's
+    // raw reading (a failed query must change nothing).
+    for (Card& card : inventory.cards) {
+      std::optional<Health> verdict = options_.card_health(card.bdf);
+      card.health = verdict.value_or(Health::kUnhealthy);
+    }
+  }
   hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, options_.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
   HCUDP_ASSIGN_OR_RETURN(std::string full, hami::EncodeNodeDevices(reg.full));
@@ -67,7 +75,8 @@ Status HamiAgent::Register(bool lists_only_if_changed) {
       patch[std::string(hami::kNodeRegisterAnnotation)] = full;
       patch[std::string(hami::kNodeRemainingAnnotation)] = remaining;
     }
-    HCUDP_ASSIGN_OR_RETURN(Node node, PatchNodeAnnotations(*client_, options_.node_name, patch));
+    HCUDP_ASSIGN_OR_RETURN(
+        Node node, PatchNodeAnnotations(*client_, options_.node_name, patch, BackgroundCall()));
     last_full_ = full;
     last_remaining_ = remaining;
     last_handshake_ = std::chrono::steady_clock::now();
@@ -90,7 +99,7 @@ void HamiAgent::ReportHcumem(const NodeInventory& inventory, const Node& node) {
   const std::string key = JsonQuote(options_.hcumem_resource);
   const std::string patch = "{\"status\":{\"capacity\":{" + key + ":" + JsonQuote(value) +
                             "},\"allocatable\":{" + key + ":" + JsonQuote(value) + "}}}";
-  auto patched = PatchNodeStatus(*client_, options_.node_name, patch);
+  auto patched = PatchNodeStatus(*client_, options_.node_name, patch, BackgroundCall());
   if (!patched.ok()) {
     LOG(WARNING) << "HAMi: reporting " << options_.hcumem_resource
                  << " failed: " << patched.status().ToString();
@@ -103,7 +112,7 @@ void HamiAgent::ReportTopology(const NodeInventory& inventory) {
   std::string json = TopologyInfoJson(BuildTopologyInfo(inventory));
   if (json == last_topology_) return;
   Status st = MergeConfigMapData(*client_, kTopologyNamespace, kTopologyConfigMap,
-                                 {{options_.node_name, json}});
+                                 {{options_.node_name, json}}, BackgroundCall());
   if (!st.ok()) {
     LOG(WARNING) << "HAMi: updating " << kTopologyNamespace << "/" << kTopologyConfigMap
                  << " failed: " << st.ToString();

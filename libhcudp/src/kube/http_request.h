@@ -4,6 +4,7 @@
 #define HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -36,7 +37,10 @@ struct HttpRequest {
   // Streaming: when set, a 2xx body is handed over as it arrives instead of
   // being collected; returning false ends the transfer (not an error).
   std::function<bool(std::string_view)> on_body_data;
-  const std::atomic<bool>* cancel = nullptr;  // polled every 100 ms
+  const std::atomic<bool>* cancel = nullptr;  // polled every 50 ms
+  // The transfer (connect included) is aborted with DeadlineExceeded when
+  // this passes; one already past fails at once.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct HttpResponse {

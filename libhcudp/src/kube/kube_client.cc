@@ -188,14 +188,33 @@ class KubeClient::Impl {
     return static_cast<int>(delay);
   }
 
+  // Waits `delay` unless the call's cancel flag is set first (checked every
+  // 50 ms). False when cancelled.
+  static bool Backoff(std::chrono::milliseconds delay, const CallOptions& call) {
+    const auto until = std::chrono::steady_clock::now() + delay;
+    for (;;) {
+      if (call.cancel != nullptr && call.cancel->load()) return false;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= until) return true;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          until - now, std::chrono::milliseconds(50)));
+    }
+  }
+
   // One API call with retries. Returns the body of a 2xx response.
   StatusOr<std::string> Call(const std::string& method, const std::string& path_and_query,
-                             std::string_view content_type, std::string_view body) {
+                             std::string_view content_type, std::string_view body,
+                             const CallOptions& call) {
     const std::string what = method + " " + path_and_query;
     bool reauthenticated = false;
     for (int attempt = 0;; ++attempt) {
+      if (call.cancel != nullptr && call.cancel->load()) {
+        return Status(StatusCode::kCancelled, what + ": cancelled");
+      }
       HCUDP_ASSIGN_OR_RETURN(HttpRequest request,
                              Build(method, path_and_query, content_type, std::string(body)));
+      request.deadline = call.deadline;
+      request.cancel = call.cancel;
       auto start = std::chrono::steady_clock::now();
       StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
       auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -224,9 +243,12 @@ class KubeClient::Impl {
       if (attempt >= options_.max_retries) {
         return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
-      int delay_ms = BackoffMs(attempt, retry_after);
-      LOG(WARNING) << failure.ToString() << "; retrying in " << delay_ms << " ms";
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      const std::chrono::milliseconds delay(BackoffMs(attempt, retry_after));
+      if (call.deadline && std::chrono::steady_clock::now() + delay >= *call.deadline) {
+        return failure.WithContext("no time left for a retry before the deadline");
+      }
+      LOG(WARNING) << failure.ToString() << "; retrying in " << delay.count() << " ms";
+      if (!Backoff(delay, call)) return Status(StatusCode::kCancelled, what + ": cancelled");
     }
   }
 
@@ -314,29 +336,32 @@ StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
 
 const std::string& KubeClient::server() const { return impl_->config().server; }
 
-StatusOr<std::string> KubeClient::Get(const ResourcePath& path) {
-  return impl_->Call("GET", path.ToString(), "", "");
+StatusOr<std::string> KubeClient::Get(const ResourcePath& path, const CallOptions& call) {
+  return impl_->Call("GET", path.ToString(), "", "", call);
 }
 
-StatusOr<std::string> KubeClient::List(const ResourcePath& collection, const ListOptions& options) {
-  return impl_->Call("GET", collection.ToString() + ListQuery(options, false, 0), "", "");
+StatusOr<std::string> KubeClient::List(const ResourcePath& collection, const ListOptions& options,
+                                       const CallOptions& call) {
+  return impl_->Call("GET", collection.ToString() + ListQuery(options, false, 0), "", "", call);
 }
 
 StatusOr<std::string> KubeClient::Create(const ResourcePath& collection,
-                                         std::string_view object_json) {
-  return impl_->Call("POST", collection.ToString(), "application/json", object_json);
+                                         std::string_view object_json, const CallOptions& call) {
+  return impl_->Call("POST", collection.ToString(), "application/json", object_json, call);
 }
 
-StatusOr<std::string> KubeClient::Replace(const ResourcePath& path, std::string_view object_json) {
-  return impl_->Call("PUT", path.ToString(), "application/json", object_json);
+StatusOr<std::string> KubeClient::Replace(const ResourcePath& path, std::string_view object_json,
+                                          const CallOptions& call) {
+  return impl_->Call("PUT", path.ToString(), "application/json", object_json, call);
 }
 
 StatusOr<std::string> KubeClient::Patch(const ResourcePath& path, PatchType type,
-                                        std::string_view patch) {
-  return impl_->Call("PATCH", path.ToString(), PatchContentType(type), patch);
+                                        std::string_view patch, const CallOptions& call) {
+  return impl_->Call("PATCH", path.ToString(), PatchContentType(type), patch, call);
 }
 
-StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteOptions& options) {
+StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteOptions& options,
+                                         const CallOptions& call) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
   w.StartObject();
@@ -363,7 +388,7 @@ StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteO
   }
   w.EndObject();
   return impl_->Call("DELETE", path.ToString(), "application/json",
-                     std::string_view(buffer.GetString(), buffer.GetSize()));
+                     std::string_view(buffer.GetString(), buffer.GetSize()), call);
 }
 
 Status KubeClient::Watch(const ResourcePath& collection, const ListOptions& options,

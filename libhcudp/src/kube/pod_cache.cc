@@ -140,7 +140,9 @@ class PodCache::Impl {
   Status Relist() {
     ListOptions o = BaseOptions();
     o.limit = options_.page_size;
-    HCUDP_ASSIGN_OR_RETURN(PodList list, ListPods(*client_, options_.namespace_name, o));
+    CallOptions call;
+    call.cancel = &stop_;  // Stop() aborts a LIST in flight
+    HCUDP_ASSIGN_OR_RETURN(PodList list, ListPods(*client_, options_.namespace_name, o, call));
     std::map<std::string, Pod> fresh;
     for (Pod& pod : list.items) fresh.emplace(Key(pod), std::move(pod));
     std::vector<PodEvent> events;
