@@ -118,6 +118,10 @@ Report VhcuListReport(const hcudp::NodeInventory& inv) {
   }
   r.value = Value::MakeObject().Set("vhcus", std::move(list));
   r.tables.emplace_back("", std::move(t));
+  // What could not be read may hide vHCUs (the daemon fails closed on it).
+  for (const hcudp::VhcuStateGap& g : inv.vhcu_gaps) {
+    r.notes.push_back("cannot read vHCU state " + g.path + ": " + g.reason);
+  }
   return r;
 }
 

@@ -95,6 +95,18 @@ BOOST_AUTO_TEST_CASE(created_vhcu_persists_and_becomes_a_new_profile) {
   BOOST_TEST(again.err.find("6") != std::string::npos, again.err);
 }
 
+// An unreadable conf is named, not silently left out (issue 9).
+BOOST_AUTO_TEST_CASE(vhcu_list_names_a_conf_it_cannot_read) {
+  TempDir root;
+  BOOST_REQUIRE_EQUAL(RunOnNode(root, "z100l-mixed", {"vhcu", "list"}).exit_code, 0);
+  const std::string conf = root.Join("root/etc/vdev/vdev4.conf");
+  WriteFile(conf, "");
+  RunResult r = RunOnNode(root, "z100l-mixed", {"vhcu", "list"});
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST((r.out + r.err).find("cannot read vHCU state " + conf + ":") != std::string::npos,
+             r.out << r.err);
+}
+
 BOOST_AUTO_TEST_CASE(vhcu_create_beyond_capacity_fails_with_exit_1) {
   TempDir root;
   RunResult r = RunOnNode(root, "z100l-mixed",

@@ -1,6 +1,11 @@
 // RenderSimNode: writes the files a real node's driver would expose, under a
 // host-root, and removes what a previous render wrote for cards or MIG
-// instances no longer in the SimNode. vHCU confs are seeded once only.
+// instances no longer in the SimNode: only what the sim itself rendered
+// (RenderManifest), never a file someone else put there. vHCU confs are
+// seeded once only. The real root is refused by device and inode, so a bind
+// mount of / (a DaemonSet's /host) is refused as / itself is.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -9,12 +14,13 @@
 #include "hcudp/sim_node.h"
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
+#include "sim/sim_manifest.h"
 
 namespace hcudp {
 namespace {
 
 namespace fs = std::filesystem;
-using sim::WriteFileAtomic;
+using sim::RenderManifest;
 
 std::string Hex4(unsigned v) {
   char buf[8];
@@ -30,18 +36,48 @@ std::string Join(const std::string& dir, const std::string& name) {
   return path;
 }
 
-// Removes the entries of `dir` that are not in `keep`.
-Status Prune(const std::string& dir, const std::set<std::string>& keep) {
+// Writes a file of this render and records it in the manifest.
+Status Write(RenderManifest& m, const std::string& root, const std::string& path,
+             const std::string& content) {
+  m.Add(path);
+  return sim::WriteFileAtomic(root, path, content);
+}
+
+Status MakeDir(RenderManifest& m, const std::string& path) {
+  m.Add(path);
+  return sim::MakeDirs(path);
+}
+
+// Removes what an earlier render wrote among the entries of `dir` that are
+// not in `keep`; entries the sim did not render stay.
+Status Prune(RenderManifest& m, const std::string& dir, const std::set<std::string>& keep) {
   for (const std::string& name : sim::ListDir(dir)) {
-    if (keep.count(name) == 0) HCUDP_RETURN_IF_ERROR(sim::RemoveAll(Join(dir, name)));
+    if (keep.count(name) == 0) HCUDP_RETURN_IF_ERROR(m.RemoveRendered(Join(dir, name)));
   }
   return OkStatus();
 }
 
-Status RenderModule(const SimNode& node, const std::string& root) {
+// InvalidArgument when `root` is the real root: the same device and inode as
+// "/", whatever the path (a bind mount of / has a different name).
+Status RefuseRealRoot(const std::string& host_root, const std::string& root) {
+  struct stat real {
+  }, here{};
+  if (::stat("/", &real) != 0) return InternalError("sim: cannot stat /");
+  if (::stat(root.c_str(), &here) != 0) {
+    return InvalidArgumentError("sim: cannot stat host-root \"" + host_root + "\"");
+  }
+  if (real.st_dev == here.st_dev && real.st_ino == here.st_ino) {
+    return InvalidArgumentError("sim: refusing to render into host-root \"" + host_root +
+                                "\": it is the real root (same device and inode as /, e.g. "
+                                "a bind mount of /)");
+  }
+  return OkStatus();
+}
+
+Status RenderModule(RenderManifest& m, const SimNode& node, const std::string& root) {
   std::string module = root + "/sys/module/hycu";
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, module + "/initstate", "live\n"));
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, module + "/version", node.driver_version + "\n"));
+  HCUDP_RETURN_IF_ERROR(Write(m, root, module + "/initstate", "live\n"));
+  HCUDP_RETURN_IF_ERROR(Write(m, root, module + "/version", node.driver_version + "\n"));
   std::string drivers = module + "/drivers/pci:hycu";
   std::set<std::string> bdfs;
   for (const SimCard& c : node.cards) {
@@ -49,54 +85,52 @@ Status RenderModule(const SimNode& node, const std::string& root) {
     std::string drm = drivers + "/" + c.bdf + "/drm";
     std::set<std::string> nodes = {"card" + std::to_string(c.card_minor),
                                    "renderD" + std::to_string(c.render_minor)};
-    for (const std::string& n : nodes) HCUDP_RETURN_IF_ERROR(sim::MakeDirs(Join(drm, n)));
-    HCUDP_RETURN_IF_ERROR(Prune(drm, nodes));
+    for (const std::string& n : nodes) HCUDP_RETURN_IF_ERROR(MakeDir(m, Join(drm, n)));
+    HCUDP_RETURN_IF_ERROR(Prune(m, drm, nodes));
   }
-  return Prune(drivers, bdfs);
+  return Prune(m, drivers, bdfs);
 }
 
-Status RenderPciDevices(const SimNode& node, const std::string& root) {
+Status RenderPciDevices(RenderManifest& m, const SimNode& node, const std::string& root) {
   std::string devices = root + "/sys/bus/pci/devices";
   std::set<std::string> bdfs;
   for (const SimCard& c : node.cards) {
     bdfs.insert(c.bdf);
     std::string dir = devices + "/" + c.bdf;
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/device", Hex4(c.pci_device_id) + "\n"));
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/class", "0x038000\n"));
-    HCUDP_RETURN_IF_ERROR(
-        WriteFileAtomic(root, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/device", Hex4(c.pci_device_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/class", "0x038000\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
   }
-  return Prune(devices, bdfs);
+  return Prune(m, devices, bdfs);
 }
 
-Status RenderKfd(const SimNode& node, const std::string& root) {
+Status RenderKfd(RenderManifest& m, const SimNode& node, const std::string& root) {
   std::string nodes_dir = root + "/sys/class/kfd/kfd/topology/nodes";
   std::vector<sim::KfdNode> nodes = sim::KfdTopology(node);
   std::set<std::string> keep;
   for (size_t n = 0; n < nodes.size(); ++n) {
     std::string dir = nodes_dir + "/" + std::to_string(n);
     keep.insert(std::to_string(n));
-    HCUDP_RETURN_IF_ERROR(
-        WriteFileAtomic(root, dir + "/gpu_id", std::to_string(nodes[n].gpu_id) + "\n"));
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, dir + "/properties", nodes[n].properties));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/gpu_id", std::to_string(nodes[n].gpu_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/properties", nodes[n].properties));
   }
-  return Prune(nodes_dir, keep);
+  return Prune(m, nodes_dir, keep);
 }
 
-Status RenderDev(const SimNode& node, const std::string& root) {
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, root + "/dev/kfd", ""));
-  HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, root + "/dev/mkfd", ""));
+Status RenderDev(RenderManifest& m, const SimNode& node, const std::string& root) {
+  HCUDP_RETURN_IF_ERROR(Write(m, root, root + "/dev/kfd", ""));
+  HCUDP_RETURN_IF_ERROR(Write(m, root, root + "/dev/mkfd", ""));
   std::string dri = root + "/dev/dri";
   std::set<std::string> keep;
   for (const SimCard& c : node.cards) {
     for (const std::string& name :
          {"card" + std::to_string(c.card_minor), "renderD" + std::to_string(c.render_minor)}) {
       keep.insert(name);
-      HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(dri, name), ""));
+      HCUDP_RETURN_IF_ERROR(Write(m, root, Join(dri, name), ""));
     }
   }
-  return Prune(dri, keep);
+  return Prune(m, dri, keep);
 }
 
 // Seeds etc/vdev from node.vhcus once per host-root; afterwards the confs
@@ -109,28 +143,29 @@ Status SeedVhcus(const SimNode& node, const std::string& root) {
   if (fs::exists(marker)) return OkStatus();
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
   for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, sim::VdevConfPath(root, id), FormatVdevConf(conf)));
+    HCUDP_RETURN_IF_ERROR(
+        sim::WriteFileAtomic(root, sim::VdevConfPath(root, id), FormatVdevConf(conf)));
   }
-  return WriteFileAtomic(root, marker, "vHCUs of the SimNode written to etc/vdev\n");
+  return sim::WriteFileAtomic(root, marker, "vHCUs of the SimNode written to etc/vdev\n");
 }
 
-Status RenderMig(const SimNode& node, const std::string& root) {
+Status RenderMig(RenderManifest& m, const SimNode& node, const std::string& root) {
   std::string mig_dir = root + "/etc/dmi_mig_config";
-  if (!node.mig_enabled) return sim::RemoveAll(mig_dir);
+  if (!node.mig_enabled) return m.RemoveRendered(mig_dir);
   std::set<std::string> keep = {"ci"};
   for (const SimCard& c : node.cards) {
     std::string name = "dev" + std::to_string(c.index);
     keep.insert(name);
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(mig_dir, name), c.bdf + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, Join(mig_dir, name), c.bdf + "\n"));
   }
-  HCUDP_RETURN_IF_ERROR(Prune(mig_dir, keep));
-  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(mig_dir + "/ci"));
+  HCUDP_RETURN_IF_ERROR(Prune(m, mig_dir, keep));
+  HCUDP_RETURN_IF_ERROR(MakeDir(m, mig_dir + "/ci"));
   std::set<std::string> confs;
   for (const auto& [name, conf] : sim::MigConfs(node)) {
     confs.insert(name);
-    HCUDP_RETURN_IF_ERROR(WriteFileAtomic(root, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
+    HCUDP_RETURN_IF_ERROR(Write(m, root, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
   }
-  return Prune(mig_dir + "/ci", confs);
+  return Prune(m, mig_dir + "/ci", confs);
 }
 
 }  // namespace
@@ -146,12 +181,15 @@ Status RenderSimNode(const SimNode& node, const std::string& host_root) {
   }
   std::string root = resolved.string();
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root));
-  HCUDP_RETURN_IF_ERROR(RenderModule(node, root));
-  HCUDP_RETURN_IF_ERROR(RenderPciDevices(node, root));
-  HCUDP_RETURN_IF_ERROR(RenderKfd(node, root));
-  HCUDP_RETURN_IF_ERROR(RenderDev(node, root));
+  HCUDP_RETURN_IF_ERROR(RefuseRealRoot(host_root, root));
+  RenderManifest m(root);
+  HCUDP_RETURN_IF_ERROR(RenderModule(m, node, root));
+  HCUDP_RETURN_IF_ERROR(RenderPciDevices(m, node, root));
+  HCUDP_RETURN_IF_ERROR(RenderKfd(m, node, root));
+  HCUDP_RETURN_IF_ERROR(RenderDev(m, node, root));
   HCUDP_RETURN_IF_ERROR(SeedVhcus(node, root));
-  return RenderMig(node, root);
+  HCUDP_RETURN_IF_ERROR(RenderMig(m, node, root));
+  return m.Save();
 }
 
 }  // namespace hcudp
