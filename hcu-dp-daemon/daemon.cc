@@ -41,16 +41,16 @@ int RunDaemon(const Options& options) {
     return 1;
   }
   Backend& node = **backend;
+  NodeState state;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
-    auto made = HamiMode::New(options, node);
+    auto made = HamiMode::New(options, node, state);
     if (!made.ok()) {
       LOG(ERROR) << "HAMi mode: " << made.status().ToString();
       return 1;
     }
     hami = std::move(*made);
   }
-  NodeState state;
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
@@ -66,8 +66,9 @@ int RunDaemon(const Options& options) {
   }
   if (hami) {
     if (Status st = hami->Start(); !st.ok()) {
-      LOG(ERROR) << "HAMi mode: " << st.ToString();
       monitor.Stop();
+      if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
+      LOG(ERROR) << "HAMi mode: " << st.ToString();
       return 1;
     }
   }
@@ -87,8 +88,8 @@ int RunDaemon(const Options& options) {
   while (sigwait(&set, &signal) != 0) {
   }
   LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
   manager.Stop();
-  if (hami) hami->Stop();
   monitor.Stop();
   LOG(INFO) << "stopped";
   return 0;

@@ -1,7 +1,9 @@
 #include "hami_mode.h"
 
 #include <glog/logging.h>
+#include <signal.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 
@@ -10,6 +12,8 @@
 
 namespace hcudp::daemon {
 namespace {
+
+constexpr std::chrono::milliseconds kStartWait{10000};
 
 std::function<bool(VhcuCreateStep)> CrashHook() {
   const char* env = std::getenv(kCrashAfterEnv);
@@ -37,7 +41,8 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backend& backend) {
+StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backend& backend,
+                                                  const NodeState& state) {
   HCUDP_ASSIGN_OR_RETURN(KubeConfig config, ResolveKubeConfig(options.kubeconfig));
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
@@ -59,6 +64,15 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
   o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
   o.crash_after = CrashHook();
+  // One health pipeline: register what ListAndWatch sends.
+  o.card_health = [&state](const std::string& bdf) -> std::optional<Health> {
+    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
+    for (const Card& card : snapshot->inventory.cards) {
+      if (card.bdf == bdf) return card.health;
+    }
+    return std::nullopt;
+  };
+  o.start_wait = std::chrono::milliseconds(0);  // Start() below waits, signals in view
 
   std::unique_ptr<HamiMode> mode(new HamiMode());
   mode->client_ = std::move(client);
@@ -68,7 +82,31 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
 
 HamiMode::~HamiMode() { Stop(); }
 
-Status HamiMode::Start() { return agent_->Start(); }
+Status HamiMode::Start() {
+  HCUDP_RETURN_IF_ERROR(agent_->Start());
+  // Wait for the first sync and registration, but not past a SIGTERM: it
+  // is taken here (the signals are blocked in every thread) and the caller
+  // exits as it would after serving.
+  sigset_t termination;
+  sigemptyset(&termination);
+  sigaddset(&termination, SIGTERM);
+  sigaddset(&termination, SIGINT);
+  const auto deadline = std::chrono::steady_clock::now() + kStartWait;
+  while (!agent_->settled() && std::chrono::steady_clock::now() < deadline) {
+    const timespec poll{0, 50 * 1000 * 1000};
+    const int signal = sigtimedwait(&termination, nullptr, &poll);
+    if (signal == SIGTERM || signal == SIGINT) {
+      LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
+                << " while the HAMi agent was starting";
+      agent_->Stop();
+      return Status(StatusCode::kCancelled, "stopped by a signal before serving");
+    }
+  }
+  if (!agent_->ready()) {
+    LOG(WARNING) << "HAMi: pod cache not synced yet; Allocate is refused until it is";
+  }
+  return OkStatus();
+}
 
 void HamiMode::Stop() {
   if (agent_) agent_->Stop();

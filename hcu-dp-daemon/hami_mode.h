@@ -10,6 +10,7 @@
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/options.h"
+#include "node_state.h"
 #include "plugin_service.h"
 
 namespace hcudp::daemon {
@@ -22,12 +23,19 @@ inline constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
 class HamiMode {
  public:
   // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
-  // and builds the agent; nothing is started.
-  static StatusOr<std::unique_ptr<HamiMode>> New(const Options& options, Backend& backend);
+  // and builds the agent; nothing is started. The registration publishes
+  // the card health of `state` (the verdict ListAndWatch sends); `state`
+  // must outlive the mode.
+  static StatusOr<std::unique_ptr<HamiMode>> New(const Options& options, Backend& backend,
+                                                 const NodeState& state);
   ~HamiMode();
 
-  // Starts the agent (pod cache, registration); call before serving.
+  // Starts the agent (pod cache, registration) and waits up to 10 s for it
+  // to settle; call before serving. A SIGTERM/SIGINT (blocked, as the
+  // daemon keeps them) ends the wait at once: Cancelled.
   Status Start();
+  // Aborts API calls in flight (an Allocate waiting on the API server
+  // fails at once) and stops the agent. Call before stopping the servers.
   void Stop();
   // The node changed (health, cards): re-register soon.
   void RequestRegister();

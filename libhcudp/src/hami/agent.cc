@@ -54,7 +54,7 @@ Status HamiAgent::Start() {
     cv_.wait_for(lock, options_.start_wait, [this] { return stop_ || settled(); });
     if (stop_) return Status(StatusCode::kCancelled, "HAMi agent stopped while starting");
   }
-  if (!ready_) {
+  if (!ready_ && options_.start_wait.count() > 0) {
     LOG(WARNING) << "HAMi: pod cache of node " << options_.node_name
                  << " not synced yet; Allocate is refused until it is";
   }
