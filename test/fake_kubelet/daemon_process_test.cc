@@ -13,15 +13,25 @@ namespace {
 
 using std::chrono::seconds;
 
+// Waits (up to 5 s) until the child has printed "ready": its trap is installed then, so a
+// signal sent afterwards meets the handler and not the shell's default.
+bool WaitUntilReady(DaemonProcess& p) {
+  const auto deadline = std::chrono::steady_clock::now() + seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (p.Log().find("ready") != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 BOOST_AUTO_TEST_SUITE(daemon_process)
 
 BOOST_AUTO_TEST_CASE(reports_the_exit_code_and_captures_output) {
   TempDir dir;
   DaemonProcess p;
-  BOOST_REQUIRE_EQUAL(
-      p.Start({"/bin/sh", "-c", "echo out; echo \"err $GREETING\" >&2; exit 3"},
-              dir.Join("log"), {"GREETING=hi"}),
-      "");
+  BOOST_REQUIRE_EQUAL(p.Start({"/bin/sh", "-c", "echo out; echo \"err $GREETING\" >&2; exit 3"},
+                              dir.Join("log"), {"GREETING=hi"}),
+                      "");
   auto st = p.WaitForExit(seconds(5));
   BOOST_REQUIRE(st.has_value());
   BOOST_TEST(st->exited);
@@ -44,10 +54,11 @@ BOOST_AUTO_TEST_CASE(unset_env_hides_inherited_variables) {
 BOOST_AUTO_TEST_CASE(stop_sends_sigterm_first) {
   TempDir dir;
   DaemonProcess p;
-  BOOST_REQUIRE_EQUAL(p.Start({"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.01; done"},
-                              dir.Join("log")),
-                      "");
-  BOOST_TEST(!p.WaitForExit(std::chrono::milliseconds(50)).has_value());
+  BOOST_REQUIRE_EQUAL(
+      p.Start({"/bin/sh", "-c", "trap 'exit 0' TERM; echo ready; while :; do sleep 0.01; done"},
+              dir.Join("log")),
+      "");
+  BOOST_REQUIRE(WaitUntilReady(p));
   ExitStatus st = p.Stop(seconds(5));
   BOOST_TEST(st.exited);
   BOOST_TEST(st.code == 0);
@@ -58,9 +69,10 @@ BOOST_AUTO_TEST_CASE(stop_kills_a_child_that_ignores_sigterm) {
   TempDir dir;
   DaemonProcess p;
   BOOST_REQUIRE_EQUAL(
-      p.Start({"/bin/sh", "-c", "trap '' TERM; while :; do sleep 0.01; done"}, dir.Join("log")),
+      p.Start({"/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.01; done"},
+              dir.Join("log")),
       "");
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the trap be installed
+  BOOST_REQUIRE(WaitUntilReady(p));
   ExitStatus st = p.Stop(std::chrono::milliseconds(200));
   BOOST_TEST(!st.exited);
   BOOST_TEST(st.signal == SIGKILL);
