@@ -7,6 +7,7 @@
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
+#include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/version.h"
 #include "node_monitor.h"
 #include "node_state.h"
@@ -88,6 +89,8 @@ int RunDaemon(const Options& options) {
   while (sigwait(&set, &signal) != 0) {
   }
   LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  // A hung vendor tool (hy-smi) must not hold up the shutdown.
+  CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
   manager.Stop();
   monitor.Stop();

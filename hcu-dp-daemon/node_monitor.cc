@@ -120,6 +120,9 @@ void NodeMonitor::Loop() {
 }
 
 Status NodeMonitor::Refresh(bool initial) {
+  // The one health query of this look (hy-smi on a real node), first, so
+  // that Discover's cards carry its verdicts; Discover never runs it.
+  auto health = backend_.QueryHealth();
   auto discovered = backend_.Discover();
   NodeInventory inventory;
   if (discovered.ok()) {
@@ -139,7 +142,6 @@ Status NodeMonitor::Refresh(bool initial) {
     tracker_.Seed(c.bdf, c.health);
   }
   tracker_.Retain(present);
-  auto health = backend_.QueryHealth();
   if (health.ok()) {
     for (const CardHealthReport& r : *health) {
       if (!present.count(r.bdf)) continue;

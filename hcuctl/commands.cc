@@ -15,9 +15,8 @@ hcudp::StatusOr<hcudp::Backend*> Context::backend() {
 
 const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
-      kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
-      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kHamiCommand, kDoctorCommand,
-      kVersionCommand};
+      kDevicesCommand,  kNamesCommand,       kTopologyCommand, kVhcuCommand,   kPluginsCommand,
+      kAllocateCommand, kAllocationsCommand, kHamiCommand,     kDoctorCommand, kVersionCommand};
   return kTable;
 }
 
@@ -50,12 +49,12 @@ std::optional<std::vector<std::string>> ParseCommandArgs(Context& ctx, const Com
                                                          const std::vector<std::string>& args,
                                                          int* exit_code) {
   std::string output;
-  hcudp::Flag output_flag = hcudp::Flag::Enum(
-      "output", "", "output format (overrides the global -o)", {"table", "json", "yaml"}, "table",
-      [&output](const std::string& v) {
-        output = v;
-        return hcudp::OkStatus();
-      });
+  hcudp::Flag output_flag =
+      hcudp::Flag::Enum("output", "", "output format (overrides the global -o)",
+                        {"table", "json", "yaml"}, "table", [&output](const std::string& v) {
+                          output = v;
+                          return hcudp::OkStatus();
+                        });
   output_flag.aliases = {"o"};
   flags.Add(std::move(output_flag));
   flags.set_interspersed(true);
@@ -85,6 +84,9 @@ int RunInventoryReport(Context& ctx, const Command& command, const std::vector<s
   }
   auto backend = ctx.backend();
   if (!backend.ok()) return Fail(ctx, command.name, backend.status());
+  // Health is its own question (hy-smi on a real node); Discover reports the
+  // answer. A failed query leaves the cards as discovered.
+  (void)(*backend)->QueryHealth();
   auto inventory = (*backend)->Discover();
   if (!inventory.ok()) return Fail(ctx, command.name, inventory.status());
   ctx.Print(build(*inventory));

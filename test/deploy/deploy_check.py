@@ -8,6 +8,8 @@
                  schema rejects what it must
   rbac           the HAMi manifest grants exactly manifests/rbac-verbs.txt;
                  mixed and MIG grant nothing
+  host-mounts    the host files the plugin shares with host tools: the vdev
+                 lock of libhydmi (/tmp/.dmi_virtual.lock) in vHCU-capable modes
   helm           helm lint; each strategy's default rendering equals the static
                  manifest (Helm-only labels aside); options render as documented
   dockerfile     cheap lint: COPY sources exist, apt packages exist, image facts
@@ -323,6 +325,39 @@ def cmd_rbac(args):
     return fx.exit()
 
 
+# --- Host mounts -------------------------------------------------------------------
+
+DMI_VDEV_LOCK = "/tmp/.dmi_virtual.lock"
+
+
+def lock_mounts(ds):
+    """(volume, mount) pairs that put a host file at libhydmi's vdev lock path."""
+    pod = ds["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    return [(volumes.get(m["name"]), m) for c in pod["containers"]
+            for m in c.get("volumeMounts", []) if m["mountPath"] == DMI_VDEV_LOCK]
+
+
+def cmd_host_mounts(args):
+    # libhydmi serialises vdev create/destroy with a lock file in /tmp
+    # (reference/hcu-hardware.md §1.9). The pod's own /tmp would not share it
+    # with hy-smi on the host, so vHCU-capable modes mount the host's file.
+    fx = Failures()
+    for mode, want in (("mixed", True), ("hami", True), ("mig", False)):
+        ds = [d for d in load_docs(MANIFESTS[mode]) if d["kind"] == "DaemonSet"][0]
+        found = lock_mounts(ds)
+        if not want:
+            fx.check(not found, f"{mode}: no vdev lock mount (MIG mode makes no vdevs)")
+            continue
+        ok = (len(found) == 1 and found[0][0] is not None and
+              found[0][0].get("hostPath", {}).get("path") == DMI_VDEV_LOCK and
+              found[0][0]["hostPath"].get("type") == "FileOrCreate" and
+              not found[0][1].get("readOnly", False))
+        fx.check(ok, f"{mode}: mounts the host's {DMI_VDEV_LOCK} (hostPath, FileOrCreate, "
+                     f"read-write) at {DMI_VDEV_LOCK}; got {found}")
+    return fx.exit()
+
+
 # --- Helm ------------------------------------------------------------------------
 
 def yaml_dump(obj):
@@ -538,6 +573,7 @@ def main():
         "values-schema": cmd_values_schema,
         "rbac": cmd_rbac,
         "helm": cmd_helm,
+        "host-mounts": cmd_host_mounts,
         "dockerfile": cmd_dockerfile,
     }
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

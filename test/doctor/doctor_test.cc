@@ -66,10 +66,19 @@ BOOST_AUTO_TEST_SUITE(Doctor)
 BOOST_AUTO_TEST_CASE(EveryCheckPassesOnAHealthyNode) {
   HealthyNode node;
   const std::vector<DoctorCheck> checks = RunDoctor(node.options);
-  const std::vector<std::string> expected = {
-      "driver-live",        "driver-version",   "dev-kfd",        "dev-mkfd",
-      "dri-nodes",          "vendor-libraries", "hy-smi-version", "dtk-version",
-      "kubelet-plugin-dir", "kubelet-socket",   "plugin-sockets", "mig-consistency"};
+  const std::vector<std::string> expected = {"driver-live",
+                                             "driver-version",
+                                             "dev-kfd",
+                                             "dev-mkfd",
+                                             "dri-nodes",
+                                             "vendor-libraries",
+                                             "dmi",
+                                             "hy-smi-version",
+                                             "dtk-version",
+                                             "kubelet-plugin-dir",
+                                             "kubelet-socket",
+                                             "plugin-sockets",
+                                             "mig-consistency"};
   BOOST_REQUIRE_EQUAL(checks.size(), expected.size());
   for (size_t i = 0; i < checks.size(); ++i) {
     BOOST_CHECK_EQUAL(checks[i].name, expected[i]);

@@ -1,5 +1,6 @@
 // `hcuctl doctor` (the real binary) explains a healthy and a broken node.
 #include <boost/test/unit_test.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 
@@ -34,6 +35,24 @@ BOOST_AUTO_TEST_CASE(ABrokenNodeExitsOneAndSaysWhatToFix) {
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(r.out.find("fail    dev-kfd") != std::string::npos, r.out);
   BOOST_CHECK_MESSAGE(r.out.find("mount /dev/kfd into the plugin pod") != std::string::npos, r.out);
+}
+
+// libhydmi initialises once per process and needs the hymgr service: with
+// hymgr down, exactly the DMI check fails, and it names the fix.
+BOOST_AUTO_TEST_CASE(HymgrDownFailsExactlyTheDmiCheck) {
+  RunResult r = DoctorOn([](const std::string& root) {
+    WriteFile(root + "/var/lib/kubelet/device-plugins/kubelet.sock", "");  // a warning only
+    WriteFile(std::getenv("HCUDP_STUB_CONTROL"), "hymgr=down\n");
+  });
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  size_t fails = 0;
+  for (size_t at = r.out.find("\nfail "); at != std::string::npos;
+       at = r.out.find("\nfail ", at + 1)) {
+    ++fails;
+  }
+  BOOST_CHECK_MESSAGE(fails == 1, r.out);
+  BOOST_CHECK_MESSAGE(r.out.find("fail    dmi") != std::string::npos, r.out);
+  BOOST_CHECK_MESSAGE(r.out.find("start the hymgr service") != std::string::npos, r.out);
 }
 
 BOOST_AUTO_TEST_CASE(WarningsAloneExitZeroAndJsonListsEveryCheck) {

@@ -46,7 +46,8 @@ struct PodSpec {
 // One node under test: fake API server + daemon in HAMi mode.
 class HamiNode {
  public:
-  explicit HamiNode(std::vector<std::string> flags = {}, std::vector<std::string> env = {}) {
+  explicit HamiNode(std::vector<std::string> flags = {}, std::vector<std::string> env = {},
+                    const std::string& node = "demo/nodes/k100ai-8.yaml") {
     // tokenFile, so that a rotated token is picked up.
     WriteFile(kube_.Join("kubeconfig"),
               "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
@@ -60,7 +61,7 @@ class HamiNode {
                                     "--kubeconfig=" + kube_.Join("kubeconfig"),
                                     "--device-split-count=4", "--topology-register=false"};
     all.insert(all.end(), flags.begin(), flags.end());
-    harness_ = std::make_unique<DaemonHarness>("demo/nodes/k100ai-8.yaml", all, std::move(env));
+    harness_ = std::make_unique<DaemonHarness>(node, all, std::move(env));
   }
 
   void Start() {

@@ -1,5 +1,8 @@
 // Stand-in libhydmi: the DMI calls of reference/hcu-hardware.md §1.4 over the
-// SimNode. DMI indices follow PCI (BDF) order, as the driver enumerates.
+// SimNode. DMI indices follow the KFD topology's GPU node order, as the real
+// library numbers them (§1.9), and, like it, the stand-in initialises once
+// per process: when hymgr is down at the first call (knob hymgr=down), every
+// later call answers NOT_INITIALIZED (13), whatever the knobs say then.
 #include <cstring>
 
 #include "stub_control.h"
@@ -44,6 +47,31 @@ void Fill(const hcudp::DmiDeviceInfo& in, int device_id, dmiDeviceInfo* out) {
   out->device_id = device_id;
 }
 
+// Every dmi* call except dmiGetStatusString passes here first. Non-zero:
+// the status the call returns without acting.
+dmiStatus Gate() {
+  using hcudp::stub::Knob;
+  const bool first = hcudp::stub::DmiCalls()++ == 0;
+  const bool hymgr_down = Knob("hymgr").value_or("") == "down";
+  if (first && hymgr_down) hcudp::stub::DmiNeverInitialised() = true;
+  if (hcudp::stub::DmiNeverInitialised()) return DMI_STATUS_ERROR_NOT_INITIALIZED;
+  if (hymgr_down) return DMI_STATUS_HYMGR_CONNECT_FAILED;  // down after a good start
+  if (hcudp::stub::ConsumeFault("dmi_fail_count")) {
+    return static_cast<dmiStatus>(hcudp::stub::KnobInt("dmi_fail_code", DMI_STATUS_ERROR));
+  }
+  return DMI_STATUS_SUCCESS;
+}
+
+// RESET_REQUIRED for calls about the SimNode card named by knob reset_required.
+bool NeedsReset(int sim_card) { return hcudp::stub::KnobInt("reset_required", -1) == sim_card; }
+
+#define HCUDP_STUB_GATE()                           \
+  do {                                              \
+    if (const dmiStatus gate = Gate(); gate != 0) { \
+      return gate;                                  \
+    }                                               \
+  } while (0)
+
 }  // namespace
 
 HCUDP_STUB_API dmiStatus dmiGetStatusString(dmiStatus status, const char** text) {
@@ -70,6 +98,7 @@ HCUDP_STUB_API dmiStatus dmiGetStatusString(dmiStatus status, const char** text)
 
 HCUDP_STUB_API dmiStatus dmiGetDeviceCount(int* count) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   if (count == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
   *count = static_cast<int>(hcudp::stub::VisibleCards().size());
   return DMI_STATUS_SUCCESS;
@@ -77,9 +106,11 @@ HCUDP_STUB_API dmiStatus dmiGetDeviceCount(int* count) {
 
 HCUDP_STUB_API dmiStatus dmiGetDeviceInfo(int device_id, dmiDeviceInfo* info) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   if (info == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
   const int card = hcudp::stub::SimIndexForDmi(device_id);
   if (card < 0) return DMI_STATUS_INVALID_ARGUMENTS;
+  if (NeedsReset(card)) return DMI_STATUS_RESET_REQUIRED;
   StatusOr<hcudp::DmiDeviceInfo> got = Sim()->DeviceInfo(card);
   if (!got.ok()) return ToDmi(got.status());
   Fill(*got, device_id, info);
@@ -88,6 +119,7 @@ HCUDP_STUB_API dmiStatus dmiGetDeviceInfo(int device_id, dmiDeviceInfo* info) {
 
 HCUDP_STUB_API dmiStatus dmiGetMaxVDeviceCount(int* count) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   StatusOr<int> n = Sim()->MaxVhcusPerCard();
   if (!n.ok()) return ToDmi(n.status());
   *count = *n;
@@ -96,6 +128,7 @@ HCUDP_STUB_API dmiStatus dmiGetMaxVDeviceCount(int* count) {
 
 HCUDP_STUB_API dmiStatus dmiGetVDeviceInfo(int vdevice_id, dmiDeviceInfo* info) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   if (info == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
   StatusOr<hcudp::DmiDeviceInfo> got = Sim()->VhcuInfo(vdevice_id);
   if (!got.ok()) return ToDmi(got.status());
@@ -105,8 +138,10 @@ HCUDP_STUB_API dmiStatus dmiGetVDeviceInfo(int vdevice_id, dmiDeviceInfo* info) 
 
 HCUDP_STUB_API dmiStatus dmiGetDeviceRemainingInfo(int device_id, size_t* cus, size_t* memories) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   const int card = hcudp::stub::SimIndexForDmi(device_id);
   if (card < 0) return DMI_STATUS_INVALID_ARGUMENTS;
+  if (NeedsReset(card)) return DMI_STATUS_RESET_REQUIRED;
   StatusOr<hcudp::DmiRemaining> got = Sim()->Remaining(card);
   if (!got.ok()) return ToDmi(got.status());
   *cus = static_cast<size_t>(got->compute_units);
@@ -117,10 +152,15 @@ HCUDP_STUB_API dmiStatus dmiGetDeviceRemainingInfo(int device_id, size_t* cus, s
 HCUDP_STUB_API dmiStatus dmiCreateVDevices(int device_id, int vdev_count, int* vdev_cus,
                                            int* vdev_mem_size) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
-  const int card = hcudp::stub::SimIndexForDmi(device_id);
+  HCUDP_STUB_GATE();
+  int card = hcudp::stub::SimIndexForDmi(device_id);
   if (card < 0 || vdev_count <= 0 || vdev_cus == nullptr || vdev_mem_size == nullptr) {
     return DMI_STATUS_INVALID_ARGUMENTS;
   }
+  if (NeedsReset(card)) return DMI_STATUS_RESET_REQUIRED;
+  // A library that acts on another card than asked (the fault a wrong index
+  // map causes): knob create_on_card=<SimNode index>.
+  card = static_cast<int>(hcudp::stub::KnobInt("create_on_card", card));
   for (int i = 0; i < vdev_count; ++i) {
     if (vdev_cus[i] <= 0 || vdev_mem_size[i] <= 0) return DMI_STATUS_INVALID_ARGUMENTS;
     const Status st = Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]));
@@ -131,11 +171,13 @@ HCUDP_STUB_API dmiStatus dmiCreateVDevices(int device_id, int vdev_count, int* v
 
 HCUDP_STUB_API dmiStatus dmiStopVDevice(int vdevice_id) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   return ToDmi(Sim()->StopVhcu(vdevice_id));
 }
 
 HCUDP_STUB_API dmiStatus dmiDestroySingleVDevice(int vdevice_id) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
+  HCUDP_STUB_GATE();
   if (hcudp::stub::ConsumeFault("destroy_busy")) return DMI_STATUS_DEVICE_BUSY;
   return ToDmi(Sim()->DestroyVhcu(vdevice_id));
 }

@@ -3,9 +3,11 @@
 //   --healthcheck        one "HCU[i] : Bus Id : <bdf> : <word>" line per card
 //   --showdriverversion  "Driver Version: <SimNode driverVersion>"
 //   --version            "hy-smi version <knob hysmi_version, default 1.6.2>"
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,13 +34,38 @@ std::unique_ptr<hcudp::VendorLib> OpenSim() {
   return std::move(lib).value();
 }
 
+// Knob hysmi_signals=<file>: records how this process started, "blocked N"
+// (signals in the inherited mask) and "sigterm default|ignored|handled".
+void RecordSignalState() {
+  std::optional<std::string> path = Knob("hysmi_signals");
+  if (!path) return;
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigprocmask(SIG_BLOCK, nullptr, &mask);
+  int blocked = 0;
+  for (int sig = 1; sig < NSIG; ++sig) blocked += sigismember(&mask, sig) == 1;
+  struct sigaction term {};
+  sigaction(SIGTERM, nullptr, &term);
+  const char* disposition = term.sa_handler == SIG_DFL   ? "default"
+                            : term.sa_handler == SIG_IGN ? "ignored"
+                                                         : "handled";
+  std::ofstream(*path) << "blocked " << blocked << "\nsigterm " << disposition << "\n";
+}
+
 int HealthCheck(hcudp::VendorLib& sim) {
+  // Knob hysmi_count=<file>: one line per run, so tests can count the runs.
+  if (std::optional<std::string> count = Knob("hysmi_count")) {
+    std::ofstream(*count, std::ios::app) << getpid() << "\n";
+  }
+  RecordSignalState();
   const std::string mode = Knob("hysmi").value_or("");
   if (mode == "fail") {
     std::fprintf(stderr, "hy-smi: unable to communicate with the driver\n");
     return 1;
   }
   if (mode == "hang") {
+    // A hung tool that does not even die on SIGTERM (only SIGKILL ends it).
+    signal(SIGTERM, SIG_IGN);
     sleep(60);
     return 1;
   }
@@ -63,6 +90,11 @@ int HealthCheck(hcudp::VendorLib& sim) {
           by_bdf.count(*bdf) && by_bdf[*bdf] == hcudp::Health::kUnhealthy ? "Unhealthy" : "Healthy";
       if (std::optional<std::string> w = hcudp::stub::CardKnob("hysmi_word", card)) word = *w;
       if (word == "-") continue;  // the card is omitted
+      if (mode == "odd") {
+        // Lines the parser must skip, between and around good ones.
+        std::printf("HCU[%d] : Bus Id : garbled\n", printed);
+        std::printf("Warning: HCU[%d] temperature sensor not ready\n", printed);
+      }
       std::printf("%s[%d]          : Bus Id : %s         : %s\n", form.c_str(), printed++,
                   bdf->c_str(), word.c_str());
     }

@@ -34,14 +34,22 @@ uint64_t ParseBdfId(const std::string& bdf) {
 
 HCUDP_STUB_API rsmi_status_t rsmi_init(uint64_t /*init_flags*/) {
   if (hcudp::stub::ConsumeFault("rsmi_init_failures")) return RSMI_STATUS_INIT_ERROR;
+  const long ok_inits = hcudp::stub::KnobInt("rsmi_init_fails_after", -1);
+  if (ok_inits >= 0 && hcudp::stub::RsmiInitsSinceReset() >= ok_inits) {
+    return RSMI_STATUS_INIT_ERROR;
+  }
   if (Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
+  ++hcudp::stub::RsmiInitsSinceReset();
   ++RsmiRefcount();
   ++hcudp::stub::RsmiInitCalls();
   return RSMI_STATUS_SUCCESS;
 }
 
 HCUDP_STUB_API rsmi_status_t rsmi_shut_down(void) {
-  if (RsmiRefcount() <= 0) return RSMI_STATUS_INIT_ERROR;
+  if (RsmiRefcount() <= 0) {
+    ++hcudp::stub::RsmiUnbalancedShutdowns();
+    return RSMI_STATUS_INIT_ERROR;
+  }
   --RsmiRefcount();
   return RSMI_STATUS_SUCCESS;
 }

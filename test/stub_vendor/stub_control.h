@@ -14,7 +14,20 @@
 //                       times before acting
 //   vanish_card         this SimNode card index is gone from RSMI, DMI, hy-smi
 //   ecc_uncorrectable   "<card>:<count>" uncorrectable UMC errors on a card
-//   hysmi               "fail" (exit 1), "hang" (sleep 60 s), "empty"
+//   rsmi_init_fails_after  rsmi_init succeeds this many times (since the
+//                       last reset), then fails with INIT_ERROR
+//   hymgr               "down": at the first DMI call the library never
+//                       initialises (every call then answers 13 for the life
+//                       of the process); after a good first call: 32
+//   dmi_fail_count      the next N DMI calls return dmi_fail_code (-1: all)
+//   dmi_fail_code       the dmiStatus those calls return (default 1, ERROR)
+//   reset_required      DMI calls about this SimNode card answer 35
+//   create_on_card      dmiCreateVDevices acts on this SimNode card instead
+//   hysmi               "fail" (exit 1), "hang" (ignores SIGTERM, sleeps
+//                       60 s), "empty", "odd" (odd lines among good ones)
+//   hysmi_count         file the fake hy-smi appends a line to per run
+//   hysmi_signals       file it writes its blocked-signal count and SIGTERM
+//                       disposition to
 //   hysmi_word          "<card>:<word>" status word hy-smi prints for a card
 //   hysmi_form          "DCU" to print the older DCU[..] lines
 //   hysmi_version       what `hy-smi --version` reports (default 1.6.2)

@@ -8,6 +8,7 @@
 
 #include "hcudp/sim_node.h"
 #include "stub_control.h"
+#include "vendor/kfd_topology.h"
 
 namespace hcudp::stub {
 namespace {
@@ -21,6 +22,9 @@ struct State {
   std::unique_ptr<VendorLib> sim;
   bool tried = false;
   std::map<std::string, long> faults_used;
+  int rsmi_inits = 0;
+  int dmi_calls = 0;
+  bool dmi_never_initialised = false;
 };
 
 State& TheState() {
@@ -67,13 +71,18 @@ std::vector<int> VisibleCards() {
 
 std::vector<int> VisibleCardsInDmiOrder() {
   std::vector<int> cards = VisibleCards();
-  std::map<int, std::string> bdf;
-  for (int c : cards) {
-    StatusOr<std::string> b = Sim()->PciBdf(c);
-    bdf[c] = b.ok() ? *b : std::string();
+  std::optional<std::string> root = Knob("host_root");
+  if (!root) return cards;
+  StatusOr<std::vector<std::string>> kfd = vendor::ReadKfdGpuBdfs(*root);
+  if (!kfd.ok()) return cards;
+  std::vector<int> ordered;
+  for (const std::string& bdf : *kfd) {
+    for (int c : cards) {
+      StatusOr<std::string> b = Sim()->PciBdf(c);
+      if (b.ok() && *b == bdf) ordered.push_back(c);
+    }
   }
-  std::stable_sort(cards.begin(), cards.end(), [&](int a, int b) { return bdf[a] < bdf[b]; });
-  return cards;
+  return ordered;
 }
 
 int SimIndexForRsmi(int rsmi_index) {
@@ -102,6 +111,16 @@ int& RsmiInitCalls() {
   return calls;
 }
 
+int& RsmiInitsSinceReset() { return TheState().rsmi_inits; }
+
+int& RsmiUnbalancedShutdowns() {
+  static int count = 0;
+  return count;
+}
+
+int& DmiCalls() { return TheState().dmi_calls; }
+bool& DmiNeverInitialised() { return TheState().dmi_never_initialised; }
+
 bool ConsumeFault(const std::string& key) {
   std::lock_guard lock(Mu());
   std::map<std::string, long>& used = TheState().faults_used;
@@ -117,6 +136,9 @@ bool ConsumeFault(const std::string& key) {
 // Lets tests check that Init/Shutdown are balanced.
 HCUDP_STUB_API int hcudp_stub_rsmi_refcount() { return hcudp::stub::RsmiRefcount(); }
 HCUDP_STUB_API int hcudp_stub_rsmi_init_calls() { return hcudp::stub::RsmiInitCalls(); }
+HCUDP_STUB_API int hcudp_stub_rsmi_unbalanced_shutdowns() {
+  return hcudp::stub::RsmiUnbalancedShutdowns();
+}
 
 // Forgets the SimVendorLib and the fault countdowns, so the next call starts
 // from the current knobs (tests call it between cases). The RSMI refcount
@@ -127,6 +149,9 @@ HCUDP_STUB_API void hcudp_stub_reset() {
   state.sim.reset();
   state.tried = false;
   state.faults_used.clear();
+  state.rsmi_inits = 0;
+  state.dmi_calls = 0;
+  state.dmi_never_initialised = false;
 }
 
 // On a real node the driver's files exist before anyone loads the vendor

@@ -21,7 +21,10 @@ VendorLib* Sim();
 // The cards visible through the libraries (vanish_card removed), as
 // SimNode/SimVendorLib indices, in RSMI order (SimNode order).
 std::vector<int> VisibleCards();
-// The same cards in DMI order: sorted by PCI BDF, as DMI walks them.
+// The same cards in DMI order: as libhydmi, the GPU nodes of the KFD
+// topology under host_root in numeric node order (reference/hcu-hardware.md
+// §1.9), matched to SimNode cards by BDF; RSMI order when there is no
+// topology.
 std::vector<int> VisibleCardsInDmiOrder();
 // The SimNode index behind an RSMI / DMI index, or -1.
 int SimIndexForRsmi(int rsmi_index);
@@ -32,6 +35,15 @@ int DmiIndexForSim(int sim_index);
 int& RsmiRefcount();
 // Successful rsmi_init calls so far (tests count re-initialisations).
 int& RsmiInitCalls();
+// Successful rsmi_init calls since the last hcudp_stub_reset().
+int& RsmiInitsSinceReset();
+// rsmi_shut_down calls that found nothing initialised (must stay 0).
+int& RsmiUnbalancedShutdowns();
+// DMI calls since the last reset, and whether the first one found hymgr
+// down (libhydmi then answers NOT_INITIALIZED for the life of the process).
+int& DmiCalls();
+bool& DmiNeverInitialised();
+
 // Consumes one failure from a countdown knob ("rsmi_init_failures",
 // "destroy_busy"); true when this call must fail. -1 means always.
 bool ConsumeFault(const std::string& key);

@@ -24,7 +24,8 @@ StubNode::StubNode(const std::string& sim_node)
   setenv("HCUDP_STUB_SIM_NODE", sim_node_.c_str(), 1);
   setenv("HCUDP_STUB_HOST_ROOT", host_root_.c_str(), 1);
   setenv("HCUDP_STUB_CONTROL", control_.c_str(), 1);
-  core_ = dlopen((StubHyhal() + "/lib/libhcudp_stub_core.so").c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  core_ = dlopen((StubHyhal() + "/lib/libhcudp_stub_core.so").c_str(),
+                 RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   BOOST_REQUIRE_MESSAGE(core_ != nullptr, dlerror());
   auto reset = reinterpret_cast<void (*)()>(dlsym(core_, "hcudp_stub_reset"));
   BOOST_REQUIRE(reset != nullptr);
@@ -65,6 +66,15 @@ namespace hcudp::testing {
 int StubNode::RsmiInitCalls() const {
   auto calls = reinterpret_cast<int (*)()>(dlsym(core_, "hcudp_stub_rsmi_init_calls"));
   return calls != nullptr ? calls() : -1;
+}
+
+}  // namespace hcudp::testing
+
+namespace hcudp::testing {
+
+int StubNode::RsmiUnbalancedShutdowns() const {
+  auto count = reinterpret_cast<int (*)()>(dlsym(core_, "hcudp_stub_rsmi_unbalanced_shutdowns"));
+  return count != nullptr ? count() : -1;
 }
 
 }  // namespace hcudp::testing

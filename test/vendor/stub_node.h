@@ -34,6 +34,8 @@ class StubNode {
   int RsmiRefcount() const;
   // Successful rsmi_init calls in this process so far.
   int RsmiInitCalls() const;
+  // rsmi_shut_down calls that found nothing to shut down, in this process.
+  int RsmiUnbalancedShutdowns() const;
 
   static std::string StubHyhal();     // the built stand-in hyhal directory
   static std::string StubVariants();  // the variant libraries directory

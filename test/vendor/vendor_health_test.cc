@@ -1,6 +1,8 @@
 // DlopenVendorLib::QueryHealth: hy-smi verdicts matched by BDF, ECC and
 // presence; a failed query is an error, never an unhealthy card. Also: a card
 // that vanishes, and queries racing a re-initialisation.
+#include <signal.h>
+
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
@@ -76,8 +78,31 @@ BOOST_AUTO_TEST_CASE(HySmiIndicesAreIgnoredInFavourOfBdfs) {
   // With card 2 omitted, hy-smi numbers the following cards differently
   // from RSMI; each verdict must still land on the right card.
   StubNode node(K100());
-  node.Control("hysmi_word=2:-\n");
+  std::string yaml = testing::ReadFile(node.sim_node());
+  const size_t card3 = yaml.find("index: 3");
+  yaml.replace(yaml.find("health: Healthy", card3), 15, "health: Unhealthy");
+  testing::WriteFile(node.sim_node(), yaml);
+  node.Control("hysmi_word=2:-\n");  // hy-smi prints card 3 as HCU[2]
   std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  std::map<std::string, CardHealthReport> h = Health(*lib);
+  BOOST_CHECK(h[kCard2].health == Health::kHealthy);  // missing once: kept
+  int healthy = 0;
+  for (const auto& [bdf, r] : h) healthy += r.health == Health::kHealthy;
+  BOOST_CHECK_EQUAL(healthy, 7);
+  BOOST_CHECK(h["0000:69:00.0"].health == Health::kUnhealthy);
+}
+
+// A card missing from one reading keeps its last verdict; missing from
+// three in a row, it is reported missing (doc/real-node.md).
+BOOST_AUTO_TEST_CASE(ACardMissingFromHySmiKeepsItsVerdictUntilThreeReadingsInARow) {
+  StubNode node(K100());
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  BOOST_CHECK(Health(*lib)[kCard2].health == Health::kHealthy);
+  node.Control("hysmi_word=2:-\n");
+  for (int reading = 1; reading <= 2; ++reading) {
+    std::map<std::string, CardHealthReport> h = Health(*lib);
+    BOOST_CHECK_MESSAGE(h[kCard2].health == Health::kHealthy, "reading " << reading);
+  }
   std::map<std::string, CardHealthReport> h = Health(*lib);
   BOOST_CHECK(h[kCard2].health == Health::kUnhealthy);
   BOOST_CHECK_MESSAGE(h[kCard2].reason.find("missing from hy-smi") != std::string::npos,
@@ -85,6 +110,57 @@ BOOST_AUTO_TEST_CASE(HySmiIndicesAreIgnoredInFavourOfBdfs) {
   int healthy = 0;
   for (const auto& [bdf, r] : h) healthy += r.health == Health::kHealthy;
   BOOST_CHECK_EQUAL(healthy, 7);
+  // Listed again: its word counts at once.
+  node.Control("");
+  BOOST_CHECK(Health(*lib)[kCard2].health == Health::kHealthy);
+}
+
+BOOST_AUTO_TEST_CASE(AnUnhealthyCardThatDropsOutOfOneReadingStaysUnhealthy) {
+  StubNode node(K100());
+  node.Control("hysmi_word=2:Error\n");
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  BOOST_CHECK(Health(*lib)[kCard2].health == Health::kUnhealthy);
+  node.Control("hysmi_word=2:-\n");
+  std::map<std::string, CardHealthReport> h = Health(*lib);
+  BOOST_CHECK(h[kCard2].health == Health::kUnhealthy);
+  BOOST_CHECK_MESSAGE(h[kCard2].reason.find("Error") != std::string::npos, h[kCard2].reason);
+}
+
+BOOST_AUTO_TEST_CASE(OddLinesAmongGoodOnesNeverFreezeTheCards) {
+  StubNode node(K100());
+  node.Control("hysmi=odd\nhysmi_word=2:Error.\n");
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  std::map<std::string, CardHealthReport> h = Health(*lib);
+  BOOST_REQUIRE_EQUAL(h.size(), 8u);
+  BOOST_CHECK(h[kCard2].health == Health::kUnhealthy);
+  BOOST_CHECK_MESSAGE(h[kCard2].reason == "hy-smi: Error", h[kCard2].reason);
+  int healthy = 0;
+  for (const auto& [bdf, r] : h) healthy += r.health == Health::kHealthy;
+  BOOST_CHECK_EQUAL(healthy, 7);
+}
+
+// The daemon blocks SIGTERM in every thread and ignores SIGPIPE; hy-smi must
+// not inherit either (a tool that ignores SIGTERM cannot be stopped).
+BOOST_AUTO_TEST_CASE(HySmiStartsWithDefaultSignalsAndAnEmptyMask) {
+  StubNode node(K100());
+  testing::TempDir dir;
+  const std::string report = dir.Join("signals");
+  node.Control("hysmi_signals=" + report + "\n");
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  struct sigaction ignore {
+  }, old_term{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGTERM, &ignore, &old_term);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+  StatusOr<std::vector<CardHealthReport>> got = lib->QueryHealth();
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  BOOST_CHECK_EQUAL(testing::ReadFile(report), "blocked 0\nsigterm default\n");
 }
 
 BOOST_AUTO_TEST_CASE(SimNodeHealthFlowsThroughTheFakeHySmi) {

@@ -35,6 +35,49 @@ BOOST_AUTO_TEST_CASE(DmiCodesMapToCanonicalCodes) {
   BOOST_CHECK(FromDmi(DMI_STATUS_SUCCESS, "x", nullptr).ok());
 }
 
+// The shipped 6.2.x/6.3.x libraries go beyond the header's 31
+// (reference/hcu-hardware.md §1.9): hymgr unreachable (32-34) is transient,
+// 35 means the card needs a reset, 999 is the real UNKNOWN_ERROR.
+BOOST_AUTO_TEST_CASE(ShippedLibraryCodesBeyond31AreNamedAndClassified) {
+  struct Case {
+    int value;
+    const char* name;
+    StatusCode code;
+    bool transient;
+  };
+  const Case cases[] = {
+      {32, "DMI_STATUS_HYMGR_CONNECT_FAILED", StatusCode::kUnavailable, true},
+      {33, "DMI_STATUS_HYMGR_SEND_ERROR", StatusCode::kUnavailable, true},
+      {34, "DMI_STATUS_HYMGR_RECV_ERROR", StatusCode::kUnavailable, true},
+      {35, "DMI_STATUS_RESET_REQUIRED", StatusCode::kAborted, false},
+      {999, "DMI_STATUS_UNKNOWN_ERROR", StatusCode::kInternal, false},
+  };
+  for (const Case& c : cases) {
+    const dmiStatus code = static_cast<dmiStatus>(c.value);
+    BOOST_CHECK_EQUAL(DmiCodeName(code), c.name);
+    const Status st = FromDmi(code, "dmiCall", nullptr);
+    BOOST_CHECK_MESSAGE(st.code() == c.code, c.value << ": " << st.ToString());
+    BOOST_CHECK_MESSAGE(st.message().find(c.name) != std::string::npos, st.message());
+    BOOST_CHECK_EQUAL(IsDmiTransient(code), c.transient);
+  }
+  BOOST_CHECK(IsDmiTransient(DMI_STATUS_DEVICE_BUSY));
+  BOOST_CHECK(!IsDmiTransient(DMI_STATUS_ERROR_NOT_INITIALIZED));
+  // hymgr being unreachable names what to check.
+  const Status down = FromDmi(static_cast<dmiStatus>(32), "dmiGetDeviceCount", nullptr);
+  BOOST_CHECK_MESSAGE(down.message().find("hymgr") != std::string::npos, down.message());
+}
+
+// DMI initialises once per process; a failed first init names its cause.
+BOOST_AUTO_TEST_CASE(InitFailuresNameHymgrAndMkfd) {
+  for (dmiStatus code : {DMI_STATUS_ERROR_NOT_INITIALIZED, DMI_STATUS_OPEN_MKFD_FAILED}) {
+    const Status st = FromDmi(code, "dmiGetDeviceCount", nullptr);
+    BOOST_CHECK(st.code() == StatusCode::kFailedPrecondition);
+    BOOST_CHECK_MESSAGE(st.message().find("is the hymgr service running? is /dev/mkfd present "
+                                          "and mounted?") != std::string::npos,
+                        st.message());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(MessagesUseTheLibrarysStringAndOurName) {
   const Status st = FromRsmi(RSMI_STATUS_BUSY, "rsmi_dev_id_get", &FakeRsmiString);
   BOOST_CHECK_EQUAL(st.message(), "rsmi_dev_id_get: the library's own words (RSMI_STATUS_BUSY)");
@@ -43,6 +86,7 @@ BOOST_AUTO_TEST_CASE(MessagesUseTheLibrarysStringAndOurName) {
 
 BOOST_AUTO_TEST_CASE(UnknownCodesAreNamedByNumber) {
   BOOST_CHECK_EQUAL(DmiCodeName(static_cast<dmiStatus>(99)), "DMI_STATUS_99");
+  BOOST_CHECK_EQUAL(DmiCodeName(static_cast<dmiStatus>(36)), "DMI_STATUS_36");
   BOOST_CHECK_EQUAL(RsmiCodeName(RSMI_STATUS_UNKNOWN_ERROR), "RSMI_STATUS_UNKNOWN_ERROR");
   BOOST_CHECK_EQUAL(NvmlCodeName(NVML_ERROR_GPU_IS_LOST), "NVML_ERROR_GPU_IS_LOST");
 }

@@ -48,6 +48,11 @@ struct DlopenVendorLibOptions {
   std::function<void(std::chrono::milliseconds)> sleep;
 };
 
+// Stops every vendor tool this process is running (hy-smi) at once, and
+// keeps new ones from starting: the first step of a shutdown, so that a hung
+// tool never holds it up. Safe from any thread.
+HCUDP_EXPORT void CancelVendorTools();
+
 // Loads and resolves every needed symbol; errors name the missing library or
 // symbol. The returned library is not yet Init()-ed.
 HCUDP_EXPORT StatusOr<std::unique_ptr<VendorLib>> NewDlopenVendorLib(

@@ -6,12 +6,14 @@
 #include <cctype>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backend/dri.h"
 #include "backend/mig_scan.h"
 #include "backend/node_files.h"
 #include "backend/vhcu_scan.h"
+#include "vendor/node_files.h"
 
 namespace hcudp {
 namespace {
@@ -49,9 +51,18 @@ StatusOr<Card> HostBackend::DiscoverCard(int index) {
   HCUDP_ASSIGN_OR_RETURN(card.serial, vendor_->Serial(index));
   HCUDP_ASSIGN_OR_RETURN(card.pci_device_id, vendor_->PciDeviceId(index));
   HCUDP_ASSIGN_OR_RETURN(card.memory_bytes, vendor_->MemoryTotalBytes(index));
-  HCUDP_ASSIGN_OR_RETURN(DmiDeviceInfo info, vendor_->DeviceInfo(index));
-  card.model = NormaliseModel(info.name);
-  card.compute_units = info.compute_units;
+  StatusOr<DmiDeviceInfo> info = vendor_->DeviceInfo(index);
+  if (info.ok()) {
+    card.model = NormaliseModel(info->name);
+    card.compute_units = info->compute_units;
+  } else if (info.status().code() == StatusCode::kAborted) {
+    // RESET_REQUIRED: the card is there but needs a reset. It stays listed
+    // (its health says why) instead of vanishing from the node.
+    card.model = vendor::ModelForPciDeviceId(card.pci_device_id);
+    LOG(WARNING) << "card " << index << " (" << card.bdf << "): " << info.status().message();
+  } else {
+    return info.status();
+  }
   // Without NUMA the card is still usable; kubelet just gets no topology hint.
   StatusOr<int> numa = vendor_->NumaNode(index);
   if (numa.ok()) {
@@ -82,23 +93,13 @@ StatusOr<std::vector<Card>> HostBackend::DiscoverCards() {
   return cards;
 }
 
-void HostBackend::ApplyHealth(std::vector<Card>* cards) {
-  StatusOr<std::vector<CardHealthReport>> reports = vendor_->QueryHealth();
-  if (!reports.ok()) {
-    LOG(WARNING) << "health query failed, reporting cards healthy until the next check: "
-                 << reports.status().ToString();
-    return;
-  }
-  std::map<std::string, const CardHealthReport*> by_bdf;
-  for (const CardHealthReport& r : *reports) by_bdf[Lower(r.bdf)] = &r;
+void HostBackend::ApplyLastHealth(std::vector<Card>* cards) {
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  if (!have_health_) return;  // no verdict yet: cards stay as discovered
   for (Card& card : *cards) {
-    auto it = by_bdf.find(card.bdf);
+    auto it = last_health_.find(card.bdf);
     // As the vendor: a card the health source does not list is unhealthy.
-    card.health = it != by_bdf.end() ? it->second->health : Health::kUnhealthy;
-    if (card.health == Health::kUnhealthy) {
-      LOG(WARNING) << "card " << card.index << " (" << card.bdf << ") is unhealthy: "
-                   << (it != by_bdf.end() ? it->second->reason : "not in the health report");
-    }
+    card.health = it != last_health_.end() ? it->second.health : Health::kUnhealthy;
   }
 }
 
@@ -135,7 +136,7 @@ StatusOr<NodeInventory> HostBackend::Discover() {
     LOG(WARNING) << "driver version unknown: " << version.status().ToString();
   }
   HCUDP_ASSIGN_OR_RETURN(inv.cards, DiscoverCards());
-  ApplyHealth(&inv.cards);
+  ApplyLastHealth(&inv.cards);
   inv.links = DiscoverLinks(inv.cards);
   inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));
   inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
@@ -148,12 +149,25 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   StatusOr<bool> mig = vendor_->MigEnabled();
   if (!mig.ok()) LOG(WARNING) << "MIG mode unknown, assuming off: " << mig.status().ToString();
   inv.mig_enabled = mig.ok() && *mig;
-  if (inv.mig_enabled) inv.mig_instances = ScanMigInstances(options_.host_root);
+  if (inv.mig_enabled) {
+    inv.mig_instances = ScanMigInstances(options_.host_root);
+    // A conf's devN is the MIG library's (DMI) index; its `pci` names the
+    // card, so the BDF decides which discovered card it is on.
+    for (MigInstance& mig : inv.mig_instances) {
+      if (const Card* card = inv.FindCardByBdf(Lower(mig.card_bdf))) mig.card = card->index;
+    }
+  }
   return inv;
 }
 
 StatusOr<std::vector<CardHealthReport>> HostBackend::QueryHealth() {
-  return vendor_->QueryHealth();
+  StatusOr<std::vector<CardHealthReport>> reports = vendor_->QueryHealth();
+  if (!reports.ok()) return reports;
+  std::lock_guard<std::mutex> lock(health_mutex_);
+  last_health_.clear();
+  for (const CardHealthReport& r : *reports) last_health_[Lower(r.bdf)] = r;
+  have_health_ = true;
+  return reports;
 }
 
 std::vector<Card> HostBackend::CardBdfs() {
@@ -172,6 +186,14 @@ std::vector<Card> HostBackend::CardBdfs() {
 
 StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
   std::vector<Card> cards = CardBdfs();
+  auto target =
+      std::find_if(cards.begin(), cards.end(), [&](const Card& c) { return c.index == card; });
+  if (target == cards.end()) {
+    return NotFoundError("card " + std::to_string(card) + " does not exist (" +
+                         std::to_string(cards.size()) + " cards)");
+  }
+  const std::string want_bdf = target->bdf;
+  const std::string want = "card " + std::to_string(card) + " (" + want_bdf + ")";
   std::lock_guard<std::mutex> lock(vhcu_mutex_);
   std::set<int> before = ListVdevConfIds(options_.host_root);
   HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib));
@@ -180,30 +202,57 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
   std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
                       std::back_inserter(created));
   if (created.empty()) {
-    return InternalError("the driver accepted a vHCU on card " + std::to_string(card) + " (" +
+    return InternalError("the driver accepted a vHCU on " + want + " (" +
                          std::to_string(compute_units) + " CU, " + std::to_string(memory_mib) +
                          " MiB) but no new vdev<N>.conf appeared in " +
                          HostPath(options_.host_root, kVdevDir));
   }
   if (created.size() > 1) {
-    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on card " << card
+    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on " << want
                  << " (another creator?); picking the one that matches";
   }
   Status last_error;
+  std::optional<Vhcu> made;
   for (int id : created) {
     StatusOr<Vhcu> vhcu = ReadVhcu(options_.host_root, id, cards, *vendor_);
     if (!vhcu.ok()) {
       last_error = vhcu.status();
       continue;
     }
-    if (created.size() == 1 || (vhcu->card == card && vhcu->compute_units == compute_units &&
-                                vhcu->memory_mib == memory_mib)) {
-      return vhcu;
+    if (created.size() == 1 ||
+        (vhcu->card_bdf == want_bdf && vhcu->compute_units == compute_units &&
+         vhcu->memory_mib == memory_mib)) {
+      made = std::move(*vhcu);
+      break;
     }
   }
-  if (!last_error.ok()) return last_error.WithContext("the new vHCU's conf is unusable");
-  return InternalError("none of the new vHCU confs matches the vHCU created on card " +
-                       std::to_string(card));
+  if (!made) {
+    if (!last_error.ok()) return last_error.WithContext("the new vHCU's conf is unusable");
+    return InternalError("none of the new vHCU confs matches the vHCU created on " + want);
+  }
+  // The driver's card index is not the plugin's (DMI vs RSMI order): a wrong
+  // map creates the vHCU on another physical card. The conf's PciBusId is
+  // the truth. What was just made is ours, so it is removed again.
+  if (made->card_bdf != want_bdf) {
+    const std::string wrong = "vHCU " + std::to_string(made->id) + " was created on " +
+                              made->card_bdf + " instead of the requested " + want;
+    Status stopped = vendor_->StopVhcu(made->id);
+    if (!stopped.ok()) VLOG(1) << "stopping vHCU " << made->id << ": " << stopped.ToString();
+    Status destroyed = vendor_->DestroyVhcu(made->id);
+    if (destroyed.ok()) {
+      const std::string conf = HostPath(
+          options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(made->id) + ".conf");
+      Status removed = node_files::RemoveFile(conf);
+      if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
+        LOG(WARNING) << removed.message();
+      }
+      LOG(ERROR) << wrong << "; destroyed it";
+      return InternalError(wrong + "; destroyed it");
+    }
+    LOG(ERROR) << wrong << "; destroying it failed: " << destroyed.ToString();
+    return InternalError(wrong + "; destroying it failed: " + destroyed.message());
+  }
+  return *made;
 }
 
 Status HostBackend::DestroyVhcu(int id) {

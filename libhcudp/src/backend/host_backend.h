@@ -4,6 +4,7 @@
 #ifndef HCUDP_SRC_BACKEND_HOST_BACKEND_H_
 #define HCUDP_SRC_BACKEND_HOST_BACKEND_H_
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,7 +32,9 @@ class HostBackend final : public Backend {
   // out. Errors only when the card count itself is unknown.
   StatusOr<std::vector<Card>> DiscoverCards();
   StatusOr<Card> DiscoverCard(int index);
-  void ApplyHealth(std::vector<Card>* cards);
+  // Sets each card's health from the last QueryHealth() (never runs the
+  // health source itself: inventory and health are separate questions).
+  void ApplyLastHealth(std::vector<Card>* cards);
   std::vector<Link> DiscoverLinks(const std::vector<Card>& cards);
   // Index and BDF of each card, for mapping a vHCU's parent BDF to its index.
   std::vector<Card> CardBdfs();
@@ -42,6 +45,11 @@ class HostBackend final : public Backend {
   // scan of Discover, so a create's before/after listing of /etc/vdev is not
   // disturbed by our own other calls.
   std::mutex vhcu_mutex_;
+
+  // The last successful QueryHealth(), by BDF; empty until one succeeded.
+  std::mutex health_mutex_;
+  std::map<std::string, CardHealthReport> last_health_;  // guarded by health_mutex_
+  bool have_health_ = false;                             // guarded by health_mutex_
 };
 
 }  // namespace hcudp

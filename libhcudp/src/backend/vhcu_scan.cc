@@ -14,13 +14,15 @@ std::string ConfPath(int id) {
 }
 
 // The driver's view of vHCU `id` against its conf. The conf is what the
-// container runtime reads, so it wins; disagreements are logged.
+// container runtime reads, so it wins; disagreements are logged. Cards are
+// compared by BDF: the conf's device_id is a DMI index and the library's
+// parent_card an RSMI index, two index spaces that need not agree.
 Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, VendorLib& vendor) {
   StatusOr<DmiDeviceInfo> info = vendor.VhcuInfo(vhcu->id);
   if (!info.ok()) {
     if (info.status().code() == StatusCode::kNotFound) {
       return NotFoundError(file + ": the driver has no vHCU " + std::to_string(vhcu->id) +
-                           " (stale conf)");
+                           " (stale conf): " + info.status().message());
     }
     LOG(WARNING) << file << ": cannot ask the driver about vHCU " << vhcu->id << ": "
                  << info.status().ToString() << "; using the conf alone";
@@ -28,12 +30,17 @@ Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, Ven
   }
   vhcu->container_id = info->container_id;
   uint64_t driver_mib = info->global_memory_bytes / kMiB;
-  if (info->parent_card != conf.device_id || info->compute_units != conf.cu_count ||
-      driver_mib != conf.mem_mib) {
-    LOG(WARNING) << file << ": the driver reports card " << info->parent_card << ", "
-                 << info->compute_units << " CU, " << driver_mib << " MiB but the conf says card "
-                 << conf.device_id << ", " << conf.cu_count << " CU, " << conf.mem_mib
-                 << " MiB; using the conf";
+  // Without a BDF from the library, its RSMI index against the card the
+  // conf's BDF resolved to (same index space).
+  const bool same_card = !info->parent_bdf.empty() ? info->parent_bdf == conf.pci_bus_id
+                                                   : info->parent_card == vhcu->card;
+  if (!same_card || info->compute_units != conf.cu_count || driver_mib != conf.mem_mib) {
+    LOG(WARNING) << file << ": the driver reports card "
+                 << (info->parent_bdf.empty() ? std::to_string(info->parent_card)
+                                              : info->parent_bdf)
+                 << ", " << info->compute_units << " CU, " << driver_mib
+                 << " MiB but the conf says card " << conf.pci_bus_id << ", " << conf.cu_count
+                 << " CU, " << conf.mem_mib << " MiB; using the conf";
   }
   return OkStatus();
 }
@@ -76,14 +83,10 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   vhcu.cu_mask_lo = conf->cu_mask_lo;
   vhcu.cu_mask_hi = conf->cu_mask_hi;
   vhcu.conf_path = ConfPath(id);
+  // The card is the one at PciBusId. device_id is the card's DMI index,
+  // not an index of `cards`; it is used only when no card has that BDF.
   for (const Card& card : cards) {
-    if (card.bdf != conf->pci_bus_id) continue;
-    if (card.index != conf->device_id) {
-      LOG(WARNING) << file << ": device_id " << conf->device_id << " but PciBusId "
-                   << conf->pci_bus_id << " is card " << card.index << "; using card "
-                   << card.index;
-    }
-    vhcu.card = card.index;
+    if (card.bdf == conf->pci_bus_id) vhcu.card = card.index;
   }
   HCUDP_RETURN_IF_ERROR(CrossCheck(file, *conf, &vhcu, vendor));
   return vhcu;

@@ -20,6 +20,9 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o);
 // Loads the vendor libraries once; the MIG check reuses what it learned.
 struct VendorProbe {
   DoctorCheck check;
+  // "dmi": libhydmi answers (it needs the hymgr service and /dev/mkfd,
+  // and initialises once per process).
+  DoctorCheck dmi;
   std::optional<bool> mig_mode;  // nvmlGetSystemMigMode, when it answered
 };
 VendorProbe CheckVendorLibraries(const DoctorOptions& o);

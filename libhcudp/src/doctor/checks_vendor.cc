@@ -6,6 +6,7 @@
 #include "vendor/node_files.h"
 #include "vendor/subprocess.h"
 #include "vendor/vendor_api.h"
+#include "vendor/vendor_status.h"
 
 namespace hcudp::doctor {
 namespace {
@@ -19,8 +20,26 @@ std::string HyhalUnderRoot(const DoctorOptions& o) { return UnderRoot(o.host_roo
 
 }  // namespace
 
+namespace {
+
+constexpr char kDmiFix[] =
+    "start the hymgr service (systemctl start hymgr) and make sure /dev/mkfd exists and is "
+    "mounted into the plugin pod, then restart the plugin";
+
+DoctorCheck CheckDmi(const vendor::VendorApi& api) {
+  int cards = 0;
+  const Status st = vendor::FromDmi(api.dmi.get_device_count(&cards), "dmiGetDeviceCount",
+                                    api.dmi.get_status_string);
+  if (!st.ok()) return Fail("dmi", st.message(), kDmiFix);
+  return Ok("dmi", "libhydmi answers (hymgr reachable): " + std::to_string(cards) + " card(s)");
+}
+
+}  // namespace
+
 VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
   VendorProbe probe;
+  probe.dmi =
+      Warn("dmi", "not checked: the vendor libraries did not load", "fix vendor-libraries first");
   const std::string lib_dir = UnderRoot(HyhalUnderRoot(o), "/lib");
   StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
   if (!api.ok()) {
@@ -40,6 +59,7 @@ VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
     }
   }
   detail += " loaded, all required symbols present";
+  probe.dmi = CheckDmi(**api);
   if ((*api)->dmi.create_vdevices == nullptr || (*api)->dmi.destroy_single_vdevice == nullptr ||
       (*api)->dmi.stop_vdevice == nullptr) {
     probe.check =

@@ -68,6 +68,7 @@ std::vector<DoctorCheck> RunDoctor(const DoctorOptions& options) {
   checks.push_back(doctor::CheckDriNodes(options));
   doctor::VendorProbe probe = doctor::CheckVendorLibraries(options);
   checks.push_back(probe.check);
+  checks.push_back(probe.dmi);
   checks.push_back(doctor::CheckHySmiVersion(options));
   checks.push_back(doctor::CheckDtkVersion(options));
   checks.push_back(doctor::CheckKubeletPluginDir(options));

@@ -99,6 +99,8 @@ class SimVendorLib final : public VendorLib {
     info.name = c.model;
     info.compute_units = c.compute_units;
     info.global_memory_bytes = c.memory_mib * kMiB;
+    info.parent_card = c.index;
+    info.parent_bdf = c.bdf;
     return info;
   }
   StatusOr<int> MaxVhcusPerCard() override { return Current()->max_vhcus_per_card; }
@@ -110,7 +112,10 @@ class SimVendorLib final : public VendorLib {
     info.name = parent != nullptr ? parent->model : "";
     info.compute_units = conf.cu_count;
     info.global_memory_bytes = conf.mem_mib * kMiB;
+    // The driver's device_id is the DMI index, which in the sim is the
+    // SimNode index (the probe order).
     info.parent_card = conf.device_id;
+    info.parent_bdf = parent != nullptr ? parent->bdf : "";
     return info;
   }
   StatusOr<DmiRemaining> Remaining(int card) override {

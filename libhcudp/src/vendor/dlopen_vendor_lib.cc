@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "vendor/dlopen_vendor_lib_impl.h"
+#include "vendor/kfd_topology.h"
 #include "vendor/node_files.h"
+#include "vendor/subprocess.h"
 #include "vendor/vendor_status.h"
 
 namespace hcudp {
@@ -22,6 +24,8 @@ StatusOr<std::unique_ptr<VendorLib>> NewDlopenVendorLib(const DlopenVendorLibOpt
   if (!api.ok()) return api.status();
   return std::unique_ptr<VendorLib>(new vendor::DlopenVendorLib(options, std::move(api).value()));
 }
+
+void CancelVendorTools() { vendor::CancelCommands(); }
 
 namespace vendor {
 
@@ -62,13 +66,16 @@ Status DlopenVendorLib::Init() {
   Status st = AwaitCountAgreementLocked();
   if (st.ok()) st = RebuildCardMapLocked();
   if (!st.ok()) {
-    api_->rsmi.shut_down();
+    // A failed re-initialisation inside AwaitCountAgreementLocked already
+    // left RSMI shut down: shut down only what is still up.
+    if (initialized_) api_->rsmi.shut_down();
     initialized_ = false;
     return st;
   }
   bool agree = false;
   const std::string counts = CountSignatureLocked(&agree);
   unresolved_mismatch_ = agree ? std::string() : counts;
+  started_ = true;
   LOG(INFO) << "vendor libraries ready: " << card_map_.bdfs.size() << " card(s) via "
             << api_->rsmi_library->path();
   return OkStatus();
@@ -120,7 +127,7 @@ StatusOr<int> DlopenVendorLib::RsmiCountLocked() const {
 
 StatusOr<int> DlopenVendorLib::DmiCountLocked() const {
   int n = 0;
-  HCUDP_RETURN_IF_ERROR(Dmi(api_->dmi.get_device_count(&n), "dmiGetDeviceCount"));
+  HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_device_count(&n), "dmiGetDeviceCount"));
   return n;
 }
 
@@ -183,9 +190,12 @@ Status DlopenVendorLib::RebuildCardMapLocked() {
   const bool have_pci = PciCount(options_.host_root) >= 0;
   if (have_pci) pci = ScanPciHcus(options_.host_root);
   std::string problems;
-  card_map_ = BuildCardMap(cards, dmi_names, have_pci ? &pci : nullptr, &problems);
-  if (!card_map_.verified) {
-    LOG(WARNING) << "RSMI/DMI index mapping not verified, assuming identity: " << problems;
+  card_map_ = BuildCardMap(cards, ReadKfdGpuBdfs(options_.host_root), dmi_names,
+                           have_pci ? &pci : nullptr, &problems);
+  if (!card_map_.verified) LOG(WARNING) << "RSMI/DMI card map: " << problems;
+  for (size_t i = 0; i < card_map_.bdfs.size(); ++i) {
+    VLOG(1) << "card " << card_map_.bdfs[i] << ": rsmi index " << i << ", dmi index "
+            << card_map_.dmi_index[i];
   }
   for (const std::string& bdf : card_map_.bdfs) {
     if (std::find(known_bdfs_.begin(), known_bdfs_.end(), bdf) == known_bdfs_.end()) {

@@ -7,7 +7,11 @@
 #ifndef HCUDP_VENDOR_DLOPEN_VENDOR_LIB_IMPL_H_
 #define HCUDP_VENDOR_DLOPEN_VENDOR_LIB_IMPL_H_
 
+#include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -24,23 +28,25 @@ namespace hcudp::vendor {
 // sits in DMI's index space.
 struct CardMap {
   std::vector<std::string> bdfs;  // by RSMI index
-  std::vector<int> dmi_index;     // by RSMI index
-  bool verified = false;          // false: identity assumed, see log
+  std::vector<int> dmi_index;     // by RSMI index; -1: the card has no DMI index
+  bool verified = false;          // false: see the logged problems
 };
 
-// Builds the RSMI→DMI index map. DMI has no BDF query, so the mapping rests
-// on what can be checked: (1) the counts agree; (2) every RSMI BDF is
-// distinct and, when the PCI scan is available, is an HCU function there with
-// the PCI device id RSMI reports; (3) DMI enumerates cards in PCI (BDF)
-// order, as the driver's KFD topology does, so DMI index = rank of the
-// card's BDF; (4) where the vendor's device-id table knows the model, the DMI
-// name of that index must name the same model. A failed check is a warning
-// and leaves `verified` false.
+// Builds the RSMI→DMI index map. DMI has no BDF query; libhydmi numbers the
+// cards in KFD topology order (reference/hcu-hardware.md §1.9), so a card's
+// DMI index is the position of its BDF among `kfd_bdfs` (ReadKfdGpuBdfs).
+// Only when the topology cannot be read is identity assumed. Also checked,
+// as warnings that leave `verified` false: the counts agree; every RSMI BDF
+// is distinct and, when the PCI scan is available, an HCU function there
+// with the PCI device id RSMI reports; where the vendor's device-id table
+// knows the model, the DMI name at the mapped index names the same model.
+// A card whose BDF the topology does not list gets -1 (no DMI calls).
 struct CardFacts {
   std::string bdf;
   uint16_t rsmi_device_id = 0;
 };
 CardMap BuildCardMap(const std::vector<CardFacts>& rsmi_cards,
+                     const StatusOr<std::vector<std::string>>& kfd_bdfs,
                      const std::vector<std::string>& dmi_names_in_dmi_order,
                      const std::vector<PciHcu>* pci_scan, std::string* problems);
 
@@ -79,6 +85,10 @@ class DlopenVendorLib final : public VendorLib {
   // The current RSMI→DMI map (for tests and hcuctl doctor).
   CardMap card_map() const;
 
+  // Not OK once DMI answered "not initialised" after a successful start:
+  // libhydmi initialises once per process, so only a restart recovers.
+  Status DmiRestartRequired() const;
+
  private:
   // All Locked* helpers expect mu_ held (shared suffices unless noted).
   Status CheckInitializedLocked() const;
@@ -90,8 +100,23 @@ class DlopenVendorLib final : public VendorLib {
   StatusOr<uint64_t> EccLocked(int card) const;
   // Up XHCL links of `src` whose remote BDF is `dst`; 0 when unknown.
   int UpXhclLinksLocked(int src, int dst) const;
-  int DmiIndexLocked(int card) const;
+  // The card's DMI index; an error when the map gives it none.
+  StatusOr<int> DmiIndexLocked(int card) const;
+  // -1 when no card has that DMI index.
   int RsmiIndexForDmiLocked(int dmi_index) const;
+  // Dmi() that also notes "DMI is down for this process" (13 after start).
+  Status DmiLocked(dmiStatus code, const char* call) const;
+  // Remembers that `card` needs a reset when `st` says so (RESET_REQUIRED).
+  void NoteResetRequired(const Status& st, int card);
+  // Calls `call` (which locks mu_ itself) again while it fails transiently
+  // (Unavailable: busy, hymgr unreachable), backing off with nothing held.
+  template <typename Result, typename Call>
+  Result RetryTransient(const std::string& what, Call call) const;
+  static const Status& StatusOf(const Status& s) { return s; }
+  template <typename T>
+  static const Status& StatusOf(const StatusOr<T>& s) {
+    return s.status();
+  }
   StatusOr<DmiDeviceInfo> DmiInfoLocked(int dmi_index, bool vhcu) const;
   Status DestroyOnceShared(int vhcu_id);
 
@@ -110,6 +135,15 @@ class DlopenVendorLib final : public VendorLib {
 
   void Sleep(int ms) const;
 
+  // Health: a card missing from this many hy-smi readings in a row is
+  // reported missing; until then it keeps its last verdict.
+  static constexpr int kMissingReadings = 3;
+  // Odd hy-smi lines are logged at most this often.
+  static constexpr std::chrono::seconds kSkippedLogInterval{600};
+  void LogSkippedLines(const std::vector<std::string>& skipped);
+  // Asks DMI about every card; RESET_REQUIRED marks it, an answer clears it.
+  void ProbeResetRequired();
+
   const DlopenVendorLibOptions options_;
   const std::unique_ptr<VendorApi> api_;
 
@@ -119,6 +153,23 @@ class DlopenVendorLib final : public VendorLib {
   std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
   std::string unresolved_mismatch_;      // signature a re-init did not cure; guarded by mu_
   bool reinit_failed_ = false;           // the last re-init left the library down; guarded by mu_
+  bool started_ = false;                 // Init succeeded once; guarded by mu_
+
+  // DMI's process-wide state, written under a shared mu_ too.
+  mutable std::mutex dmi_down_mu_;
+  mutable std::string dmi_down_;          // why DMI is gone for good; guarded by dmi_down_mu_
+  std::set<std::string> reset_required_;  // BDFs; guarded by dmi_down_mu_
+
+  // What hy-smi said last about each card, by BDF.
+  struct HySmiVerdict {
+    std::string word;  // empty: never listed
+    Health health = Health::kHealthy;
+    int missing = 0;  // consecutive readings without the card
+  };
+  std::mutex health_mu_;
+  std::map<std::string, HySmiVerdict> hysmi_verdicts_;       // guarded by health_mu_
+  std::chrono::steady_clock::time_point skipped_logged_at_;  // guarded by health_mu_
+  size_t skipped_suppressed_ = 0;                            // guarded by health_mu_
 };
 
 }  // namespace hcudp::vendor

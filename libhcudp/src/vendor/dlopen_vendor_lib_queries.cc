@@ -203,30 +203,97 @@ StatusOr<uint64_t> DlopenVendorLib::UncorrectableEccCount(int card) {
 
 // ---- DMI ----
 
-int DlopenVendorLib::DmiIndexLocked(int card) const {
-  if (card >= 0 && card < static_cast<int>(card_map_.dmi_index.size())) {
-    return card_map_.dmi_index[card];
+StatusOr<int> DlopenVendorLib::DmiIndexLocked(int card) const {
+  // Before the first map (not initialised): the caller's index as is.
+  if (card_map_.dmi_index.empty()) return card;
+  if (card >= static_cast<int>(card_map_.dmi_index.size())) {
+    return NotFoundError("card " + std::to_string(card) + " does not exist (" +
+                         std::to_string(card_map_.dmi_index.size()) + " cards)");
   }
-  return card;
+  const int dmi = card_map_.dmi_index[card];
+  if (dmi < 0) {
+    return FailedPreconditionError("card " + std::to_string(card) + " (" + card_map_.bdfs[card] +
+                                   ") has no DMI index: the KFD topology does not list it");
+  }
+  return dmi;
 }
 
 int DlopenVendorLib::RsmiIndexForDmiLocked(int dmi_index) const {
   for (size_t i = 0; i < card_map_.dmi_index.size(); ++i) {
     if (card_map_.dmi_index[i] == dmi_index) return static_cast<int>(i);
   }
-  return dmi_index;
+  return card_map_.dmi_index.empty() ? dmi_index : -1;
+}
+
+Status DlopenVendorLib::DmiLocked(dmiStatus code, const char* call) const {
+  if (code == DMI_STATUS_ERROR_NOT_INITIALIZED && started_) {
+    // libhydmi initialises on its first call, once per process: from now on
+    // every call fails, and only a restart of the process recovers.
+    std::lock_guard<std::mutex> guard(dmi_down_mu_);
+    if (dmi_down_.empty()) {
+      dmi_down_ = std::string(call) + " says DMI is not initialised; only a restart recovers (" +
+                  kDmiInitHint + ")";
+      LOG(ERROR) << "vendor library: " << dmi_down_;
+    }
+  }
+  return Dmi(code, call);
+}
+
+Status DlopenVendorLib::DmiRestartRequired() const {
+  std::lock_guard<std::mutex> guard(dmi_down_mu_);
+  if (dmi_down_.empty()) return OkStatus();
+  return FailedPreconditionError(dmi_down_);
+}
+
+void DlopenVendorLib::NoteResetRequired(const Status& st, int card) {
+  if (st.code() != StatusCode::kAborted) return;
+  std::string bdf;
+  {
+    std::shared_lock lock(mu_);
+    if (card < 0 || card >= static_cast<int>(card_map_.bdfs.size())) return;
+    bdf = card_map_.bdfs[card];
+  }
+  std::lock_guard<std::mutex> guard(dmi_down_mu_);
+  if (reset_required_.insert(bdf).second) {
+    LOG(ERROR) << "card " << bdf << " needs a reset: " << st.message();
+  }
+}
+
+template <typename Result, typename Call>
+Result DlopenVendorLib::RetryTransient(const std::string& what, Call call) const {
+  const int retries = std::max(options_.destroy_busy_retries, 0);
+  int delay_ms = options_.destroy_backoff_initial_ms;
+  for (int attempt = 0;; ++attempt) {
+    // `call` takes mu_ itself; nothing is held while backing off.
+    Result result = call();
+    const Status& st = StatusOf(result);
+    if (st.code() != StatusCode::kUnavailable || attempt >= retries) return result;
+    VLOG(1) << what << ": " << st.message() << "; retrying in " << delay_ms << " ms";
+    Sleep(delay_ms);
+    delay_ms = std::min(delay_ms * 2, options_.destroy_backoff_max_ms);
+  }
 }
 
 StatusOr<int> DlopenVendorLib::DmiCardCount() {
-  std::shared_lock lock(mu_);
-  return DmiCountLocked();
+  return RetryTransient<StatusOr<int>>("dmiGetDeviceCount", [this]() -> StatusOr<int> {
+    std::shared_lock lock(mu_);
+    int n = 0;
+    HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_device_count(&n), "dmiGetDeviceCount"));
+    return n;
+  });
 }
 
 StatusOr<DmiDeviceInfo> DlopenVendorLib::DmiInfoLocked(int id, bool vhcu) const {
   dmiDeviceInfo raw{};
   const dmiStatus st =
       vhcu ? api_->dmi.get_vdevice_info(id, &raw) : api_->dmi.get_device_info(id, &raw);
-  HCUDP_RETURN_IF_ERROR(Dmi(st, vhcu ? "dmiGetVDeviceInfo" : "dmiGetDeviceInfo"));
+  if (vhcu && (st == DMI_STATUS_INVALID_ARGUMENTS || st == DMI_STATUS_NOT_SUPPORTED)) {
+    // Rejected early (an id out of range, an unsupported mode): the driver
+    // does not know this vdev (reference/hcu-hardware.md §1.9).
+    return NotFoundError("dmiGetVDeviceInfo: the driver does not know vHCU " + std::to_string(id) +
+                         " (" + DmiCodeName(st) + ")");
+  }
+  HCUDP_RETURN_IF_ERROR(DmiLocked(st, vhcu ? "dmiGetVDeviceInfo" : "dmiGetDeviceInfo"));
   DmiDeviceInfo info;
   info.name.assign(raw.name, strnlen(raw.name, sizeof(raw.name)));
   info.compute_units = raw.compute_unit_count;
@@ -234,38 +301,61 @@ StatusOr<DmiDeviceInfo> DlopenVendorLib::DmiInfoLocked(int id, bool vhcu) const 
   info.used_memory_bytes = raw.usage_mem_size;
   info.container_id = raw.container_id;
   info.parent_card = RsmiIndexForDmiLocked(raw.device_id);
+  if (info.parent_card >= 0 && info.parent_card < static_cast<int>(card_map_.bdfs.size())) {
+    info.parent_bdf = card_map_.bdfs[info.parent_card];
+  }
   return info;
 }
 
 StatusOr<DmiDeviceInfo> DlopenVendorLib::DeviceInfo(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
-  StatusOr<DmiDeviceInfo> info = DmiInfoLocked(DmiIndexLocked(card), /*vhcu=*/false);
-  if (info.ok()) info->parent_card = card;
+  StatusOr<DmiDeviceInfo> info =
+      RetryTransient<StatusOr<DmiDeviceInfo>>("dmiGetDeviceInfo", [&]() -> StatusOr<DmiDeviceInfo> {
+        std::shared_lock lock(mu_);
+        HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
+        StatusOr<DmiDeviceInfo> got = DmiInfoLocked(dmi, /*vhcu=*/false);
+        if (got.ok()) {
+          got->parent_card = card;
+          if (card < static_cast<int>(card_map_.bdfs.size()))
+            got->parent_bdf = card_map_.bdfs[card];
+        }
+        return got;
+      });
+  NoteResetRequired(info.status(), card);
   return info;
 }
 
 StatusOr<int> DlopenVendorLib::MaxVhcusPerCard() {
-  std::shared_lock lock(mu_);
-  int n = 0;
-  HCUDP_RETURN_IF_ERROR(Dmi(api_->dmi.get_max_vdevice_count(&n), "dmiGetMaxVDeviceCount"));
-  return n;
+  return RetryTransient<StatusOr<int>>("dmiGetMaxVDeviceCount", [this]() -> StatusOr<int> {
+    std::shared_lock lock(mu_);
+    int n = 0;
+    HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_max_vdevice_count(&n), "dmiGetMaxVDeviceCount"));
+    return n;
+  });
 }
 
 StatusOr<DmiDeviceInfo> DlopenVendorLib::VhcuInfo(int vhcu_id) {
   if (vhcu_id < 0)
     return InvalidArgumentError("vHCU id " + std::to_string(vhcu_id) + " is negative");
-  std::shared_lock lock(mu_);
-  return DmiInfoLocked(vhcu_id, /*vhcu=*/true);
+  return RetryTransient<StatusOr<DmiDeviceInfo>>("dmiGetVDeviceInfo", [&]() {
+    std::shared_lock lock(mu_);
+    return DmiInfoLocked(vhcu_id, /*vhcu=*/true);
+  });
 }
 
 StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
-  size_t cus = 0, bytes = 0;
-  HCUDP_RETURN_IF_ERROR(Dmi(api_->dmi.get_device_remaining_info(DmiIndexLocked(card), &cus, &bytes),
-                            "dmiGetDeviceRemainingInfo"));
-  return DmiRemaining{static_cast<int>(cus), static_cast<uint64_t>(bytes)};
+  StatusOr<DmiRemaining> left = RetryTransient<StatusOr<DmiRemaining>>(
+      "dmiGetDeviceRemainingInfo", [&]() -> StatusOr<DmiRemaining> {
+        std::shared_lock lock(mu_);
+        HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
+        size_t cus = 0, bytes = 0;
+        HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_device_remaining_info(dmi, &cus, &bytes),
+                                        "dmiGetDeviceRemainingInfo"));
+        return DmiRemaining{static_cast<int>(cus), static_cast<uint64_t>(bytes)};
+      });
+  NoteResetRequired(left.status(), card);
+  return left;
 }
 
 Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
@@ -278,10 +368,18 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
   if (compute_units <= 0 || memory_mib == 0 || memory_mib > 0x7fffffffu) {
     return InvalidArgumentError("vHCU needs CUs > 0 and 0 < memory MiB < 2^31");
   }
-  std::shared_lock lock(mu_);
-  int cus = compute_units;
-  int mib = static_cast<int>(memory_mib);
-  return Dmi(api_->dmi.create_vdevices(DmiIndexLocked(card), 1, &cus, &mib), "dmiCreateVDevices");
+  // Never retried here: after a send/receive error hymgr may have acted, and
+  // a second create would make a second vHCU. The caller decides.
+  Status st;
+  {
+    std::shared_lock lock(mu_);
+    HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
+    int cus = compute_units;
+    int mib = static_cast<int>(memory_mib);
+    st = DmiLocked(api_->dmi.create_vdevices(dmi, 1, &cus, &mib), "dmiCreateVDevices");
+  }
+  NoteResetRequired(st, card);
+  return st;
 }
 
 Status DlopenVendorLib::StopVhcu(int vhcu_id) {
@@ -289,12 +387,12 @@ Status DlopenVendorLib::StopVhcu(int vhcu_id) {
     return UnimplementedError(api_->dmi_library->path() + " has no dmiStopVDevice");
   }
   std::shared_lock lock(mu_);
-  return Dmi(api_->dmi.stop_vdevice(vhcu_id), "dmiStopVDevice");
+  return DmiLocked(api_->dmi.stop_vdevice(vhcu_id), "dmiStopVDevice");
 }
 
 Status DlopenVendorLib::DestroyOnceShared(int vhcu_id) {
   std::shared_lock lock(mu_);
-  return Dmi(api_->dmi.destroy_single_vdevice(vhcu_id), "dmiDestroySingleVDevice");
+  return DmiLocked(api_->dmi.destroy_single_vdevice(vhcu_id), "dmiDestroySingleVDevice");
 }
 
 Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
@@ -302,19 +400,18 @@ Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
     return UnimplementedError(api_->dmi_library->path() + " has no dmiDestroySingleVDevice");
   }
   const int retries = std::max(options_.destroy_busy_retries, 0);
-  int delay_ms = options_.destroy_backoff_initial_ms;
-  for (int attempt = 0;; ++attempt) {
-    // The lock is not held while backing off, so a re-init can proceed.
-    Status st = DestroyOnceShared(vhcu_id);
-    if (st.ok() || st.code() != StatusCode::kUnavailable) return st;
-    if (attempt >= retries) {
-      return UnavailableError("vHCU " + std::to_string(vhcu_id) + " still busy after " +
-                              std::to_string(retries + 1) + " attempts: " + st.message());
-    }
-    VLOG(1) << "vHCU " << vhcu_id << " busy, retrying in " << delay_ms << " ms";
-    Sleep(delay_ms);
-    delay_ms = std::min(delay_ms * 2, options_.destroy_backoff_max_ms);
+  bool maybe_done = false;  // an earlier attempt may have reached the driver
+  Status st = RetryTransient<Status>("dmiDestroySingleVDevice", [&]() {
+    Status once = DestroyOnceShared(vhcu_id);
+    if (once.code() == StatusCode::kNotFound && maybe_done) return OkStatus();
+    if (once.code() == StatusCode::kUnavailable) maybe_done = true;
+    return once;
+  });
+  if (st.code() == StatusCode::kUnavailable) {
+    return UnavailableError("vHCU " + std::to_string(vhcu_id) + " still busy after " +
+                            std::to_string(retries + 1) + " attempts: " + st.message());
   }
+  return st;
 }
 
 StatusOr<bool> DlopenVendorLib::MigEnabled() {

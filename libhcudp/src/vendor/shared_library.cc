@@ -7,7 +7,7 @@
 namespace hcudp::vendor {
 
 StatusOr<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(
-    const std::string& dir, const std::vector<std::string>& file_names, bool local) {
+    const std::string& dir, const std::vector<std::string>& file_names) {
   std::string tried;
   std::string load_errors;
   for (const std::string& name : file_names) {
@@ -21,8 +21,7 @@ StatusOr<std::unique_ptr<SharedLibrary>> SharedLibrary::Open(
     // dlclose; it may keep threads or static state (as when linked at build
     // time by the vendor's own plugin), and a re-init after a driver reload
     // must not run its static initialisers twice.
-    void* handle =
-        dlopen(path.c_str(), RTLD_NOW | RTLD_NODELETE | (local ? RTLD_LOCAL : RTLD_GLOBAL));
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NODELETE | RTLD_LOCAL);
     if (handle != nullptr) {
       return std::unique_ptr<SharedLibrary>(new SharedLibrary(handle, path));
     }

@@ -14,13 +14,14 @@ namespace hcudp::vendor {
 class SharedLibrary {
  public:
   // Tries `dir`/`file_names[i]` in order (versioned soname first) and keeps
-  // the first that loads. `local` = RTLD_LOCAL (libhydmi_mig exports NVML
-  // names that must not leak into the global namespace), else RTLD_GLOBAL.
+  // the first that loads. Always RTLD_LOCAL: the vendor libraries are
+  // self-contained (reference/hcu-hardware.md §1.9), and RTLD_GLOBAL would
+  // leak librocm_smi64's ~1,400 C++ symbols (and libhydmi_mig's NVML names)
+  // into the process.
   // NotFound when no candidate file exists; FailedPrecondition (with
   // dlerror()) when a file exists but does not load.
   static StatusOr<std::unique_ptr<SharedLibrary>> Open(const std::string& dir,
-                                                       const std::vector<std::string>& file_names,
-                                                       bool local);
+                                                       const std::vector<std::string>& file_names);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

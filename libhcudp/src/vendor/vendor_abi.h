@@ -127,7 +127,13 @@ typedef enum {
   DMI_STATUS_SMI_BUSY = 29,
   DMI_STATUS_REFCOUNT_OVERFLOW = 30,
   DMI_STATUS_NOT_YET_IMPLEMENTED = 31,
-  DMI_STATUS_UNKNOWN_ERROR = 32,
+  // Beyond the header: what the shipped 6.2.x/6.3.x libraries return
+  // (reference/hcu-hardware.md §1.9; the header's UNKNOWN_ERROR = 32 is stale).
+  DMI_STATUS_HYMGR_CONNECT_FAILED = 32,
+  DMI_STATUS_HYMGR_SEND_ERROR = 33,
+  DMI_STATUS_HYMGR_RECV_ERROR = 34,
+  DMI_STATUS_RESET_REQUIRED = 35,
+  DMI_STATUS_UNKNOWN_ERROR = 999,
 } dmiStatus;
 
 enum { DMI_NAME_SIZE = 256 };

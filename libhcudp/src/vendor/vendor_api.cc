@@ -53,15 +53,12 @@ Status ResolveDmi(const SharedLibrary& lib, DmiApi* api) {
 
 StatusOr<std::unique_ptr<VendorApi>> LoadVendorApi(const std::string& lib_dir) {
   auto api = std::make_unique<VendorApi>();
-  HCUDP_ASSIGN_OR_RETURN(api->rsmi_library,
-                         SharedLibrary::Open(lib_dir, Names(kRsmiFileNames), /*local=*/false));
+  HCUDP_ASSIGN_OR_RETURN(api->rsmi_library, SharedLibrary::Open(lib_dir, Names(kRsmiFileNames)));
   HCUDP_RETURN_IF_ERROR(ResolveRsmi(*api->rsmi_library, &api->rsmi));
-  HCUDP_ASSIGN_OR_RETURN(api->dmi_library,
-                         SharedLibrary::Open(lib_dir, Names(kDmiFileNames), /*local=*/false));
+  HCUDP_ASSIGN_OR_RETURN(api->dmi_library, SharedLibrary::Open(lib_dir, Names(kDmiFileNames)));
   HCUDP_RETURN_IF_ERROR(ResolveDmi(*api->dmi_library, &api->dmi));
 
-  StatusOr<std::unique_ptr<SharedLibrary>> mig =
-      SharedLibrary::Open(lib_dir, Names(kMigFileNames), /*local=*/true);
+  StatusOr<std::unique_ptr<SharedLibrary>> mig = SharedLibrary::Open(lib_dir, Names(kMigFileNames));
   if (mig.ok()) {
     api->mig_library = std::move(mig).value();
     api->mig_library->ResolveOptional("nvmlGetSystemMigMode", &api->mig.get_system_mig_mode);

@@ -61,7 +61,10 @@ constexpr const char* kDmiNames[] = {
     "SMI_BUSY",
     "REFCOUNT_OVERFLOW",
     "NOT_YET_IMPLEMENTED",
-    "UNKNOWN_ERROR",
+    "HYMGR_CONNECT_FAILED",
+    "HYMGR_SEND_ERROR",
+    "HYMGR_RECV_ERROR",
+    "RESET_REQUIRED",
 };
 
 constexpr const char* kNvmlNames[] = {
@@ -117,6 +120,7 @@ std::string RsmiCodeName(rsmi_status_t code) {
 }
 
 std::string DmiCodeName(dmiStatus code) {
+  if (code == DMI_STATUS_UNKNOWN_ERROR) return "DMI_STATUS_UNKNOWN_ERROR";
   return NameFrom(kDmiNames, static_cast<uint32_t>(code), "DMI_STATUS_");
 }
 
@@ -173,6 +177,7 @@ Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn stat
     text = nullptr;
   }
   StatusCode canonical = StatusCode::kInternal;
+  const char* hint = nullptr;
   switch (code) {
     case DMI_STATUS_NOT_SUPPORTED:
     case DMI_STATUS_DEVICE_NOT_SUPPORT:
@@ -197,6 +202,16 @@ Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn stat
     case DMI_STATUS_INTERRUPT:
       canonical = StatusCode::kUnavailable;
       break;
+    case DMI_STATUS_HYMGR_CONNECT_FAILED:
+    case DMI_STATUS_HYMGR_SEND_ERROR:
+    case DMI_STATUS_HYMGR_RECV_ERROR:
+      canonical = StatusCode::kUnavailable;
+      hint = "the management service hymgr did not answer; is it running?";
+      break;
+    case DMI_STATUS_RESET_REQUIRED:
+      canonical = StatusCode::kAborted;
+      hint = "the card needs a reset";
+      break;
     case DMI_STATUS_OUT_OF_RESOURCES:
     case DMI_STATUS_NO_MEMORY:
       canonical = StatusCode::kResourceExhausted;
@@ -207,11 +222,26 @@ Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn stat
     case DMI_STATUS_ERROR_NOT_INITIALIZED:
     case DMI_STATUS_SMI_INIT_ERROR:
       canonical = StatusCode::kFailedPrecondition;
+      hint = kDmiInitHint;
       break;
     default:
       break;
   }
-  return Build(canonical, call, text, DmiCodeName(code));
+  Status st = Build(canonical, call, text, DmiCodeName(code));
+  if (hint == nullptr) return st;
+  return Status(st.code(), st.message() + "; " + hint);
+}
+
+bool IsDmiTransient(dmiStatus code) {
+  switch (code) {
+    case DMI_STATUS_DEVICE_BUSY:
+    case DMI_STATUS_HYMGR_CONNECT_FAILED:
+    case DMI_STATUS_HYMGR_SEND_ERROR:
+    case DMI_STATUS_HYMGR_RECV_ERROR:
+      return true;
+    default:
+      return false;
+  }
 }
 
 Status FromNvml(nvmlReturn_t code, std::string_view call) {

@@ -22,10 +22,20 @@ std::string NvmlCodeName(nvmlReturn_t code);
 // not supported → Unimplemented, busy → Unavailable, bad argument →
 // InvalidArgument, not found / VDEV_NOT_EXIST → NotFound, permission →
 // PermissionDenied, init errors → FailedPrecondition, out of resources →
-// ResourceExhausted, anything else → Internal. `status_string` may be null.
+// ResourceExhausted, hymgr unreachable (32-34) → Unavailable, RESET_REQUIRED
+// (35) → Aborted ("this card needs a reset"), anything else → Internal.
+// Init failures (3, 5, 7, 13, 22) name the likely cause: hymgr or /dev/mkfd.
+// `status_string` may be null.
 Status FromRsmi(rsmi_status_t code, std::string_view call, rsmi_status_string_fn status_string);
 Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn status_string);
 Status FromNvml(nvmlReturn_t code, std::string_view call);
+
+// Worth retrying after a short wait: the device is busy, or the management
+// service hymgr could not be reached (32-34).
+bool IsDmiTransient(dmiStatus code);
+// The message part every DMI init failure carries.
+inline constexpr char kDmiInitHint[] =
+    "is the hymgr service running? is /dev/mkfd present and mounted?";
 
 }  // namespace hcudp::vendor
 

@@ -1,0 +1,34 @@
+// The driver's card order as the KFD topology shows it
+// (reference/hcu-hardware.md §1.9, §2.4). libhydmi numbers cards by walking
+// <sys>/kfd/kfd/topology/nodes/<n> in numeric node order and counting the
+// nodes whose gpu_id is non-zero: the k-th such node is DMI index k. Driver
+// probe order decides that order; it need not be PCI address order. Each GPU
+// node's `properties` carries `domain` and `location_id`, which give its BDF.
+#ifndef HCUDP_VENDOR_KFD_TOPOLOGY_H_
+#define HCUDP_VENDOR_KFD_TOPOLOGY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hcudp/status.h"
+
+namespace hcudp::vendor {
+
+// Where the topology lives, tried in this order under the host-root.
+inline const char* const kKfdTopologyDirs[] = {
+    "/sys/devices/virtual/kfd/kfd/topology/nodes",
+    "/sys/class/kfd/kfd/topology/nodes",
+};
+
+// The BDF ("0000:09:00.0", lower case) of every GPU node, in DMI index
+// order. Errors name the file: no topology directory, a GPU node without a
+// readable `properties`, or one lacking `domain` / `location_id`.
+StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root);
+
+// "0000:09:00.0" from KFD `domain` and `location_id` (bus << 8 | dev << 3 | fn).
+std::string BdfFromKfd(uint64_t domain, uint64_t location_id);
+
+}  // namespace hcudp::vendor
+
+#endif  // HCUDP_VENDOR_KFD_TOPOLOGY_H_
