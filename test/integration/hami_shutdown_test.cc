@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <boost/test/unit_test.hpp>
+#include <cstdlib>
 #include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
@@ -88,6 +89,11 @@ BOOST_AUTO_TEST_CASE(sigterm_with_an_allocate_in_flight_to_a_silent_api_server) 
 // The card's verdict reaches the registration through the daemon's health
 // pipeline (hysteresis: a confirming re-read), with no pulse at all.
 BOOST_AUTO_TEST_CASE(an_unhealthy_card_is_registered_unhealthy_with_pulse_0) {
+  if (UsingHostBackend()) {
+    // There health comes from hy-smi, polled every pulse: no event to see.
+    BOOST_TEST_MESSAGE("sim backend only");
+    return;
+  }
   HamiNode n({"--pulse=0"});
   n.Start();
   n.h().SetCardHealth(0, "Unhealthy");
@@ -97,6 +103,42 @@ BOOST_AUTO_TEST_CASE(an_unhealthy_card_is_registered_unhealthy_with_pulse_0) {
                    std::string(kSn0) + ",4,65520,100,HCU-K100_AI,0,false,0,hami:", 0) == 0;
       },
       milliseconds(8000)));
+}
+
+// On the host backend (the stand-in vendor runtime, hy-smi polled every
+// second): card 0 goes unhealthy,
+// then hy-smi starts failing while the SimNode says the card is healthy
+// again. A failed query changes nothing: after the next registration (forced
+// by a vHCU on card 1) card 0 is still registered unhealthy.
+BOOST_AUTO_TEST_CASE(a_failed_health_query_leaves_the_registered_verdict) {
+  if (!UsingHostBackend()) {
+    BOOST_TEST_MESSAGE("host backend only (integration_hami_shutdown_host)");
+    return;
+  }
+  TempDir control;
+  const std::string control_file = control.Join("stub.conf");
+  WriteFile(control_file, "");
+  setenv("HCUDP_STUB_CONTROL", control_file.c_str(), 1);  // inherited by the daemon
+  HamiNode n({"--pulse=1"});                              // hy-smi is polled every pulse
+  n.Start();
+  const std::string unhealthy = std::string(kSn0) + ",4,65520,100,HCU-K100_AI,0,false,0,hami:";
+  n.h().SetCardHealth(0, "Unhealthy");
+  BOOST_REQUIRE(WaitUntil(
+      [&] { return n.NodeAnnotations()["hami.io/node-hcu-register"].rfind(unhealthy, 0) == 0; },
+      milliseconds(8000)));
+  WriteFile(control_file, "hysmi=fail\n");
+  n.h().SetCardHealth(0, "Healthy");
+  n.SchedulePod({"on-card-1", {{"main", std::string(kSn1) + ",HCU,8192,30:"}}});
+  v1beta1::AllocateResponse response;
+  grpc::Status s = n.Allocate({{std::string(kSn1) + "-fake-0"}}, &response);
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.error_message());
+  BOOST_REQUIRE(WaitUntil([&] {
+    return n.NodeAnnotations()["hygon.com/node-hcu-register"].find(std::string(kSn1) + ",3,") !=
+           std::string::npos;
+  }));
+  BOOST_TEST(n.NodeAnnotations()["hami.io/node-hcu-register"].rfind(unhealthy, 0) == 0,
+             n.NodeAnnotations()["hami.io/node-hcu-register"]);
+  unsetenv("HCUDP_STUB_CONTROL");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
