@@ -24,12 +24,12 @@ namespace hcudp {
 
 // dmiGetDeviceInfo / dmiGetVDeviceInfo.
 struct DmiDeviceInfo {
-  std::string name;              // raw DMI name (may carry ",suffix")
+  std::string name;  // raw DMI name (may carry ",suffix")
   int compute_units = 0;
   uint64_t global_memory_bytes = 0;
   uint64_t used_memory_bytes = 0;
-  uint64_t container_id = 0;     // vHCU only
-  int parent_card = 0;           // vHCU only: device_id
+  uint64_t container_id = 0;  // vHCU only
+  int parent_card = 0;        // vHCU only: device_id
 };
 
 // dmiGetDeviceRemainingInfo.
@@ -67,12 +67,12 @@ class HCUDP_EXPORT VendorLib {
   virtual StatusOr<bool> DriverLive() = 0;
 
   // --- RSMI ---
-  virtual StatusOr<int> CardCount() = 0;                     // rsmi_num_monitor_devices
-  virtual StatusOr<std::string> PciBdf(int card) = 0;        // rsmi_dev_pci_id_get, formatted
-  virtual StatusOr<std::string> Serial(int card) = 0;        // rsmi_dev_serial_number_get
-  virtual StatusOr<uint64_t> UniqueId(int card) = 0;         // rsmi_dev_unique_id_get
-  virtual StatusOr<uint16_t> PciDeviceId(int card) = 0;      // rsmi_dev_id_get
-  virtual StatusOr<uint64_t> MemoryTotalBytes(int card) = 0; // rsmi_dev_memory_total_get(VRAM)
+  virtual StatusOr<int> CardCount() = 0;                      // rsmi_num_monitor_devices
+  virtual StatusOr<std::string> PciBdf(int card) = 0;         // rsmi_dev_pci_id_get, formatted
+  virtual StatusOr<std::string> Serial(int card) = 0;         // rsmi_dev_serial_number_get
+  virtual StatusOr<uint64_t> UniqueId(int card) = 0;          // rsmi_dev_unique_id_get
+  virtual StatusOr<uint16_t> PciDeviceId(int card) = 0;       // rsmi_dev_id_get
+  virtual StatusOr<uint64_t> MemoryTotalBytes(int card) = 0;  // rsmi_dev_memory_total_get(VRAM)
   // rsmi_topo_get_numa_node_number; kNoNumaNode when the node has none.
   virtual StatusOr<int> NumaNode(int card) = 0;
   virtual StatusOr<RsmiLink> LinkBetween(int src, int dst) = 0;
@@ -80,21 +80,28 @@ class HCUDP_EXPORT VendorLib {
   virtual StatusOr<uint64_t> UncorrectableEccCount(int card) = 0;
 
   // --- DMI ---
-  virtual StatusOr<int> DmiCardCount() = 0;                        // dmiGetDeviceCount
-  virtual StatusOr<DmiDeviceInfo> DeviceInfo(int card) = 0;        // dmiGetDeviceInfo
-  virtual StatusOr<int> MaxVhcusPerCard() = 0;                     // dmiGetMaxVDeviceCount
+  virtual StatusOr<int> DmiCardCount() = 0;                  // dmiGetDeviceCount
+  virtual StatusOr<DmiDeviceInfo> DeviceInfo(int card) = 0;  // dmiGetDeviceInfo
+  virtual StatusOr<int> MaxVhcusPerCard() = 0;               // dmiGetMaxVDeviceCount
   // dmiGetVDeviceInfo; NotFound for a free id (VDEV_NOT_EXIST).
   virtual StatusOr<DmiDeviceInfo> VhcuInfo(int vhcu_id) = 0;
-  virtual StatusOr<DmiRemaining> Remaining(int card) = 0;          // dmiGetDeviceRemainingInfo
-  // dmiCreateVDevices(card, 1, &cus, &mem_mib). Returns no id: like the
-  // driver, the new vHCU shows up as /etc/vdev/vdev<N>.conf.
-  virtual Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) = 0;
-  virtual Status StopVhcu(int vhcu_id) = 0;                        // dmiStopVDevice
+  virtual StatusOr<DmiRemaining> Remaining(int card) = 0;  // dmiGetDeviceRemainingInfo
+  // dmiCreateVDevices(card, 1, &cus, &mem_mib): the new vHCU shows up as
+  // /etc/vdev/vdev<N>.conf. On success `*created_id` (when non-null) is the
+  // N of the vHCU this call made — never merely "a new conf that appeared":
+  // the driver returns no id, so an implementation that must look at the
+  // confs accepts only a new one of this card (by PciBusId) and exactly this
+  // size, and fails (Aborted) when several could be it.
+  virtual Status CreateVhcu(int card, int compute_units, uint64_t memory_mib, int* created_id) = 0;
+  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+    return CreateVhcu(card, compute_units, memory_mib, nullptr);
+  }
+  virtual Status StopVhcu(int vhcu_id) = 0;  // dmiStopVDevice
   // dmiDestroySingleVDevice; Unavailable for DEVICE_BUSY (retry later).
   virtual Status DestroyVhcu(int vhcu_id) = 0;
 
   // --- MIG ---
-  virtual StatusOr<bool> MigEnabled() = 0;                         // nvmlGetSystemMigMode
+  virtual StatusOr<bool> MigEnabled() = 0;  // nvmlGetSystemMigMode
 
   // --- Health ---
   // A verdict per card the health source knows about. An error means the

@@ -12,6 +12,7 @@
 #include "backend/mig_scan.h"
 #include "backend/node_files.h"
 #include "backend/vhcu_scan.h"
+#include "hcudp/vhcu_lock.h"
 
 namespace hcudp {
 namespace {
@@ -139,10 +140,7 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   inv.links = DiscoverLinks(inv.cards);
   inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));
   inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
-  {
-    std::lock_guard<std::mutex> lock(vhcu_mutex_);
-    inv.vhcus = ScanVhcus(options_.host_root, inv.cards, *vendor_);
-  }
+  inv.vhcus = ScanVhcus(options_.host_root, inv.cards, *vendor_);
   StatusOr<bool> mig = vendor_->MigEnabled();
   if (!mig.ok()) LOG(WARNING) << "MIG mode unknown, assuming off: " << mig.status().ToString();
   inv.mig_enabled = mig.ok() && *mig;
@@ -170,42 +168,25 @@ std::vector<Card> HostBackend::CardBdfs() {
 
 StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
   std::vector<Card> cards = CardBdfs();
-  std::lock_guard<std::mutex> lock(vhcu_mutex_);
-  std::set<int> before = ListVdevConfIds(options_.host_root);
-  HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib));
-  std::set<int> after = ListVdevConfIds(options_.host_root);
-  std::vector<int> created;
-  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
-                      std::back_inserter(created));
-  if (created.empty()) {
+  HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
+                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
+  // The vHCU is the one the driver made for this call, as the vendor
+  // library reports it — not whichever new conf appeared meanwhile.
+  int id = -1;
+  HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib, &id));
+  if (id < 0) {
     return InternalError("the driver accepted a vHCU on card " + std::to_string(card) + " (" +
                          std::to_string(compute_units) + " CU, " + std::to_string(memory_mib) +
-                         " MiB) but no new vdev<N>.conf appeared in " +
-                         HostPath(options_.host_root, kVdevDir));
+                         " MiB) but did not say which vHCU it made");
   }
-  if (created.size() > 1) {
-    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on card " << card
-                 << " (another creator?); picking the one that matches";
-  }
-  Status last_error;
-  for (int id : created) {
-    StatusOr<Vhcu> vhcu = ReadVhcu(options_.host_root, id, cards, *vendor_);
-    if (!vhcu.ok()) {
-      last_error = vhcu.status();
-      continue;
-    }
-    if (created.size() == 1 || (vhcu->card == card && vhcu->compute_units == compute_units &&
-                                vhcu->memory_mib == memory_mib)) {
-      return vhcu;
-    }
-  }
-  if (!last_error.ok()) return last_error.WithContext("the new vHCU's conf is unusable");
-  return InternalError("none of the new vHCU confs matches the vHCU created on card " +
-                       std::to_string(card));
+  StatusOr<Vhcu> vhcu = ReadVhcu(options_.host_root, id, cards, *vendor_);
+  if (!vhcu.ok()) return vhcu.status().WithContext("the new vHCU's conf is unusable");
+  return vhcu;
 }
 
 Status HostBackend::DestroyVhcu(int id) {
-  std::lock_guard<std::mutex> lock(vhcu_mutex_);
+  HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
+                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
   Status stopped = vendor_->StopVhcu(id);
   if (stopped.code() == StatusCode::kNotFound) return stopped;
   if (!stopped.ok()) {

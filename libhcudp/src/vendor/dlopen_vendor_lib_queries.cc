@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "vendor/created_vhcu.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/node_files.h"
 #include "vendor/vendor_status.h"
@@ -268,7 +269,8 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   return DmiRemaining{static_cast<int>(cus), static_cast<uint64_t>(bytes)};
 }
 
-Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
+                                   int* created_id) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
   if (api_->dmi.create_vdevices == nullptr) {
     return UnimplementedError(
@@ -279,9 +281,18 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     return InvalidArgumentError("vHCU needs CUs > 0 and 0 < memory MiB < 2^31");
   }
   std::shared_lock lock(mu_);
+  HCUDP_ASSIGN_OR_RETURN(std::string bdf, BdfLocked(card));
+  // The driver returns no id: the conf this call made is the new one of
+  // this card and size (callers hold the host-wide vHCU lock).
+  const std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
   int cus = compute_units;
   int mib = static_cast<int>(memory_mib);
-  return Dmi(api_->dmi.create_vdevices(DmiIndexLocked(card), 1, &cus, &mib), "dmiCreateVDevices");
+  HCUDP_RETURN_IF_ERROR(
+      Dmi(api_->dmi.create_vdevices(DmiIndexLocked(card), 1, &cus, &mib), "dmiCreateVDevices"));
+  HCUDP_ASSIGN_OR_RETURN(int id, FindCreatedVhcu(before, ReadVdevConfs(options_.host_root), bdf,
+                                                 compute_units, memory_mib, options_.host_root));
+  if (created_id != nullptr) *created_id = id;
+  return OkStatus();
 }
 
 Status DlopenVendorLib::StopVhcu(int vhcu_id) {
@@ -301,20 +312,13 @@ Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
   if (api_->dmi.destroy_single_vdevice == nullptr) {
     return UnimplementedError(api_->dmi_library->path() + " has no dmiDestroySingleVDevice");
   }
-  const int retries = std::max(options_.destroy_busy_retries, 0);
-  int delay_ms = options_.destroy_backoff_initial_ms;
-  for (int attempt = 0;; ++attempt) {
-    // The lock is not held while backing off, so a re-init can proceed.
-    Status st = DestroyOnceShared(vhcu_id);
-    if (st.ok() || st.code() != StatusCode::kUnavailable) return st;
-    if (attempt >= retries) {
-      return UnavailableError("vHCU " + std::to_string(vhcu_id) + " still busy after " +
-                              std::to_string(retries + 1) + " attempts: " + st.message());
-    }
-    VLOG(1) << "vHCU " << vhcu_id << " busy, retrying in " << delay_ms << " ms";
-    Sleep(delay_ms);
-    delay_ms = std::min(delay_ms * 2, options_.destroy_backoff_max_ms);
+  // One attempt: DEVICE_BUSY is Unavailable and the caller's queue (the
+  // VhcuManager) owns the retries, so nothing sleeps under a lock here.
+  Status st = DestroyOnceShared(vhcu_id);
+  if (st.code() == StatusCode::kUnavailable) {
+    return UnavailableError("vHCU " + std::to_string(vhcu_id) + " is busy: " + st.message());
   }
+  return st;
 }
 
 StatusOr<bool> DlopenVendorLib::MigEnabled() {
