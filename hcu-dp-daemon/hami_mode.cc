@@ -11,6 +11,10 @@
 namespace hcudp::daemon {
 namespace {
 
+#ifdef HCUDP_TEST_CRASH_POINTS
+// Only in the test copy of the daemon (test/integration builds
+// hcu-dp-daemon-crashpoints from this file with HCUDP_TEST_CRASH_POINTS); the
+// shipped hcu-dp-daemon has no crash switch at all.
 std::function<bool(VhcuCreateStep)> CrashHook() {
   const char* env = std::getenv(kCrashAfterEnv);
   if (env == nullptr || *env == '\0') return nullptr;
@@ -34,6 +38,7 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
     return false;
   };
 }
+#endif  // HCUDP_TEST_CRASH_POINTS
 
 }  // namespace
 
@@ -58,7 +63,9 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
   o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
+#ifdef HCUDP_TEST_CRASH_POINTS
   o.crash_after = CrashHook();
+#endif
 
   std::unique_ptr<HamiMode> mode(new HamiMode());
   mode->client_ = std::move(client);
