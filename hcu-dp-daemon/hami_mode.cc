@@ -15,6 +15,10 @@ namespace {
 
 constexpr std::chrono::milliseconds kStartWait{10000};
 
+#ifdef HCUDP_TEST_CRASH_POINTS
+// Only in the test copy of the daemon (test/integration builds
+// hcu-dp-daemon-crashpoints from this file with HCUDP_TEST_CRASH_POINTS); the
+// shipped hcu-dp-daemon has no crash switch at all.
 std::function<bool(VhcuCreateStep)> CrashHook() {
   const char* env = std::getenv(kCrashAfterEnv);
   if (env == nullptr || *env == '\0') return nullptr;
@@ -38,6 +42,7 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
     return false;
   };
 }
+#endif  // HCUDP_TEST_CRASH_POINTS
 
 }  // namespace
 
@@ -63,7 +68,9 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
   o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
+#ifdef HCUDP_TEST_CRASH_POINTS
   o.crash_after = CrashHook();
+#endif
   // One health pipeline: register what ListAndWatch sends.
   o.card_health = [&state](const std::string& bdf) -> std::optional<Health> {
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();

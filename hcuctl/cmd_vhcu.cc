@@ -1,9 +1,19 @@
-// hcuctl vhcu list | create --card N --cu C --mem-mib M | destroy ID:
-// manual vHCU management (what an admin does with `hy-smi virtual`).
+// hcuctl vhcu list | create --card N --cu C --mem-mib M | destroy [--force] ID:
+// manual vHCU management (what an admin does with `hy-smi virtual`). Create
+// and destroy hold the host-wide vHCU lock (hcudp/vhcu_lock.h) that the
+// daemon also takes, waiting at most --lock-wait seconds; destroy refuses a
+// vHCU a pod holds unless --force.
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
 #include <string>
 
 #include "command.h"
 #include "hcudp/flags.h"
+#include "hcudp/options.h"
+#include "hcudp/vhcu_lock.h"
+#include "hcudp/vhcu_manager.h"
+#include "podresources_v1.grpc.pb.h"
 #include "reports.h"
 
 namespace hcuctl {
@@ -30,7 +40,44 @@ int List(Context& ctx, const Command& self, const std::vector<std::string>& rest
   return kExitOk;
 }
 
-int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib,
+// Takes the host-wide vHCU lock, saying so on stderr when someone else holds
+// it; Unavailable naming the holder after `wait_s` seconds.
+hcudp::StatusOr<hcudp::VhcuHostLock> TakeLock(Context& ctx, int wait_s) {
+  const std::string root = hcudp::EffectiveHostRoot(ctx.options());
+  return hcudp::VhcuHostLock::Acquire(
+      root, std::chrono::seconds(wait_s), [&](const std::string& holder) {
+        ctx.err() << "hcuctl: the vHCU lock " << hcudp::VhcuLockPath(root) << " is held by "
+                  << holder << "; waiting up to " << wait_s << " s (--lock-wait)" << std::endl;
+      });
+}
+
+// Pods holding vdev<id> according to kubelet's pod-resources API, when its
+// socket answers within a second; "" otherwise.
+std::string PodResourcesHolders(Context& ctx, int id) {
+  const std::string& socket = ctx.options().pod_resources_socket;
+  auto stub = v1::PodResourcesLister::NewStub(
+      grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext gctx;
+  gctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  v1::ListPodResourcesResponse resp;
+  if (!stub->List(&gctx, v1::ListPodResourcesRequest(), &resp).ok()) return "";
+  const std::string device = "vdev" + std::to_string(id);
+  std::string holders;
+  for (const auto& pod : resp.pod_resources()) {
+    for (const auto& c : pod.containers()) {
+      for (const auto& d : c.devices()) {
+        for (const auto& dev : d.device_ids()) {
+          if (dev != device) continue;
+          holders += (holders.empty() ? "" : ", ") + pod.namespace_() + "/" + pod.name() +
+                     " (container " + c.name() + ", " + d.resource_name() + ")";
+        }
+      }
+    }
+  }
+  return holders;
+}
+
+int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib, int wait_s,
            const std::vector<std::string>& rest) {
   if (rest.size() > 1) return UsageError(ctx, self, "unexpected argument \"" + rest[1] + "\"");
   if (card < 0 || cu <= 0 || mem_mib <= 0) {
@@ -38,6 +85,8 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib,
   }
   auto backend = ctx.backend();
   if (!backend.ok()) return Fail(ctx, self.name, backend.status());
+  auto lock = TakeLock(ctx, wait_s);
+  if (!lock.ok()) return Fail(ctx, "vhcu create", lock.status());
   auto created = (*backend)->CreateVhcu(card, cu, static_cast<uint64_t>(mem_mib));
   if (!created.ok()) return Fail(ctx, "vhcu create", created.status());
   Report r;
@@ -49,12 +98,35 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib,
   return kExitOk;
 }
 
-int Destroy(Context& ctx, const Command& self, const std::vector<std::string>& rest) {
+int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
+            const std::vector<std::string>& rest) {
   if (rest.size() != 2) return UsageError(ctx, self, "vhcu destroy takes one vHCU id (3 or vdev3)");
   auto id = ParseVhcuId(rest[1]);
   if (!id) return UsageError(ctx, self, "\"" + rest[1] + "\" is not a vHCU id (3 or vdev3)");
   auto backend = ctx.backend();
   if (!backend.ok()) return Fail(ctx, self.name, backend.status());
+  auto lock = TakeLock(ctx, wait_s);
+  if (!lock.ok()) return Fail(ctx, "vhcu destroy", lock.status());
+  // Under the lock: no daemon create can be between its mark and our check.
+  auto inv = (*backend)->Discover();
+  if (!inv.ok()) return Fail(ctx, "vhcu destroy", inv.status());
+  const hcudp::Vhcu* vhcu = inv->FindVhcu(*id);
+  if (vhcu != nullptr && !force) {
+    auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
+    if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
+    std::string held;
+    for (const hcudp::VhcuClaim& c : *claims) {
+      held += (held.empty() ? "" : "; ") + std::string("pod ") + c.pod_uid + " (container " +
+              c.container + ", " + c.path + ")";
+    }
+    std::string pods = PodResourcesHolders(ctx, *id);
+    if (!pods.empty()) held += (held.empty() ? "" : "; ") + std::string("pod ") + pods;
+    if (!held.empty()) {
+      return Fail(ctx, "vhcu destroy",
+                  hcudp::FailedPreconditionError("vdev" + std::to_string(*id) + " is held by " +
+                                                 held + "; use --force to destroy it anyway"));
+    }
+  }
   hcudp::Status st = (*backend)->DestroyVhcu(*id);
   if (!st.ok()) return Fail(ctx, "vhcu destroy", st);
   Report r;
@@ -69,18 +141,28 @@ int RunVhcu(Context& ctx, const std::vector<std::string>& args) {
   int card = -1;
   int cu = 0;
   int mem_mib = 0;
+  int wait_s = 10;
+  bool force = false;
   hcudp::FlagSet flags("hcuctl vhcu", std::string(self.summary));
   flags.Add(hcudp::Flag::Int("card", "", "create: parent card index", &card, 0));
   flags.Add(hcudp::Flag::Int("cu", "", "create: compute units", &cu, 1));
   flags.Add(hcudp::Flag::Int("mem-mib", "", "create: memory in MiB", &mem_mib, 1));
+  flags.Add(hcudp::Flag::Int("lock-wait", "",
+                             "create/destroy: seconds to wait for the host-wide vHCU lock "
+                             "(var/lib/hcu-device-plugin/vhcu.lock under the host root)",
+                             &wait_s, 0, 600));
+  flags.Add(hcudp::Flag::Bool("force", "",
+                              "destroy: even a vHCU a pod holds (HAMi mark file, journal "
+                              "or kubelet pod-resources)",
+                              &force));
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
   if (rest->empty()) return UsageError(ctx, self, "missing action: list, create or destroy");
   const std::string& action = rest->front();
   if (action == "list") return List(ctx, self, *rest);
-  if (action == "create") return Create(ctx, self, card, cu, mem_mib, *rest);
-  if (action == "destroy") return Destroy(ctx, self, *rest);
+  if (action == "create") return Create(ctx, self, card, cu, mem_mib, wait_s, *rest);
+  if (action == "destroy") return Destroy(ctx, self, force, wait_s, *rest);
   return UsageError(ctx, self, "unknown action \"" + action + "\"; use list, create or destroy");
 }
 
@@ -99,9 +181,13 @@ Value VhcuValue(const hcudp::Vhcu& v) {
 }
 
 std::vector<std::string> VhcuRow(const hcudp::Vhcu& v) {
-  return {"vdev" + std::to_string(v.id), std::to_string(v.card), v.card_bdf,
-          std::to_string(v.compute_units), std::to_string(v.memory_mib) + " MiB",
-          std::to_string(v.pipe_id), v.conf_path};
+  return {"vdev" + std::to_string(v.id),
+          std::to_string(v.card),
+          v.card_bdf,
+          std::to_string(v.compute_units),
+          std::to_string(v.memory_mib) + " MiB",
+          std::to_string(v.pipe_id),
+          v.conf_path};
 }
 
 std::vector<std::string> VhcuHeaders() {
@@ -127,6 +213,8 @@ Report VhcuListReport(const hcudp::NodeInventory& inv) {
 
 const Command kVhcuCommand = {
     "vhcu", "list, create and destroy vHCUs by hand",
-    "hcuctl [global flags] vhcu list | create --card N --cu C --mem-mib M | destroy ID", RunVhcu};
+    "hcuctl [global flags] vhcu list | create --card N --cu C --mem-mib M | destroy [--force] ID "
+    "[--lock-wait S]",
+    RunVhcu};
 
 }  // namespace hcuctl

@@ -46,6 +46,7 @@ class FakeVendorLib : public VendorLib {
   std::vector<CardHealthReport> health;           // when empty: every card Healthy
   // vHCU lifecycle results and side effects.
   std::function<Status(int card, int cus, uint64_t mib)> on_create;
+  int created_id = -1;  // what CreateVhcu reports as the vHCU it made (-1: none)
   Status stop_result;
   Status destroy_result;
   std::vector<std::string> watch_paths;
@@ -130,10 +131,13 @@ class FakeVendorLib : public VendorLib {
     HCUDP_RETURN_IF_ERROR(Find(card).status());
     return DmiRemaining{};
   }
-  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
+  using VendorLib::CreateVhcu;
+  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib, int* id) override {
     Record("CreateVhcu " + std::to_string(card) + " " + std::to_string(compute_units) + " " +
            std::to_string(memory_mib));
-    return on_create ? on_create(card, compute_units, memory_mib) : OkStatus();
+    Status st = on_create ? on_create(card, compute_units, memory_mib) : OkStatus();
+    if (st.ok() && id != nullptr) *id = created_id;
+    return st;
   }
   Status StopVhcu(int vhcu_id) override {
     Record("StopVhcu " + std::to_string(vhcu_id));

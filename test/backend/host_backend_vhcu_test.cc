@@ -157,6 +157,7 @@ BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
     testing::WriteVdevConf(root,
                            testing::MakeVdevConf(6, card, fake->cards[card].bdf, cus, mib, 0));
     fake->vhcus[6] = DriverView(card, cus, mib);
+    fake->created_id = 6;
     return OkStatus();
   };
   auto vhcu = node.backend->CreateVhcu(0, 20, 4096);
@@ -170,13 +171,12 @@ BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
   BOOST_TEST(fake->calls.back() == "CreateVhcu 0 20 4096");
 }
 
-BOOST_AUTO_TEST_CASE(create_without_a_new_conf_is_an_internal_error) {
+BOOST_AUTO_TEST_CASE(create_without_an_id_from_the_driver_is_an_internal_error) {
   Node node;
   auto vhcu = node.backend->CreateVhcu(0, 20, 4096);
   BOOST_REQUIRE(!vhcu.ok());
   BOOST_TEST(static_cast<int>(vhcu.status().code()) == static_cast<int>(StatusCode::kInternal));
-  BOOST_TEST(vhcu.status().message().find("no new vdev<N>.conf appeared in " +
-                                          node.root.Join("etc/vdev")) != std::string::npos,
+  BOOST_TEST(vhcu.status().message().find("did not say which vHCU it made") != std::string::npos,
              vhcu.status().message());
 }
 
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(create_passes_the_drivers_refusal_through) {
              static_cast<int>(StatusCode::kResourceExhausted));
 }
 
-BOOST_AUTO_TEST_CASE(create_with_two_new_confs_picks_the_matching_one) {
+BOOST_AUTO_TEST_CASE(create_with_two_new_confs_takes_the_one_the_vendor_library_reports) {
   Node node;
   const std::string root = node.root.path();
   FakeVendorLib* fake = node.fake;
@@ -202,6 +202,30 @@ BOOST_AUTO_TEST_CASE(create_with_two_new_confs_picks_the_matching_one) {
     testing::WriteVdevConf(root,
                            testing::MakeVdevConf(7, card, fake->cards[card].bdf, cus, mib, 1));
     fake->vhcus[7] = DriverView(card, cus, mib);
+    fake->created_id = 7;
+    return OkStatus();
+  };
+  auto vhcu = node.backend->CreateVhcu(0, 20, 4096);
+  BOOST_REQUIRE_MESSAGE(vhcu.ok(), vhcu.status().ToString());
+  BOOST_TEST(vhcu->id == 7);
+}
+
+// Issue 9.5: a concurrent same-size create on the same card (an admin's
+// hcuctl, or hy-smi) must never be taken for ours: the vHCU is the one the
+// driver made for this call.
+BOOST_AUTO_TEST_CASE(create_returns_the_vhcu_this_call_made_not_a_concurrent_same_size_one) {
+  Node node;
+  const std::string root = node.root.path();
+  FakeVendorLib* fake = node.fake;
+  fake->on_create = [&](int card, int cus, uint64_t mib) {
+    // The admin's vdev6 appears first, then the driver makes ours, vdev7.
+    testing::WriteVdevConf(root,
+                           testing::MakeVdevConf(6, card, fake->cards[card].bdf, cus, mib, 0));
+    fake->vhcus[6] = DriverView(card, cus, mib);
+    testing::WriteVdevConf(root,
+                           testing::MakeVdevConf(7, card, fake->cards[card].bdf, cus, mib, 1));
+    fake->vhcus[7] = DriverView(card, cus, mib);
+    fake->created_id = 7;  // what the vendor library found for this call
     return OkStatus();
   };
   auto vhcu = node.backend->CreateVhcu(0, 20, 4096);

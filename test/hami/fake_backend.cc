@@ -32,6 +32,8 @@ int FakeBackend::AddLocked(int card, int compute_units, uint64_t memory_mib) {
   Vhcu v;
   v.id = id;
   v.card = card;
+  const Card* parent = inventory_.FindCard(card);
+  v.card_bdf = parent != nullptr ? parent->bdf : "";
   v.compute_units = compute_units;
   v.memory_mib = memory_mib;
   v.conf_path = "/etc/vdev/vdev" + std::to_string(id) + ".conf";
@@ -47,6 +49,7 @@ int FakeBackend::AddVhcu(int card, int compute_units, uint64_t memory_mib) {
 }
 
 StatusOr<Vhcu> FakeBackend::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+  if (on_create) on_create();
   std::lock_guard<std::mutex> lock(mu_);
   if (fail_create) return ResourceExhaustedError("no free vHCU slot on card");
   if (inventory_.FindCard(card) == nullptr) return NotFoundError("no card " + std::to_string(card));
@@ -72,6 +75,13 @@ Status FakeBackend::DestroyVhcu(int id) {
   auto& v = inventory_.vhcus;
   v.erase(std::remove_if(v.begin(), v.end(), [&](const Vhcu& x) { return x.id == id; }), v.end());
   return OkStatus();
+}
+
+void FakeBackend::SetBdf(int id, const std::string& bdf) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Vhcu& v : inventory_.vhcus) {
+    if (v.id == id) v.card_bdf = bdf;
+  }
 }
 
 std::vector<Vhcu> FakeBackend::vhcus() {

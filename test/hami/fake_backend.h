@@ -27,12 +27,15 @@ class FakeBackend final : public Backend {
   int AddVhcu(int card, int compute_units, uint64_t memory_mib);
   std::vector<Vhcu> vhcus();
   bool HasVhcu(int id);
+  // Changes the parent BDF a vHCU reports (its conf's PciBusId).
+  void SetBdf(int id, const std::string& bdf);
 
   // Knobs (set before the call they affect).
   int busy_destroys = 0;                   // DestroyVhcu answers Unavailable this many times
   bool fail_create = false;                // CreateVhcu fails without creating
   bool fail_create_after_it = false;       // CreateVhcu creates a vHCU, then fails
   std::function<void(int id)> on_destroy;  // called before a successful destroy
+  std::function<void()> on_create;         // called first in CreateVhcu (another creator)
   int destroy_calls = 0;
 
  private:

@@ -207,7 +207,8 @@ BOOST_AUTO_TEST_CASE(a_succeeded_pod_gives_its_vhcu_back) {
 }
 
 // kill -9 after each step of a vHCU creation (HCUDP_TEST_ONLY_CRASH_AFTER
-// makes the daemon SIGKILL itself there), then a restart: the journal leaves
+// makes the test copy of the daemon, hcu-dp-daemon-crashpoints, SIGKILL
+// itself there), then a restart of the shipped daemon: the journal leaves
 // no vHCU without a mark, a live pod's vHCU survives, and the node lock the
 // dead Allocate held is released with its pod failed (issue 9 item 6).
 BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live_vhcus) {
@@ -225,9 +226,11 @@ BOOST_AUTO_TEST_CASE(a_kill_at_any_step_of_a_create_leaks_nothing_and_keeps_live
       const std::string live_mark = *n.Marks().begin();
 
       n.h().daemon().Stop();
+      std::vector<std::string> crashing = n.h().argv();
+      crashing[0] = BinaryPath("test/integration/hcu-dp-daemon-crashpoints");
       BOOST_REQUIRE_EQUAL(
-          n.h().daemon().Start(n.h().argv(), n.h().log_path(),
-                               {"HCUDP_TEST_ONLY_CRASH_AFTER=" + step}, DaemonEnvVars()),
+          n.h().daemon().Start(crashing, n.h().log_path(), {"HCUDP_TEST_ONLY_CRASH_AFTER=" + step},
+                               DaemonEnvVars()),
           "");
       n.h().RequireRegistered(kCount, 2);
       const std::string victim_uid =

@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(HymgrUnreachableIsRetriedWithBoundedBackoff) {
       BOOST_CHECK(left.status().code() == StatusCode::kUnavailable);
       BOOST_CHECK_MESSAGE(left.status().message().find("hymgr") != std::string::npos,
                           left.status().message());
-      BOOST_CHECK_EQUAL(node.sleeps_ms().size(), 2u + 5u);  // destroy_busy_retries = 5
+      BOOST_CHECK_EQUAL(node.sleeps_ms().size(), 2u + 5u);  // transient_retries = 5
     }
   }
 }

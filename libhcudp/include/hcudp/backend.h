@@ -8,6 +8,7 @@
 #ifndef HCUDP_BACKEND_H_
 #define HCUDP_BACKEND_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,7 +36,10 @@ class HCUDP_EXPORT Backend {
   // previous health, never mark devices unhealthy because of it.
   virtual StatusOr<std::vector<CardHealthReport>> QueryHealth() = 0;
 
-  // Creates a vHCU on `card` and returns it as discovered afterwards.
+  // Creates a vHCU on `card` and returns the one the driver made for this
+  // call, as discovered afterwards. HostBackend runs create and destroy under
+  // the host-wide vHCU lock (hcudp/vhcu_lock.h); Unavailable, naming the
+  // holder, when it stays busy.
   virtual StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) = 0;
   // Stops and destroys vHCU `id`. NotFound if it does not exist; Unavailable
   // when the device is busy (retry later).
@@ -54,6 +58,9 @@ struct HostBackendOptions {
   std::string host_root = "/";
   // Vendor runtime directory (hy-smi under bin/). Default "/opt/hyhal".
   std::string hyhal_path = "/opt/hyhal";
+  // Longest wait for the host-wide vHCU lock in CreateVhcu/DestroyVhcu
+  // (immediate when the calling thread already holds it). Default 10 s.
+  std::chrono::milliseconds vhcu_lock_timeout{10000};
 };
 
 // Takes ownership of `vendor`, which must already be Init()-ed.

@@ -37,12 +37,15 @@ struct DlopenVendorLibOptions {
   int count_retry_interval_ms = 10000;
   // `hy-smi --healthcheck` is killed after this long. Default 10 s.
   int healthcheck_timeout_ms = 10000;
-  // DestroyVhcu retries DEVICE_BUSY this many times, backing off from the
-  // initial delay, doubling up to the cap; then Unavailable. Default 5,
-  // 200 ms, 2 s.
-  int destroy_busy_retries = 5;
-  int destroy_backoff_initial_ms = 200;
-  int destroy_backoff_max_ms = 2000;
+  // DestroyVhcu tries once and answers DEVICE_BUSY with Unavailable; the
+  // VhcuManager's queue owns the retries (no sleeping under a lock).
+  // Queries (never a create or destroy) that find hymgr unreachable (dmiStatus
+  // 32-34) or the device busy are retried this many times, backing off from
+  // the initial delay, doubling up to the cap, with no lock held while
+  // waiting; then Unavailable. Default 5, 200 ms, 2 s.
+  int transient_retries = 5;
+  int transient_backoff_initial_ms = 200;
+  int transient_backoff_max_ms = 2000;
   // How waits sleep; tests substitute a fake. Default (empty):
   // std::this_thread::sleep_for.
   std::function<void(std::chrono::milliseconds)> sleep;

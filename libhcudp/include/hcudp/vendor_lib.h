@@ -87,9 +87,16 @@ class HCUDP_EXPORT VendorLib {
   // dmiGetVDeviceInfo; NotFound for a free id (VDEV_NOT_EXIST).
   virtual StatusOr<DmiDeviceInfo> VhcuInfo(int vhcu_id) = 0;
   virtual StatusOr<DmiRemaining> Remaining(int card) = 0;  // dmiGetDeviceRemainingInfo
-  // dmiCreateVDevices(card, 1, &cus, &mem_mib). Returns no id: like the
-  // driver, the new vHCU shows up as /etc/vdev/vdev<N>.conf.
-  virtual Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) = 0;
+  // dmiCreateVDevices(card, 1, &cus, &mem_mib): the new vHCU shows up as
+  // /etc/vdev/vdev<N>.conf. On success `*created_id` (when non-null) is the
+  // N of the vHCU this call made — never merely "a new conf that appeared":
+  // the driver returns no id, so an implementation that must look at the
+  // confs accepts only a new one of this card (by PciBusId) and exactly this
+  // size, and fails (Aborted) when several could be it.
+  virtual Status CreateVhcu(int card, int compute_units, uint64_t memory_mib, int* created_id) = 0;
+  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+    return CreateVhcu(card, compute_units, memory_mib, nullptr);
+  }
   virtual Status StopVhcu(int vhcu_id) = 0;  // dmiStopVDevice
   // dmiDestroySingleVDevice; Unavailable for DEVICE_BUSY (retry later).
   virtual Status DestroyVhcu(int vhcu_id) = 0;

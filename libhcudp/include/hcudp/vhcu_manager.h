@@ -8,57 +8,71 @@
 // Files (host paths, read and written under host_root):
 //   /etc/vdev/dynamic/                    mark files; dir 0755, files 0644
 //   /var/lib/hcu-device-plugin/intents/   intent journal; dir 0755, files 0644
+//   /var/lib/hcu-device-plugin/vhcu.lock  the host-wide vHCU lock (vhcu_lock.h)
+//
+// Every create and destroy runs under the host-wide vHCU lock, which hcuctl
+// takes too; a create holds it from the snapshot to the mark, so nobody who
+// honours the lock sees a vHCU of ours without its mark or intent.
 //
 // Creating a vHCU, step by step. Each step is durable (file and directory
 // fsync-ed) before the next starts:
 //   1. snapshot    the vHCU ids present now (Backend::Discover);
-//   2. intent      intents/<podUID>_<container>_<card>.intent records owner,
-//                  card, CUs, MiB and the snapshot;
-//   3. create      Backend::CreateVhcu;
+//   2. intent      intents/<podUID>_<container>_<card>_<attempt>.intent
+//                  records owner, card (index and BDF), CUs, MiB and the
+//                  snapshot; one file per attempt, so an intent left
+//                  unresolved never blocks a later create for that owner;
+//   3. create      Backend::CreateVhcu, which returns the vHCU the driver made
+//                  for this call (never "the one new conf that appeared");
 //   4. record id   the intent gets vhcu_id;
 //   5. mark        the mark file is written (content: local time,
 //                  "2006-01-02 15:04:05", as the vendor);
 //   6. complete    the intent is removed.
 // Steps 4 and 6 are atomic but not forced to disk (no directory fsync): a
-// crash that loses step 4 leaves an intent without vhcu_id, which Recover
-// resolves by the snapshot exactly as a crash after step 3 (and, when the
-// mark exists, the vHCU is claimed by it and the intent dropped); a lost
-// step 6 leaves an intent whose mark exists, which Recover drops. This
-// saves two of seven fsyncs on the Allocate path (five remain).
-// A failure at 3 destroys whatever the backend may have left; at 4 or 5 the
-// new vHCU is destroyed; the intent goes only once nothing is left behind.
+// crash that loses step 4 leaves an intent without vhcu_id, which is resolved
+// by the snapshot exactly as a crash after step 3 (and, when the mark exists,
+// the vHCU is claimed by it and the intent dropped); a lost step 6 leaves an
+// intent whose mark exists, which is dropped. Five fsyncs on the Allocate path.
+// A failure at 3 resolves the intent at once (below); at 4 or 5 the new vHCU
+// is destroyed; the intent goes only once nothing is left behind.
 //
-// Intent states found by Recover() after a crash, and what it does:
-//   no vhcu_id            a vHCU on that card, not in the snapshot, of the
-//                         intent's size, claimed by no mark file and no other
-//                         intent, is the one step 3 made: destroy it. None:
-//                         nothing was created. Several: ambiguous, leave them
-//                         all (logged as an error) — never destroy what might
-//                         not be ours.
+// Intents are resolved by Recover() at start and by every Reconcile() (any
+// intent not being written by a create running in this process):
+//   no vhcu_id            a vHCU provably ours: on the intent's card (by BDF),
+//                         of exactly its CUs and MiB, not in the snapshot,
+//                         claimed by no mark file and no other intent. One:
+//                         destroy it. None: nothing was created; drop the
+//                         intent. Several: ambiguous — destroy none, keep the
+//                         intent durable and log it (once per process).
+//                         A vHCU of another size or card is never a candidate.
 //   vhcu_id, mark file    step 5 was done: the mark owns it; drop the intent.
 //   vhcu_id, no mark      the pod was never told about it: destroy it, unless
-//                         the pod is live and allocating — then write the
-//                         mark (adopt) so that Reconcile accounts for it.
+//                         (Recover only) the pod is live and allocating — then
+//                         write the mark (adopt). If the vHCU under that id is
+//                         no longer the intent's card and size, the id was
+//                         reused by someone else: left alone, intent dropped.
 //   vhcu_id, vHCU gone    nothing to do; drop the intent.
 // A destroy that fails keeps the intent (and the mark) until a retry succeeds,
 // so a second crash loses nothing either.
 //
-// Destroying (Reconcile, Release): Backend::DestroyVhcu (stop + destroy;
-// the backend removes /etc/vdev/vdevN.conf); only after it succeeded (or the
-// vHCU is already gone) is the mark file removed. Unavailable (DEVICE_BUSY)
-// and other failures go to a retry queue with capped exponential backoff,
-// driven by Tick().
+// Destroying (Reconcile, Release, retries): Backend::DestroyVhcu (stop +
+// destroy, one attempt; the backend removes /etc/vdev/vdevN.conf); only after
+// it succeeded (or the vHCU is already gone) is the mark file removed.
+// Unavailable (DEVICE_BUSY) and other failures go to the manager's retry
+// queue with capped exponential backoff, driven by Tick(). The queue is the
+// one owner of destroy retries: nothing below sleeps and retries.
 //
 // Never destroyed: a vHCU whose mark file names a live pod; one whose mark was
 // written less than fresh_mark_grace ago by this process (the caller's pod
 // cache may lag behind an Allocate that just finished); a vHCU with neither a
-// mark file nor an intent (an admin's, or pre-split) — left alone, logged at
-// VLOG(2); a vHCU whose id now sits on another card than its mark says (the
-// node was reset and the index reused) — the stale mark is removed.
+// mark file nor an intent that proves it ours (an admin's, or pre-split) —
+// left alone, logged at VLOG(2); a vHCU whose id now sits on another card than
+// its mark says (the node was reset and the index reused) — the stale mark is
+// removed.
 //
-// Thread-safety: all methods may be called from any thread. One mutex
-// serializes them, backend calls included, so a create and a destroy never
-// interleave (defect §8.23).
+// Thread-safety: all methods may be called from any thread. The host-wide
+// lock serialises creates and destroys (threads of this process included);
+// mu_ guards only in-memory state and is never held across a backend call, a
+// file write or a wait.
 #ifndef HCUDP_VHCU_MANAGER_H_
 #define HCUDP_VHCU_MANAGER_H_
 
@@ -77,6 +91,7 @@
 #include "hcudp/export.h"
 #include "hcudp/hami_codec.h"
 #include "hcudp/status.h"
+#include "hcudp/vhcu_lock.h"
 
 namespace hcudp {
 
@@ -98,6 +113,11 @@ struct VhcuManagerOptions {
   // Marks this process wrote less than this long ago are never reclaimed.
   // Default 60 s.
   std::chrono::milliseconds fresh_mark_grace{60000};
+  // Longest wait for the host-wide vHCU lock: by CreateVhcu, Release and
+  // Recover (default 5 s), and by Reconcile and Tick (default 1 s; a pass
+  // that cannot take it fails with Unavailable and the next one tries again).
+  std::chrono::milliseconds lock_timeout{5000};
+  std::chrono::milliseconds sweep_lock_timeout{1000};
   // Testing only: called after each step of CreateVhcu; returning true makes
   // CreateVhcu stop right there with Aborted, leaving the files as a crash
   // would. Default: none.
@@ -121,6 +141,20 @@ struct MarkFile {
 // missing directory is no marks. For hcuctl `allocations` and the manager.
 HCUDP_EXPORT StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
                                                            std::vector<std::string>* unparsable);
+
+// A claim on a vHCU in the files of this plugin: a mark file naming it, or an
+// intent that recorded it or that could only have made it (same card by BDF,
+// same size, created after the intent's snapshot).
+struct VhcuClaim {
+  std::string pod_uid;
+  std::string container;
+  std::string path;  // the mark or intent file
+};
+
+// Claims on `vhcu` under host_root (for hcuctl vhcu destroy). Errors only when
+// the mark directory cannot be listed.
+HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root,
+                                                             const Vhcu& vhcu);
 
 // A vHCU CreateVhcu made: as the backend reported it (id, conf_path), and
 // its mark file (mark.name.vhcu_id == vhcu.id).
@@ -157,9 +191,9 @@ class HCUDP_EXPORT VhcuManager {
 
   // Creates a vHCU of `compute_units` CUs and `memory_mib` MiB on `card` for
   // `owner` and writes its mark file (steps above). InvalidArgument for an
-  // owner that cannot name a mark file; the backend's error otherwise (after
-  // undoing). AlreadyExists when an unresolved intent for the same owner and
-  // card exists.
+  // owner that cannot name a mark file; Unavailable (naming the holder) when
+  // the host-wide vHCU lock stays busy for lock_timeout; the backend's error
+  // otherwise (after undoing).
   StatusOr<CreatedVhcu> CreateVhcu(const VhcuOwner& owner, int card, int compute_units,
                                    uint64_t memory_mib);
 
@@ -168,11 +202,13 @@ class HCUDP_EXPORT VhcuManager {
   StatusOr<MarkFile> MarkWholeCard(const VhcuOwner& owner, int card);
 
   // Failure path of Allocate: destroys the vHCU of `mark` (if any) and then
-  // removes the mark. Unavailable when the destroy failed: it is queued and
-  // retried by Tick(); the mark stays until it succeeds.
+  // removes the mark. Unavailable when the destroy failed (or the lock was
+  // busy): it is queued and retried by Tick(); the mark stays until it
+  // succeeds.
   Status Release(const hami::MarkFileName& mark);
 
-  // Reclaims every mark whose pod is not live: destroy, then remove the mark
+  // Resolves the intent journal (state table above, never adopting), then
+  // reclaims every mark whose pod is not live: destroy, then remove the mark
   // (a whole-card mark is just removed). Call on pod deletion/termination
   // events and periodically. Discover errors abort the pass.
   StatusOr<VhcuSweepResult> Reconcile(const PodLivenessFn& is_live);
@@ -184,8 +220,9 @@ class HCUDP_EXPORT VhcuManager {
   // them at once).
   void ForgetFresh(const std::string& pod_uid);
 
-  // Retries the queued destroys that are due. Call periodically (e.g. every
-  // second); cheap when nothing is due.
+  // Retries the queued destroys that are due, each once: no sleeping, no
+  // waiting beyond sweep_lock_timeout. Call periodically (e.g. every second);
+  // cheap when nothing is due.
   VhcuSweepResult Tick();
 
   // Destroys waiting for a retry.
@@ -195,9 +232,14 @@ class HCUDP_EXPORT VhcuManager {
 
  private:
   struct Intent;
-  // A destroy waiting to be retried.
+  // A destroy waiting to be retried. `card_bdf`, `compute_units` and
+  // `memory_mib` say which vHCU it is, so that a retry never destroys another
+  // vHCU that took over the id meanwhile.
   struct Retry {
     int vhcu_id = -1;
+    std::string card_bdf;
+    int compute_units = 0;
+    uint64_t memory_mib = 0;
     std::optional<MarkFile> mark;  // removed after the destroy succeeded
     std::string intent_path;       // removed after that, when non-empty
     int failures = 0;
@@ -208,26 +250,38 @@ class HCUDP_EXPORT VhcuManager {
   bool CrashAfter(VhcuCreateStep step) const;
   std::string MarkDir() const;
   std::string IntentDirPath() const;
-  StatusOr<MarkFile> WriteMarkLocked(const hami::MarkFileName& name);
-  // Destroys `vhcu_id` now, or queues a retry. On success removes `mark`
-  // (if set) and then `intent_path` (if set). Updates `result`.
-  void DestroyOrQueueLocked(int vhcu_id, const std::optional<MarkFile>& mark,
-                            const std::string& intent_path, VhcuSweepResult* result);
-  void ResolveIntentLocked(const Intent& intent, const NodeInventory& inventory,
-                           const std::vector<MarkFile>& marks,
-                           const std::set<int>& claimed_by_intents,
-                           const PodLivenessFn& is_allocating, VhcuSweepResult* result);
-  void QueueRetryLocked(Retry retry);
-  bool IsQueuedLocked(int vhcu_id) const;
+  StatusOr<MarkFile> WriteMark(const hami::MarkFileName& name);
+  // The journal minus the intents of creates running in this process.
+  StatusOr<std::vector<Intent>> ReadIntents();
+  // Destroys `vhcu` (its id) now, or queues a retry. On success removes
+  // `mark` (if set) and then `intent_path` (if set). Host lock held.
+  void DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>& mark,
+                      const std::string& intent_path, VhcuSweepResult* result);
+  void Queue(Retry retry, const Status& why, VhcuSweepResult* result);
+  // Host lock held.
+  void ResolveIntents(const std::vector<Intent>& intents, const NodeInventory& inventory,
+                      const std::vector<MarkFile>& marks, const PodLivenessFn& is_allocating,
+                      VhcuSweepResult* result);
+  void ResolveIntent(const Intent& intent, const NodeInventory& inventory,
+                     const std::vector<MarkFile>& marks, const std::set<int>& claimed_by_intents,
+                     const PodLivenessFn& is_allocating, VhcuSweepResult* result);
+  bool IsQueued(int vhcu_id) const;
+  StatusOr<VhcuHostLock> Lock(std::chrono::milliseconds timeout) const;
 
   Backend* const backend_;
   const VhcuManagerOptions options_;
 
+  // Guards the members below; never held across a backend call or file I/O.
   mutable std::mutex mu_;
-  // Guarded by mu_: destroys waiting for a retry, by vHCU id (-1 never).
+  // Destroys waiting for a retry, by vHCU id (-1 never).
   std::map<int, Retry> retries_;
-  // Guarded by mu_: pod UIDs this process wrote a mark for, and when.
+  // Pod UIDs this process wrote a mark for, and when.
   std::map<std::string, std::chrono::system_clock::time_point> fresh_pods_;
+  // Intent paths of creates running now in this process.
+  std::set<std::string> in_flight_;
+  // Ambiguous intents already logged.
+  std::set<std::string> reported_;
+  uint64_t attempts_ = 0;
 };
 
 }  // namespace hcudp

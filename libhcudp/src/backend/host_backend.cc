@@ -14,6 +14,7 @@
 #include "backend/node_files.h"
 #include "backend/vhcu_scan.h"
 #include "vendor/node_files.h"
+#include "hcudp/vhcu_lock.h"
 
 namespace hcudp {
 namespace {
@@ -141,7 +142,6 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));
   inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
   {
-    std::lock_guard<std::mutex> lock(vhcu_mutex_);
     VhcuScan scan = ScanVhcus(options_.host_root, inv.cards, *vendor_);
     inv.vhcus = std::move(scan.vhcus);
     inv.vhcu_gaps = std::move(scan.gaps);
@@ -194,42 +194,19 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
   }
   const std::string want_bdf = target->bdf;
   const std::string want = "card " + std::to_string(card) + " (" + want_bdf + ")";
-  std::lock_guard<std::mutex> lock(vhcu_mutex_);
-  std::set<int> before = ListVdevConfIds(options_.host_root);
-  HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib));
-  std::set<int> after = ListVdevConfIds(options_.host_root);
-  std::vector<int> created;
-  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
-                      std::back_inserter(created));
-  if (created.empty()) {
+  HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
+                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
+  // The vHCU is the one the driver made for this call, as the vendor
+  // library reports it — not whichever new conf appeared meanwhile.
+  int id = -1;
+  HCUDP_RETURN_IF_ERROR(vendor_->CreateVhcu(card, compute_units, memory_mib, &id));
+  if (id < 0) {
     return InternalError("the driver accepted a vHCU on " + want + " (" +
                          std::to_string(compute_units) + " CU, " + std::to_string(memory_mib) +
-                         " MiB) but no new vdev<N>.conf appeared in " +
-                         HostPath(options_.host_root, kVdevDir));
+                         " MiB) but did not say which vHCU it made");
   }
-  if (created.size() > 1) {
-    LOG(WARNING) << created.size() << " new vHCU confs appeared while creating one on " << want
-                 << " (another creator?); picking the one that matches";
-  }
-  Status last_error;
-  std::optional<Vhcu> made;
-  for (int id : created) {
-    StatusOr<Vhcu> vhcu = ReadVhcu(options_.host_root, id, cards, *vendor_);
-    if (!vhcu.ok()) {
-      last_error = vhcu.status();
-      continue;
-    }
-    if (created.size() == 1 ||
-        (vhcu->card_bdf == want_bdf && vhcu->compute_units == compute_units &&
-         vhcu->memory_mib == memory_mib)) {
-      made = std::move(*vhcu);
-      break;
-    }
-  }
-  if (!made) {
-    if (!last_error.ok()) return last_error.WithContext("the new vHCU's conf is unusable");
-    return InternalError("none of the new vHCU confs matches the vHCU created on " + want);
-  }
+  StatusOr<Vhcu> made = ReadVhcu(options_.host_root, id, cards, *vendor_);
+  if (!made.ok()) return made.status().WithContext("the new vHCU's conf is unusable");
   // The driver's card index is not the plugin's (DMI vs RSMI order): a wrong
   // map creates the vHCU on another physical card. The conf's PciBusId is
   // the truth. What was just made is ours, so it is removed again.
@@ -252,11 +229,12 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
     LOG(ERROR) << wrong << "; destroying it failed: " << destroyed.ToString();
     return InternalError(wrong + "; destroying it failed: " + destroyed.message());
   }
-  return *made;
+  return made;
 }
 
 Status HostBackend::DestroyVhcu(int id) {
-  std::lock_guard<std::mutex> lock(vhcu_mutex_);
+  HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
+                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
   Status stopped = vendor_->StopVhcu(id);
   if (stopped.code() == StatusCode::kNotFound) return stopped;
   if (!stopped.ok()) {

@@ -41,10 +41,8 @@ class HostBackend final : public Backend {
 
   const HostBackendOptions options_;
   const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
-  // Serialises vHCU create/destroy against each other and against the vHCU
-  // scan of Discover, so a create's before/after listing of /etc/vdev is not
-  // disturbed by our own other calls.
-  std::mutex vhcu_mutex_;
+  // vHCU create/destroy run under the host-wide vHCU lock (hcudp/vhcu_lock.h),
+  // which serialises them against hcuctl, other processes and our own threads.
 
   // The last successful QueryHealth(), by BDF; empty until one succeeded.
   std::mutex health_mutex_;

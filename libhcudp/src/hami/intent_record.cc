@@ -1,8 +1,11 @@
 #include "hami/intent_record.h"
 
+#include <glog/logging.h>
+
 #include <map>
 #include <vector>
 
+#include "hami/durable_file.h"
 #include "hami/text_util.h"
 
 namespace hcudp::internal {
@@ -21,6 +24,7 @@ std::string FormatIntentRecord(const IntentRecord& intent) {
   for (int id : intent.prior_vhcu_ids) prior += (prior.empty() ? "" : ",") + std::to_string(id);
   std::string out = "pod_uid: " + intent.pod_uid + "\ncontainer: " + intent.container +
                     "\ncard: " + std::to_string(intent.card) +
+                    (intent.card_bdf.empty() ? "" : "\ncard_bdf: " + intent.card_bdf) +
                     "\ncompute_units: " + std::to_string(intent.compute_units) +
                     "\nmemory_mib: " + std::to_string(intent.memory_mib) +
                     "\nprior_vhcu_ids: " + prior + "\n";
@@ -51,8 +55,9 @@ StatusOr<IntentRecord> ParseIntentRecord(std::string_view text) {
     return it == values.end() ? nullptr : &it->second;
   };
   for (const auto& [key, value] : values) {
-    if (key != "pod_uid" && key != "container" && key != "card" && key != "compute_units" &&
-        key != "memory_mib" && key != "prior_vhcu_ids" && key != "vhcu_id") {
+    if (key != "pod_uid" && key != "container" && key != "card" && key != "card_bdf" &&
+        key != "compute_units" && key != "memory_mib" && key != "prior_vhcu_ids" &&
+        key != "vhcu_id") {
       return InvalidArgumentError("intent has unknown key " + key);
     }
   }
@@ -63,6 +68,7 @@ StatusOr<IntentRecord> ParseIntentRecord(std::string_view text) {
   }
   r.pod_uid = *find("pod_uid");
   r.container = *find("container");
+  if (const std::string* bdf = find("card_bdf"); bdf != nullptr) r.card_bdf = *bdf;
   auto card = ParseInt(*find("card"), 0, kInt32Max);
   auto cu = ParseInt(*find("compute_units"), 0, kInt32Max);
   auto mib = ParseInt(*find("memory_mib"), 0, int64_t{1} << 40);
@@ -87,8 +93,43 @@ StatusOr<IntentRecord> ParseIntentRecord(std::string_view text) {
   return r;
 }
 
-std::string IntentFileName(const IntentRecord& intent) {
-  return intent.pod_uid + "_" + intent.container + "_" + std::to_string(intent.card) + ".intent";
+std::string IntentFileName(const IntentRecord& intent, const std::string& attempt) {
+  return intent.pod_uid + "_" + intent.container + "_" + std::to_string(intent.card) + "_" +
+         attempt + ".intent";
+}
+
+// Is `v` on the intent's card: by BDF when the intent has one (the index may
+// name another card after a re-enumeration), else by index.
+bool OnIntentCard(const Vhcu& v, const IntentRecord& r) {
+  return r.card_bdf.empty() ? v.card == r.card : v.card_bdf == r.card_bdf;
+}
+
+bool OfIntentSize(const Vhcu& v, const IntentRecord& r) {
+  return v.compute_units == r.compute_units && v.memory_mib == r.memory_mib;
+}
+
+bool IsTmpName(const std::string& s) {
+  return s.size() >= 4 && s.compare(s.size() - 4, 4, ".tmp") == 0;
+}
+
+StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
+    const std::string& dir) {
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFileNames(dir));
+  std::vector<std::pair<IntentRecord, std::string>> out;
+  for (const std::string& name : names) {
+    if (IsTmpName(name)) continue;
+    std::string path = dir + "/" + name;
+    StatusOr<std::string> text = ReadSmallFile(path);
+    StatusOr<IntentRecord> record =
+        text.ok() ? ParseIntentRecord(*text) : StatusOr<IntentRecord>(text.status());
+    if (!record.ok()) {
+      LOG_EVERY_N(ERROR, 100) << "unreadable vHCU intent " << path << ": "
+                              << record.status().ToString() << "; left for an administrator";
+      continue;
+    }
+    out.emplace_back(std::move(*record), std::move(path));
+  }
+  return out;
 }
 
 }  // namespace hcudp::internal

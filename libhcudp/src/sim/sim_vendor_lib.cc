@@ -122,10 +122,12 @@ class SimVendorLib final : public VendorLib {
     HCUDP_ASSIGN_OR_RETURN(SimCard c, CardOf(card));
     return vhcus_.Remaining(c);
   }
-  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
+  using VendorLib::CreateVhcu;
+  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib, int* created_id) override {
     std::shared_ptr<const SimNode> node = Current();
     StatusOr<int> id = vhcus_.Create(*node, card, compute_units, memory_mib);
     if (!id.ok()) return id.status();
+    if (created_id != nullptr) *created_id = *id;
     LOG(INFO) << "sim: created vHCU " << *id << " on card " << card << " (" << compute_units
               << " CU, " << memory_mib << " MiB)";
     return OkStatus();

@@ -75,7 +75,8 @@ class DlopenVendorLib final : public VendorLib {
   StatusOr<int> MaxVhcusPerCard() override;
   StatusOr<DmiDeviceInfo> VhcuInfo(int vhcu_id) override;
   StatusOr<DmiRemaining> Remaining(int card) override;
-  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib) override;
+  using VendorLib::CreateVhcu;
+  Status CreateVhcu(int card, int compute_units, uint64_t memory_mib, int* created_id) override;
   Status StopVhcu(int vhcu_id) override;
   Status DestroyVhcu(int vhcu_id) override;
 

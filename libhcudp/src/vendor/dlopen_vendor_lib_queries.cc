@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "vendor/created_vhcu.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/node_files.h"
 #include "vendor/vendor_status.h"
@@ -261,8 +262,8 @@ void DlopenVendorLib::NoteResetRequired(const Status& st, int card) {
 
 template <typename Result, typename Call>
 Result DlopenVendorLib::RetryTransient(const std::string& what, Call call) const {
-  const int retries = std::max(options_.destroy_busy_retries, 0);
-  int delay_ms = options_.destroy_backoff_initial_ms;
+  const int retries = std::max(options_.transient_retries, 0);
+  int delay_ms = options_.transient_backoff_initial_ms;
   for (int attempt = 0;; ++attempt) {
     // `call` takes mu_ itself; nothing is held while backing off.
     Result result = call();
@@ -270,7 +271,7 @@ Result DlopenVendorLib::RetryTransient(const std::string& what, Call call) const
     if (st.code() != StatusCode::kUnavailable || attempt >= retries) return result;
     VLOG(1) << what << ": " << st.message() << "; retrying in " << delay_ms << " ms";
     Sleep(delay_ms);
-    delay_ms = std::min(delay_ms * 2, options_.destroy_backoff_max_ms);
+    delay_ms = std::min(delay_ms * 2, options_.transient_backoff_max_ms);
   }
 }
 
@@ -358,7 +359,8 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   return left;
 }
 
-Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib) {
+Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
+                                   int* created_id) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
   if (api_->dmi.create_vdevices == nullptr) {
     return UnimplementedError(
@@ -370,15 +372,30 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
   }
   // Never retried here: after a send/receive error hymgr may have acted, and
   // a second create would make a second vHCU. The caller decides.
+  // The driver returns no id: the conf this call made is the new one of this
+  // card and size (callers hold the host-wide vHCU lock).
   Status st;
+  int id = -1;
   {
     std::shared_lock lock(mu_);
     HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
+    HCUDP_ASSIGN_OR_RETURN(const std::string bdf, BdfLocked(card));
+    const std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
     int cus = compute_units;
     int mib = static_cast<int>(memory_mib);
     st = DmiLocked(api_->dmi.create_vdevices(dmi, 1, &cus, &mib), "dmiCreateVDevices");
+    if (st.ok()) {
+      StatusOr<int> found = FindCreatedVhcu(before, ReadVdevConfs(options_.host_root), bdf,
+                                            compute_units, memory_mib, options_.host_root);
+      if (found.ok()) {
+        id = *found;
+      } else {
+        st = found.status();
+      }
+    }
   }
   NoteResetRequired(st, card);
+  if (st.ok() && created_id != nullptr) *created_id = id;
   return st;
 }
 
@@ -399,17 +416,12 @@ Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
   if (api_->dmi.destroy_single_vdevice == nullptr) {
     return UnimplementedError(api_->dmi_library->path() + " has no dmiDestroySingleVDevice");
   }
-  const int retries = std::max(options_.destroy_busy_retries, 0);
-  bool maybe_done = false;  // an earlier attempt may have reached the driver
-  Status st = RetryTransient<Status>("dmiDestroySingleVDevice", [&]() {
-    Status once = DestroyOnceShared(vhcu_id);
-    if (once.code() == StatusCode::kNotFound && maybe_done) return OkStatus();
-    if (once.code() == StatusCode::kUnavailable) maybe_done = true;
-    return once;
-  });
+  // One attempt: DEVICE_BUSY (and hymgr unreachable) is Unavailable and the
+  // caller's queue (the VhcuManager) owns the retries, so nothing sleeps
+  // under a lock here.
+  Status st = DestroyOnceShared(vhcu_id);
   if (st.code() == StatusCode::kUnavailable) {
-    return UnavailableError("vHCU " + std::to_string(vhcu_id) + " still busy after " +
-                            std::to_string(retries + 1) + " attempts: " + st.message());
+    return UnavailableError("vHCU " + std::to_string(vhcu_id) + " is busy: " + st.message());
   }
   return st;
 }

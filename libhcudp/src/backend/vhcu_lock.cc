@@ -1,0 +1,137 @@
+// The host-wide vHCU lock (hcudp/vhcu_lock.h).
+#include "hcudp/vhcu_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <thread>
+
+#include "hami/durable_file.h"
+#include "hcudp/backend.h"
+
+namespace hcudp {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval{20};
+constexpr size_t kMaxHolderText = 300;
+
+// Holds per thread: lock path -> depth.
+thread_local std::map<std::string, int> t_depth;
+
+std::string Parent(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
+
+// "pid 123 (hcuctl vhcu create --card 0 ...)"
+std::string SelfDescription() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  for (char& c : raw) {
+    if (c == '\0' || c == '\n') c = ' ';
+  }
+  if (raw.size() > kMaxHolderText) raw = raw.substr(0, kMaxHolderText) + "...";
+  return "pid " + std::to_string(::getpid()) + " (" + (raw.empty() ? "unknown command" : raw) + ")";
+}
+
+std::string ReadHolder(int fd) {
+  char buf[kMaxHolderText + 64];
+  ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+  std::string text = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text.empty() ? "a process that has not written its name yet" : text;
+}
+
+}  // namespace
+
+std::string VhcuLockPath(const std::string& host_root) {
+  return HostPath(host_root, std::string(kVhcuLockFile));
+}
+
+StatusOr<VhcuHostLock> VhcuHostLock::Acquire(
+    const std::string& host_root, std::chrono::milliseconds timeout,
+    const std::function<void(const std::string& holder)>& on_wait) {
+  std::string path = VhcuLockPath(host_root);
+  auto nested = t_depth.find(path);
+  if (nested != t_depth.end() && nested->second > 0) {
+    ++nested->second;
+    VhcuHostLock lock(path, -1);
+    lock.held_ = true;
+    return lock;
+  }
+  HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(Parent(path), 0755));
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return UnavailableError("cannot open the vHCU lock " + path + ": " + std::strerror(errno));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool told = false;
+  while (true) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err != EWOULDBLOCK) {
+      ::close(fd);
+      return UnavailableError("cannot lock " + path + ": " + std::strerror(err));
+    }
+    const std::string holder = ReadHolder(fd);
+    if (!told && on_wait) on_wait(holder);
+    told = true;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      return UnavailableError("the vHCU lock " + path + " is held by " + holder +
+                              "; gave up after " + std::to_string(timeout.count()) + " ms");
+    }
+    // Waiting to take the lock; nothing of ours is held here.
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  const std::string me = SelfDescription() + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) < 0) {
+    // Only the holder's name is lost; the lock itself is held.
+  }
+  t_depth[path] = 1;
+  VhcuHostLock lock(path, fd);
+  lock.held_ = true;
+  return lock;
+}
+
+VhcuHostLock::VhcuHostLock(VhcuHostLock&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), held_(other.held_) {
+  other.fd_ = -1;
+  other.held_ = false;
+}
+
+VhcuHostLock& VhcuHostLock::operator=(VhcuHostLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    held_ = other.held_;
+    other.fd_ = -1;
+    other.held_ = false;
+  }
+  return *this;
+}
+
+VhcuHostLock::~VhcuHostLock() { Release(); }
+
+void VhcuHostLock::Release() {
+  if (!held_) return;
+  held_ = false;
+  auto it = t_depth.find(path_);
+  if (it != t_depth.end() && --it->second <= 0) t_depth.erase(it);
+  if (fd_ >= 0) {
+    if (::ftruncate(fd_, 0) != 0) {
+      // A stale name is harmless: it is read only while the lock is held.
+    }
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+}  // namespace hcudp

@@ -1,0 +1,176 @@
+// Intent resolution of the vHCU manager (Recover, and every Reconcile) and
+// the claims hcuctl checks before a destroy; the state table is in
+// hcudp/vhcu_manager.h.
+#include <glog/logging.h>
+
+#include <algorithm>
+
+#include "hami/durable_file.h"
+#include "hami/intent_record.h"
+#include "hami/vhcu_manager_intent.h"
+#include "hcudp/backend.h"
+#include "hcudp/vhcu_manager.h"
+
+namespace hcudp {
+namespace {
+
+using internal::IntentRecord;
+using internal::OfIntentSize;
+using internal::OnIntentCard;
+
+std::string Describe(const IntentRecord& r) {
+  return "pod " + r.pod_uid + " container " + r.container + " card " + std::to_string(r.card) +
+         (r.card_bdf.empty() ? "" : " (" + r.card_bdf + ")");
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, const Vhcu& vhcu) {
+  std::vector<VhcuClaim> claims;
+  HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(host_root, nullptr));
+  for (const MarkFile& m : marks) {
+    if (!m.name.whole_card() && m.name.vhcu_id == vhcu.id && m.name.card == vhcu.card) {
+      claims.push_back({m.name.pod_uid, m.name.container, m.path});
+    }
+  }
+  auto journal = internal::ReadIntentJournal(HostPath(host_root, std::string(kVhcuIntentDir)));
+  if (journal.ok()) {
+    for (const auto& [r, path] : *journal) {
+      bool claimed = r.vhcu_id ? *r.vhcu_id == vhcu.id && OnIntentCard(vhcu, r)
+                               : OnIntentCard(vhcu, r) && OfIntentSize(vhcu, r) &&
+                                     r.prior_vhcu_ids.count(vhcu.id) == 0;
+      if (claimed) claims.push_back({r.pod_uid, r.container, path});
+    }
+  }
+  return claims;
+}
+
+StatusOr<VhcuSweepResult> VhcuManager::Recover(const PodLivenessFn& is_allocating) {
+  VhcuSweepResult result;
+  HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.lock_timeout));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, internal::ListFileNames(IntentDirPath()));
+  for (const std::string& name : names) {
+    if (EndsWith(name, ".tmp")) {  // a crash inside ReplaceFileDurably
+      Status removed = internal::RemoveFileDurably(IntentDirPath() + "/" + name);
+      (void)removed;
+    }
+  }
+  HCUDP_ASSIGN_OR_RETURN(std::vector<Intent> intents, ReadIntents());
+  if (intents.empty()) return result;
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(options_.host_root, nullptr));
+  ResolveIntents(intents, inventory, marks, is_allocating, &result);
+  return result;
+}
+
+void VhcuManager::ResolveIntents(const std::vector<Intent>& intents, const NodeInventory& inventory,
+                                 const std::vector<MarkFile>& marks,
+                                 const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
+  std::set<int> claimed_by_intents;
+  for (const Intent& i : intents) {
+    if (i.record.vhcu_id) claimed_by_intents.insert(*i.record.vhcu_id);
+  }
+  for (const Intent& intent : intents) {
+    ResolveIntent(intent, inventory, marks, claimed_by_intents, is_allocating, result);
+  }
+}
+
+void VhcuManager::ResolveIntent(const Intent& intent, const NodeInventory& inventory,
+                                const std::vector<MarkFile>& marks,
+                                const std::set<int>& claimed_by_intents,
+                                const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
+  const IntentRecord& r = intent.record;
+  auto drop_intent = [&] {
+    Status removed = internal::RemoveFileDurably(intent.path);
+    if (!removed.ok()) LOG(WARNING) << "intent stays: " << removed.ToString();
+    std::lock_guard<std::mutex> lock(mu_);
+    reported_.erase(intent.path);
+  };
+  std::set<int> marked;
+  for (const MarkFile& m : marks) {
+    if (!m.name.whole_card()) marked.insert(m.name.vhcu_id);
+  }
+
+  if (r.vhcu_id) {
+    const int id = *r.vhcu_id;
+    const hami::MarkFileName own{r.pod_uid, r.container, r.card, id};
+    bool has_mark =
+        std::any_of(marks.begin(), marks.end(), [&](const MarkFile& m) { return m.name == own; });
+    const Vhcu* vhcu = inventory.FindVhcu(id);
+    if (has_mark || vhcu == nullptr) {
+      drop_intent();  // the mark owns it, or nothing is left
+      return;
+    }
+    if (IsQueued(id)) return;  // a destroy is pending; the retry removes the intent
+    if (!OnIntentCard(*vhcu, r) || !OfIntentSize(*vhcu, r)) {
+      LOG(WARNING) << "intent " << intent.path << " names vHCU " << id << " of " << r.compute_units
+                   << " CU, " << r.memory_mib << " MiB on " << Describe(r) << " but vHCU " << id
+                   << " is now " << vhcu->compute_units << " CU, " << vhcu->memory_mib
+                   << " MiB on card " << vhcu->card << " (" << vhcu->card_bdf
+                   << "): not ours, left alone";
+      ++result->left_alone;
+      drop_intent();
+      return;
+    }
+    if (is_allocating(r.pod_uid)) {
+      StatusOr<MarkFile> mark = WriteMark(own);
+      if (mark.ok()) {
+        LOG(INFO) << "adopted vHCU " << id << " for allocating " << Describe(r);
+        ++result->adopted;
+        drop_intent();
+        return;
+      }
+      LOG(WARNING) << "cannot adopt vHCU " << id << ": " << mark.status().ToString()
+                   << "; destroying it instead";
+    }
+    LOG(INFO) << "vHCU " << id << " of " << Describe(r) << " was never handed over: destroying";
+    DestroyOrQueue(*vhcu, std::nullopt, intent.path, result);
+    return;
+  }
+
+  // No id recorded: only a vHCU that can be nothing but the one this create
+  // made is ours — same card (by BDF), exactly the size asked for, created
+  // after the snapshot, claimed by nobody else.
+  std::vector<const Vhcu*> candidates;
+  for (const Vhcu& v : inventory.vhcus) {
+    if (OnIntentCard(v, r) && OfIntentSize(v, r) && r.prior_vhcu_ids.count(v.id) == 0 &&
+        marked.count(v.id) == 0 && claimed_by_intents.count(v.id) == 0) {
+      candidates.push_back(&v);
+    }
+  }
+  for (const Vhcu* v : candidates) {
+    if (IsQueued(v->id)) return;  // its destroy is pending; the retry removes the intent
+  }
+  if (candidates.empty()) {
+    VLOG(1) << "intent " << intent.path << ": no vHCU was created";
+    drop_intent();
+    return;
+  }
+  if (candidates.size() > 1) {
+    bool first_time;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      first_time = reported_.insert(intent.path).second;
+    }
+    if (first_time) {
+      std::string ids;
+      for (const Vhcu* v : candidates) ids += " " + std::to_string(v->id);
+      LOG(ERROR) << "intent " << intent.path << ": several unowned new vHCUs of " << r.compute_units
+                 << " CU, " << r.memory_mib << " MiB on " << Describe(r) << " (" << ids
+                 << " ) could be the one created for it; destroying none. The intent "
+                 << "stays until they are gone or an administrator removes it";
+    }
+    result->left_alone += static_cast<int>(candidates.size());
+    return;
+  }
+  LOG(INFO) << "vHCU " << candidates[0]->id << " was created for " << Describe(r)
+            << " but never recorded: destroying";
+  DestroyOrQueue(*candidates[0], std::nullopt, intent.path, result);
+}
+
+}  // namespace hcudp

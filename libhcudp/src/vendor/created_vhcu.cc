@@ -1,0 +1,78 @@
+#include "vendor/created_vhcu.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "vendor/node_files.h"
+
+namespace hcudp::vendor {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
+  std::map<int, VdevConf> out;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(UnderRoot(host_root, "/etc/vdev"), ec)) {
+    StatusOr<int> id = ParseVdevConfFileName(entry.path().filename().string());
+    if (!id.ok() || !entry.is_regular_file(ec)) continue;
+    std::ifstream in(entry.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    StatusOr<VdevConf> conf = ParseVdevConf(text);
+    if (conf.ok()) out[*id] = *conf;
+  }
+  return out;
+}
+
+StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
+                              const std::map<int, VdevConf>& after, const std::string& bdf,
+                              int compute_units, uint64_t memory_mib,
+                              const std::string& host_root) {
+  std::vector<int> ours;
+  for (const auto& [id, conf] : after) {
+    auto old = before.find(id);
+    if (old != before.end() && Lower(old->second.pci_bus_id) == Lower(conf.pci_bus_id)) continue;
+    if (Lower(conf.pci_bus_id) == Lower(bdf) && conf.cu_count == compute_units &&
+        conf.mem_mib == memory_mib) {
+      ours.push_back(id);
+    }
+  }
+  const std::string what = "a vHCU of " + std::to_string(compute_units) + " CU, " +
+                           std::to_string(memory_mib) + " MiB on " + bdf;
+  if (ours.empty()) {
+    // None on the requested card. When exactly one new conf of exactly this
+    // size appeared on another card, the driver put ours there (a wrong
+    // card map): report it, so the caller sees the PciBusId mismatch and
+    // removes what it just made instead of leaking it.
+    std::vector<int> elsewhere;
+    for (const auto& [id, conf] : after) {
+      auto old = before.find(id);
+      if (old != before.end() && Lower(old->second.pci_bus_id) == Lower(conf.pci_bus_id)) continue;
+      if (conf.cu_count == compute_units && conf.mem_mib == memory_mib) elsewhere.push_back(id);
+    }
+    if (elsewhere.size() == 1) return elsewhere.front();
+    return InternalError("the driver accepted " + what + " but no new vdev<N>.conf of that card " +
+                         "and size appeared in " + UnderRoot(host_root, "/etc/vdev"));
+  }
+  if (ours.size() > 1) {
+    std::string ids;
+    for (int id : ours) ids += " vdev" + std::to_string(id);
+    return AbortedError("created " + what + " but" + ids +
+                        " all appeared at once (another creator did not take the host-wide vHCU "
+                        "lock); cannot tell which is ours");
+  }
+  return ours.front();
+}
+
+}  // namespace hcudp::vendor
