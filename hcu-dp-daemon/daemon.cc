@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
@@ -24,6 +26,13 @@ sigset_t TerminationSignals() {
   return set;
 }
 
+// One plain line (no log prefix), like a bad flag: exit 2 for bad input,
+// 1 for anything else.
+int StartupError(const Status& status) {
+  std::fprintf(stderr, "hcu-dp-daemon: %s\n", status.message().c_str());
+  return IsInputError(status) ? 2 : 1;
+}
+
 }  // namespace
 
 void BlockTerminationSignals() {
@@ -33,25 +42,25 @@ void BlockTerminationSignals() {
 }
 
 int RunDaemon(const Options& options) {
-  LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "
-            << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
-            << ", socket dir " << options.device_plugin_path;
+  // Start-up input (node file, host root, kubeconfig, socket directory) is
+  // checked before anything runs; a problem there is one plain line and
+  // exit 2, as for a bad flag.
   auto backend = OpenBackend(options);
-  if (!backend.ok()) {
-    LOG(ERROR) << backend.status().ToString();
-    return 1;
-  }
+  if (!backend.ok()) return StartupError(backend.status());
   Backend& node = **backend;
   NodeState state;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
     auto made = HamiMode::New(options, node, state);
-    if (!made.ok()) {
-      LOG(ERROR) << "HAMi mode: " << made.status().ToString();
-      return 1;
-    }
+    if (!made.ok()) return StartupError(made.status());
     hami = std::move(*made);
   }
+  if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {
+    return StartupError(dir);
+  }
+  LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "
+            << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
+            << ", socket dir " << options.device_plugin_path;
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
@@ -92,7 +101,14 @@ int RunDaemon(const Options& options) {
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
-  manager.Stop();
+  if (!manager.Stop()) {
+    // A gRPC handler never returned; it still uses the node state, the
+    // builder and HAMi's objects, so none of them may be destroyed. Our
+    // sockets are gone; end the process here.
+    LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
   monitor.Stop();
   LOG(INFO) << "stopped";
   return 0;

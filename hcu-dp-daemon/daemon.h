@@ -13,7 +13,9 @@ void BlockTerminationSignals();
 
 // Serves until SIGTERM/SIGINT (waited for with sigwait on this thread: no
 // work in async signal handlers), then stops serving, removes our sockets
-// and returns 0. Returns 1 when the node cannot be served at all.
+// and returns 0. A start-up input error (node file, host root, kubeconfig,
+// socket directory) prints one line "hcu-dp-daemon: <flag>: <problem>" and
+// returns 2; any other start-up failure returns 1.
 int RunDaemon(const Options& options);
 
 }  // namespace hcudp::daemon

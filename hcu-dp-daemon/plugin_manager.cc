@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hcudp/plugin_socket.h"
 #include "registrar.h"
 #include "socket_names.h"
 
@@ -30,6 +31,26 @@ Status MakeDirs(const std::string& dir) {
 }
 
 }  // namespace
+
+// The socket directory exists (or was made), is a directory, and we may
+// create sockets in it: else the flag's value is the problem.
+Status PluginManager::PrepareSocketDir(const std::string& dir) {
+  if (dir.empty()) return InvalidArgumentError("--device-plugin-path: empty");
+  Status made = MakeDirs(dir);
+  if (!made.ok()) return InvalidArgumentError("--device-plugin-path: " + made.message());
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return InvalidArgumentError("--device-plugin-path: " + dir + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return InvalidArgumentError("--device-plugin-path: " + dir + ": not a directory");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return InvalidArgumentError("--device-plugin-path: " + dir +
+                                ": cannot create sockets here: " + std::strerror(errno));
+  }
+  return OkStatus();
+}
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
                              const AllocationBuilder& builder, AllocateDelegate allocate_delegate)
@@ -56,21 +77,21 @@ void PluginManager::Wake() {
 }
 
 Status PluginManager::Start() {
-  HCUDP_RETURN_IF_ERROR(MakeDirs(dir_).WithContext("--device-plugin-path"));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(dir_));
   inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0) PLOG(WARNING) << "inotify unavailable; relying on the 5 s backstop";
   int removed = RemoveStaleSockets(dir_);
   if (removed > 0) LOG(INFO) << "removed " << removed << " stale socket(s) in " << dir_;
   SyncEndpoints();
   for (const Endpoint& e : endpoints_) {
-    if (!e.server)
+    if (!e.server && !e.path_too_long)
       return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
   }
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
 
-void PluginManager::Stop() {
+bool PluginManager::Stop() {
   if (thread_.joinable()) {
     stopping_ = true;
     Wake();
@@ -83,16 +104,19 @@ void PluginManager::Stop() {
       e.attempt.reset();
     }
   }
-  // End every stream first, so the servers shut down in parallel time.
+  // Every server shuts down in parallel, under one deadline.
   for (Endpoint& e : endpoints_) {
-    if (e.server) e.server->service().Stop();
+    if (e.server) e.server->BeginStop();
   }
+  const auto deadline = Clock::now() + PluginServer::kStopBudget;
+  bool clean = true;
   for (Endpoint& e : endpoints_) {
     if (e.server) {
-      e.server->Stop();
+      clean = e.server->FinishStop(deadline) && clean;
       e.server.reset();
     }
   }
+  return clean;
 }
 
 void PluginManager::OnStreamEnd(const std::string& resource) {
@@ -127,6 +151,14 @@ void PluginManager::SyncEndpoints() {
     e.kind = r.kind;
     e.socket_path = JoinPath(dir_, SocketFileName(r.last_name, InstanceId()));
     e.next_attempt = Clock::now();
+    if (e.socket_path.size() > kMaxUnixSocketPath) {
+      e.path_too_long = true;
+      LOG(ERROR) << "cannot serve " << r.name << ": its socket path " << e.socket_path << " is "
+                 << e.socket_path.size() << " bytes, over the 107-byte limit of unix sockets "
+                 << "(a shorter --device-plugin-path or naming policy fits)";
+      endpoints_.push_back(std::move(e));
+      continue;
+    }
     Status st = Serve(e);
     if (!st.ok()) LOG(ERROR) << st.ToString();
     if (!thread_.joinable() && e.server) {
@@ -245,6 +277,7 @@ void PluginManager::Reconcile() {
 
   // Every endpoint needs a live server whose socket file is still there.
   for (Endpoint& e : endpoints_) {
+    if (e.path_too_long) continue;
     if (e.server && FileInode(e.socket_path) == e.server->socket_inode()) continue;
     if (e.server) {
       LOG(INFO) << "socket " << e.socket_path << " was removed; serving again";

@@ -51,9 +51,19 @@ class PluginManager {
   ~PluginManager();
 
   // Creates the socket directory if needed, removes stale sockets, serves
-  // every resource of the current snapshot, then starts registering.
+  // every resource of the current snapshot, then starts registering. A
+  // directory that cannot be used is InvalidArgument naming
+  // --device-plugin-path. A resource whose socket path would pass the
+  // 107-byte limit of unix sockets is logged once and not served; the
+  // others are.
   Status Start();
-  void Stop();
+  // Bounded (PluginServer::kStopBudget for all servers together). Returns
+  // false when a server had to be left behind with a call still running.
+  bool Stop();
+
+  // Creates `dir` if needed and checks that sockets can be made there;
+  // InvalidArgument naming --device-plugin-path otherwise.
+  static Status PrepareSocketDir(const std::string& dir);
 
   // Thread-safe: asks the manager thread to look again soon.
   void Wake();
@@ -79,6 +89,7 @@ class PluginManager {
     std::string last_name;
     DeviceKind kind = DeviceKind::kCard;
     std::string socket_path;
+    bool path_too_long = false;  // never served; logged once
     std::unique_ptr<PluginServer> server;
     uint64_t serve_generation = 0;  // +1 each time the server is (re)created
     bool registered = false;

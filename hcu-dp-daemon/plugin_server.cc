@@ -49,15 +49,48 @@ StatusOr<std::unique_ptr<PluginServer>> PluginServer::Start(std::unique_ptr<Plug
 
 PluginServer::~PluginServer() { Stop(); }
 
-void PluginServer::Stop() {
-  if (!server_) return;
+bool PluginServer::Stop() {
+  BeginStop();
+  return FinishStop(std::chrono::steady_clock::now() + kStopBudget);
+}
+
+void PluginServer::BeginStop() {
+  if (!server_ || shutdown_.joinable()) return;
   service_->Stop();
-  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-  server_->Wait();
-  server_.reset();
+  // Shutdown cancels the calls still running at its deadline, but then waits
+  // for their handlers to return: on its own thread, so that a handler that
+  // never returns cannot hold the caller.
+  shut_down_ = std::make_shared<std::promise<void>>();
+  shut_down_future_ = shut_down_->get_future();
+  grpc::Server* server = server_.get();
+  shutdown_ = std::thread([server, done = shut_down_] {
+    server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+    done->set_value();
+  });
+}
+
+bool PluginServer::FinishStop(std::chrono::steady_clock::time_point deadline) {
+  if (!server_) return true;
+  BeginStop();
+  bool clean = shut_down_future_.wait_until(deadline) == std::future_status::ready;
+  if (clean) {
+    shutdown_.join();
+    server_->Wait();
+    server_.reset();
+  } else {
+    LOG(WARNING) << socket_path_ << ": a call is still running "
+                 << std::chrono::duration_cast<std::chrono::milliseconds>(kStopBudget).count()
+                 << " ms after the stop began; not waiting for it";
+    // The handler still uses the server and the service: both stay.
+    shutdown_.detach();
+    (void)server_.release();
+    (void)service_.release();
+  }
   // gRPC may already have unlinked it; never remove a file someone else
   // created at the same path since.
   if (inode_ != 0 && FileInode(socket_path_) == inode_) ::unlink(socket_path_.c_str());
+  inode_ = 0;
+  return clean;
 }
 
 }  // namespace hcudp::daemon

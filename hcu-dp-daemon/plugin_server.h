@@ -10,8 +10,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "hcudp/status.h"
 #include "plugin_service.h"
@@ -29,8 +32,19 @@ class PluginServer {
   ~PluginServer();
 
   // Ends streams, stops serving, and removes the socket file if it is still
-  // ours (same inode as when we bound it). Idempotent.
-  void Stop();
+  // ours (same inode as when we bound it). Idempotent. Bounded: calls still
+  // running kShutdownGrace after the stop began are cancelled, and if a
+  // handler has not returned by kStopBudget the server is left behind
+  // (logged): returns false, and the process must then exit without
+  // destroying what handlers use.
+  bool Stop();
+  // Stop in two halves, so that many servers stop in parallel time:
+  // BeginStop starts the shutdown; FinishStop waits for it until `deadline`.
+  void BeginStop();
+  bool FinishStop(std::chrono::steady_clock::time_point deadline);
+
+  static constexpr std::chrono::milliseconds kShutdownGrace{500};
+  static constexpr std::chrono::milliseconds kStopBudget{2000};
 
   PluginService& service() { return *service_; }
   const std::string& socket_path() const { return socket_path_; }
@@ -42,6 +56,9 @@ class PluginServer {
 
   std::unique_ptr<PluginService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::thread shutdown_;  // runs server_->Shutdown, between BeginStop and FinishStop
+  std::shared_ptr<std::promise<void>> shut_down_;
+  std::future<void> shut_down_future_;
   std::string socket_path_;
   uint64_t inode_ = 0;
 };

@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include <thread>
+
 #include "grpc_status.h"
 #include "hcudp/preferred.h"
 
@@ -103,8 +105,13 @@ grpc::Status PluginService::ListAndWatch(
 }
 
 grpc::Status PluginService::GetPreferredAllocation(
-    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+    grpc::ServerContext* context, const v1beta1::PreferredAllocationRequest* request,
     v1beta1::PreferredAllocationResponse* response) {
+  // The search is bounded anyway; this ends it early when kubelet has gone
+  // or the daemon is stopping.
+  auto cancelled = [this, context] {
+    return stopping_.load() || (context != nullptr && context->IsCancelled());
+  };
   auto snapshot = state_.Current();
   const Resource* resource = snapshot->FindResource(resource_name_);
   for (const auto& req : request->container_requests()) {
@@ -115,7 +122,7 @@ grpc::Status PluginService::GetPreferredAllocation(
     pr.must_include.assign(req.must_include_deviceids().begin(),
                            req.must_include_deviceids().end());
     pr.size = req.allocation_size();
-    for (auto& id : PreferredAllocation(snapshot->inventory, *resource, pr)) {
+    for (auto& id : PreferredAllocation(snapshot->inventory, *resource, pr, cancelled)) {
       out->add_deviceids(std::move(id));
     }
   }
@@ -124,6 +131,18 @@ grpc::Status PluginService::GetPreferredAllocation(
 
 grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
+#ifdef HCUDP_DAEMON_TEST_HOOKS
+  // Test-only build (test/daemon_bounds): an Allocate naming this ID never
+  // returns, as a handler stuck in a call without a deadline would.
+  for (const auto& req : request->container_requests()) {
+    for (const auto& id : req.devices_ids()) {
+      if (id == "test-hook:hold") {
+        LOG(WARNING) << "test hook: holding Allocate";
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    }
+  }
+#endif
   if (delegate_ && IsHamiKind(kind_)) return delegate_(kind_, *request, response);
   auto snapshot = state_.Current();
   const Resource* resource = snapshot->FindResource(resource_name_);

@@ -102,6 +102,17 @@ int RunAllocate(Context& ctx, const std::vector<std::string>& args) {
   if (!rest->empty()) return UsageError(ctx, self, "unexpected argument \"" + rest->front() + "\"");
   if (resource.empty()) return UsageError(ctx, self, "--resource is required");
   std::vector<std::string> ids = SplitIds(ids_text);
+  // kubelet asks for a set of distinct devices; a repeated ID asks for one
+  // device twice, which no container can get.
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) !=
+        ids.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return UsageError(ctx, self,
+                        "--ids: " + ids[i] +
+                            " is given twice; a container gets each device once (kubelet sends "
+                            "distinct IDs)");
+    }
+  }
   if ((count > 0) == !ids.empty()) {
     return UsageError(ctx, self, "give exactly one of --count N or --ids a,b");
   }

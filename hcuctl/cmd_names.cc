@@ -64,8 +64,14 @@ int RunNames(Context& ctx, const std::vector<std::string>& args) {
                                 params.policy = *hcudp::ParseNamingPolicy(v);
                                 return hcudp::OkStatus();
                               }));
-  flags.Add(hcudp::Flag::Int("device-split-count", "", "hami: hcunum devices per card",
-                             &params.device_split_count, 1));
+  hcudp::Flag split =
+      hcudp::Flag::Int("device-split-count", "", "hami: hcunum devices per card (1 to 1024)",
+                       &params.device_split_count, 1);
+  split.set_int = [set = split.set_int](int64_t v) {
+    HCUDP_RETURN_IF_ERROR(hcudp::CheckDeviceSplitCount(v));
+    return set(v);
+  };
+  flags.Add(std::move(split));
   flags.Add(hcudp::Flag::Bool("resource-multiple", "", "hami: also hcucores",
                               &params.resource_multiple));
   int code = kExitOk;

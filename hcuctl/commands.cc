@@ -7,7 +7,14 @@ namespace hcuctl {
 hcudp::StatusOr<hcudp::Backend*> Context::backend() {
   if (!backend_) {
     auto opened = hcudp::OpenBackend(options_);
-    if (!opened.ok()) return opened.status();
+    if (!opened.ok()) {
+      // The node file, host root or vendor path named on the command line
+      // is bad input: exit 2, as the daemon does at start-up.
+      if (hcudp::IsInputError(opened.status())) {
+        return hcudp::InvalidArgumentError(opened.status().message());
+      }
+      return opened.status();
+    }
     backend_ = std::move(opened).value();
   }
   return backend_.get();

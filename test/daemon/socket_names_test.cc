@@ -8,6 +8,10 @@
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <vector>
+
+#include "hcudp/plugin_socket.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -40,22 +44,67 @@ bool Exists(const std::string& p) {
 BOOST_AUTO_TEST_SUITE(socket_names)
 
 BOOST_AUTO_TEST_CASE(name_starts_with_the_vendor_prefix_and_round_trips) {
-  std::string name = SocketFileName("hcu-share-15c-8g", "123-18c");
-  BOOST_TEST(name == "hygon.com_hcu-share-15c-8g@123-18c.sock");
+  std::string name = SocketFileName("hcu-share-15c-8g", "0k3v9qa");
+  BOOST_TEST(name == "hygon.com_hcu-share-15c-8g@0k3v9qa");
   BOOST_TEST(*LastNameFromSocketFile(name) == "hcu-share-15c-8g");
+  // An earlier version's name is still recognised (the start-up sweep).
+  BOOST_TEST(*LastNameFromSocketFile("hygon.com_hcu@123-18c.sock") == "hcu");
 }
 
 BOOST_AUTO_TEST_CASE(other_files_are_not_ours) {
-  for (const char* f : {"kubelet.sock", "hygon.com_hcu", "hygon.com_hcu.sock", "hygon.com_@1.sock",
-                        "nvidia.com_gpu@1.sock", "hygon.com_hcu@1"}) {
+  for (const char* f :
+       {"kubelet.sock", "hygon.com_hcu", "hygon.com_hcu.sock", "hygon.com_@1.sock",
+        "nvidia.com_gpu@1.sock", "hygon.com_hcu@", "hygon.com_hcu@.sock", "hygon.com_hcu@a/b"}) {
     BOOST_TEST_CONTEXT(f) { BOOST_TEST(!LastNameFromSocketFile(f).has_value()); }
   }
 }
 
-BOOST_AUTO_TEST_CASE(instance_is_pid_dash_hex_and_stable) {
+BOOST_AUTO_TEST_CASE(instance_is_the_tag_of_this_pid_and_start_time) {
   std::string id = InstanceId();
   BOOST_TEST(id == InstanceId());
-  BOOST_TEST(id.find(std::to_string(::getpid()) + "-") == 0u);
+  BOOST_TEST(id.size() == kInstanceTagLength);
+  auto ticks = ProcessStartTicks(::getpid());
+  BOOST_REQUIRE(ticks.ok());
+  BOOST_TEST(id == InstanceTag(::getpid(), *ticks));
+  BOOST_TEST(InstanceTag(1, *ticks) != InstanceTag(1, *ticks + 1));  // pid 1 in two pods
+}
+
+// The longest policy-2 name of the demo nodes fits microk8s's 57-byte
+// directory with the tag.
+BOOST_AUTO_TEST_CASE(a_long_policy_2_name_fits_a_57_byte_directory) {
+  const std::string dir = "/var/snap/microk8s/common/var/lib/kubelet/device-plugins/";
+  BOOST_REQUIRE(dir.size() == 57u);
+  const std::string path = dir + SocketFileName("K100-AI_64G_120CU-share-120c-64g", InstanceId());
+  BOOST_TEST(path.size() <= kMaxUnixSocketPath, path);
+}
+
+// A listener whose backlog is full (a frozen process) makes a blocking
+// connect() wait forever; the sweep must not, and must leave it alone.
+BOOST_AUTO_TEST_CASE(a_listener_with_a_full_backlog_is_left_alone_at_once) {
+  Dir dir;
+  const std::string frozen = dir.path + "/hygon.com_hcu@1-frozen.sock";
+  int l = BindAt(frozen, false);
+  BOOST_REQUIRE(::listen(l, 0) == 0);
+  std::vector<int> queued;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, frozen.c_str(), sizeof addr.sun_path - 1);
+  for (int i = 0; i < 64; ++i) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      BOOST_REQUIRE(errno == EAGAIN);
+      ::close(fd);
+      break;
+    }
+    queued.push_back(fd);
+  }
+  auto swept = std::async(std::launch::async, [&] { return RemoveStaleSockets(dir.path); });
+  bool prompt = swept.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  ::close(l);  // releases a blocked connect(), so the test ends either way
+  for (int fd : queued) ::close(fd);
+  BOOST_TEST(prompt, "the sweep blocked on a frozen listener");
+  BOOST_TEST(swept.get() == 0);
+  BOOST_TEST(Exists(frozen));
 }
 
 BOOST_AUTO_TEST_CASE(stale_sockets_go_live_ones_and_others_stay) {

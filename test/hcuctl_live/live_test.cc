@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon_bounds/bounds_util.h"
 #include "fake_kubelet/daemon_process.h"
 #include "fake_kubelet/fake_podresources.h"
 #include "testing/testutil.h"
@@ -42,6 +43,7 @@ class LiveNode {
   }
 
   DaemonProcess& daemon() { return daemon_; }
+  std::string plugin_dir() const { return dir_.Join("dp"); }
 
  private:
   void WaitForSocket() {
@@ -86,7 +88,41 @@ BOOST_AUTO_TEST_CASE(plugins_check_is_the_liveness_probe) {
   BOOST_TEST(st.exited);
   RunResult dead = node.Hcuctl({"plugins", "--check"});
   BOOST_TEST(dead.exit_code == 1);
-  BOOST_TEST(Contains(dead.err, "no hygon.com_* plugin socket"), dead.err);
+  // No daemon left, or (tests run in parallel) none with a socket here.
+  BOOST_TEST((Contains(dead.err, "no hcu-dp-daemon process") ||
+              Contains(dead.err, "no socket of hcu-dp-daemon")),
+             dead.err);
+}
+
+// Item 10: other instances' sockets (a stale one after a surge rollout, a
+// frozen one) are not this daemon's; --check judges its own, within 1 s.
+BOOST_AUTO_TEST_CASE(plugins_check_judges_only_this_instances_sockets_within_a_second) {
+  LiveNode node(SourcePath("demo/nodes/k100ai-8.yaml"));
+  {
+    // Bound and closed: nobody listens.
+    FrozenListener stale(node.plugin_dir() + "/hygon.com_hcu@zzzzzzz");
+  }
+  BOOST_REQUIRE(PathExists(node.plugin_dir() + "/hygon.com_hcu@zzzzzzz"));
+  FrozenListener frozen(node.plugin_dir() + "/hygon.com_hcu@frozen1");
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r = node.Hcuctl({"plugins", "--check"});
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  BOOST_TEST_MESSAGE("plugins --check with 2 foreign sockets: exit " << r.exit_code << " in " << ms
+                                                                     << " ms");
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(ms < 1000);
+}
+
+// Item 12: kubelet never asks for one device twice; neither does hcuctl.
+BOOST_AUTO_TEST_CASE(allocate_refuses_a_repeated_id) {
+  LiveNode node(SourcePath("demo/nodes/k100ai-8.yaml"));
+  RunResult r =
+      node.Hcuctl({"allocate", "--resource", "hcu", "--ids", "0000:09:00.0,0000:09:00.0"});
+  BOOST_TEST(r.exit_code == 2, r.out);
+  BOOST_TEST(Contains(r.err, "0000:09:00.0 is given twice"), r.err);
+  BOOST_TEST(r.out.empty());
 }
 
 BOOST_AUTO_TEST_CASE(allocate_count_takes_the_plugins_topology_preference) {

@@ -53,6 +53,15 @@ struct NamingParams {
   bool resource_multiple = false; // hami: also hcucores
 };
 
+// Upper bound of --device-split-count (hcunum devices per card). Every card
+// lists that many hcunum devices in one ListAndWatch message, and kubelet
+// refuses a message over 4 MiB (about 50 bytes a device): 1024 a card keeps
+// a 64-card node under it. A card holds at most one vHCU per compute unit
+// (120 on a K100_AI) anyway.
+inline constexpr int kMaxDeviceSplitCount = 1024;
+// InvalidArgument "<count> is above 1024: ..." (why, as above) or below 1.
+HCUDP_EXPORT Status CheckDeviceSplitCount(int64_t count);
+
 // Round half away from zero of bytes / 2^30 ("8188 MiB" -> 8, "16376" -> 16).
 HCUDP_EXPORT int64_t RoundGiB(uint64_t bytes);
 

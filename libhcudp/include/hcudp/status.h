@@ -79,6 +79,13 @@ HCUDP_EXPORT Status PermissionDeniedError(std::string message);
 HCUDP_EXPORT Status DeadlineExceededError(std::string message);
 HCUDP_EXPORT Status AbortedError(std::string message);
 
+// Bad input named by the user (a flag's value, a file it points at): both
+// programs exit 2 for it at start-up, as for a bad flag.
+inline bool IsInputError(const Status& status) {
+  return status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound ||
+         status.code() == StatusCode::kPermissionDenied;
+}
+
 // Either a T or a non-OK Status; never holds an OK status without a value.
 template <typename T>
 class [[nodiscard]] StatusOr {

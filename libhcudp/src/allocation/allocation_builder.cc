@@ -134,8 +134,21 @@ StatusOr<ContainerAllocation> AllocationBuilder::Build(
     }
   }
   if (!unknown.empty()) {
+    // Name a few, each cut short: the error goes back in a gRPC header, and
+    // a request with thousands of IDs (or one huge one) must not come back
+    // whole.
+    constexpr size_t kNamed = 8;
+    constexpr size_t kIdBytes = 64;
     std::string list;
-    for (const auto& id : unknown) list += (list.empty() ? "" : ", ") + id;
+    for (size_t i = 0; i < unknown.size() && i < kNamed; ++i) {
+      std::string id = unknown[i];
+      if (id.size() > kIdBytes) {
+        id = id.substr(0, kIdBytes) + "...(" + std::to_string(id.size()) + " bytes)";
+      }
+      list += (list.empty() ? "" : ", ") + id;
+    }
+    if (unknown.size() > kNamed)
+      list += " and " + std::to_string(unknown.size() - kNamed) + " more";
     return InvalidArgumentError("unknown device IDs for " + resource.name + ": " + list);
   }
   if (devices.size() > 1 && resource.kind == DeviceKind::kVhcu) {

@@ -121,6 +121,8 @@ Status AddHami(const NodeInventory& inv, const NamingParams& params, std::vector
     return InvalidArgumentError("device-split-count " + std::to_string(params.device_split_count) +
                                 " must be at least 1");
   }
+  HCUDP_RETURN_IF_ERROR(
+      CheckDeviceSplitCount(params.device_split_count).WithContext("device-split-count"));
   std::string count_name = HamiCountName(inv, params.policy);
   std::string model = inv.cards.empty() ? std::string() : inv.cards.front().model;
   ResourceGroup counts(DeviceKind::kHamiCount);
@@ -184,6 +186,19 @@ StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
   }
   for (Resource& r : out) SortDevices(&r);
   return out;
+}
+
+Status CheckDeviceSplitCount(int64_t count) {
+  if (count < 1) return InvalidArgumentError(std::to_string(count) + " must be at least 1");
+  if (count > kMaxDeviceSplitCount) {
+    return InvalidArgumentError(
+        std::to_string(count) + " is above " + std::to_string(kMaxDeviceSplitCount) +
+        ": every card lists that many hcunum devices in one ListAndWatch message, and kubelet "
+        "refuses messages over 4 MiB (" +
+        std::to_string(kMaxDeviceSplitCount) +
+        " a card keeps 64 cards under it; a card holds at most one vHCU per compute unit)");
+  }
+  return OkStatus();
 }
 
 }  // namespace hcudp

@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <map>
 #include <set>
+#include <unordered_map>
 
 #include "hcudp/preferred.h"
 
@@ -8,6 +8,20 @@ namespace hcudp {
 namespace {
 
 constexpr uint64_t kExhaustiveLimit = 50000;
+// Steps (one pair-cost lookup and add each) a search may take: a few ms.
+constexpr uint64_t kWorkBudget = 4'000'000;
+// Candidates × size above this cannot get even one greedy pass in budget.
+constexpr uint64_t kMaxProblem = 16'000'000;
+
+constexpr uint64_t kClassUnit = 1000000000000ull;
+
+uint64_t PairCost(LinkType type, int weight, int hops, bool same_numa) {
+  uint64_t link_class = (type == LinkType::kHsl || type == LinkType::kHyswitch) ? 0 : 1;
+  return link_class * kClassUnit +
+         std::min<uint64_t>(static_cast<uint64_t>(std::max(0, weight)), 1000000) * 100000ull +
+         std::min<uint64_t>(static_cast<uint64_t>(std::max(0, hops)), 1000) * 100ull +
+         (same_numa ? 0 : 1);
+}
 
 // C(n, k), saturating just above `cap`.
 uint64_t Choose(size_t n, size_t k, uint64_t cap) {
@@ -21,25 +35,74 @@ uint64_t Choose(size_t n, size_t k, uint64_t cap) {
   return r;
 }
 
-// Pair costs between the involved devices, by position.
+// Pair costs between the candidate devices, by position. Built in
+// O(cards² + links): each distinct card gets a dense number, and the card
+// pair table is filled from the link list once.
 class CostMatrix {
  public:
-  CostMatrix(const NodeInventory& inventory, const std::vector<int>& cards) : n_(cards.size()) {
-    cost_.resize(n_ * n_, 0);
-    for (size_t i = 0; i < n_; ++i) {
-      for (size_t j = i + 1; j < n_; ++j) {
-        uint64_t c = CardPairCost(inventory, cards[i], cards[j]);
-        cost_[i * n_ + j] = cost_[j * n_ + i] = c;
+  CostMatrix(const NodeInventory& inventory, const std::vector<int>& cards) : slot_(cards.size()) {
+    // Card index -> dense number, in card order. Indices are small
+    // non-negative numbers on any real node; anything else is skipped by
+    // the range check and costs like an unknown card.
+    std::vector<int> sorted(cards.begin(), cards.end());
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    c_ = sorted.size();
+    const int lo = sorted.empty() ? 0 : sorted.front();
+    const int hi = sorted.empty() ? -1 : sorted.back();
+    const bool dense_range = !sorted.empty() && static_cast<int64_t>(hi) - lo < (1 << 22);
+    std::vector<size_t> by_index(dense_range ? static_cast<size_t>(hi - lo + 1) : 0, c_);
+    for (size_t d = 0; d < sorted.size() && dense_range; ++d) by_index[sorted[d] - lo] = d;
+    auto dense = [&](int card) -> size_t {
+      if (dense_range) {
+        return card < lo || card > hi ? c_ : by_index[static_cast<size_t>(card - lo)];
+      }
+      auto it = std::lower_bound(sorted.begin(), sorted.end(), card);
+      return it != sorted.end() && *it == card ? static_cast<size_t>(it - sorted.begin()) : c_;
+    };
+    for (size_t i = 0; i < cards.size(); ++i) slot_[i] = dense(cards[i]);
+
+    std::vector<int> numa(c_, -1);
+    std::vector<bool> known(c_, false);
+    for (const Card& card : inventory.cards) {
+      size_t d = dense(card.index);
+      if (d == c_ || known[d]) continue;  // the first card of an index wins
+      known[d] = true;
+      numa[d] = card.numa_node;
+    }
+    auto same_numa = [&](size_t a, size_t b) { return known[a] && known[b] && numa[a] == numa[b]; };
+    // One pass over the links. For each card pair, the first link from the
+    // lower card to the higher wins; else the first reverse one. `from`
+    // says which kind set a pair: 0 none, 1 reverse, 2 forward.
+    card_cost_.assign(c_ * c_, 0);
+    std::vector<uint8_t> from(c_ * c_, 0);
+    for (const Link& l : inventory.links) {
+      const size_t s = dense(l.src);
+      const size_t d = dense(l.dst);
+      if (s == c_ || d == c_ || s == d) continue;
+      const uint8_t kind = s < d ? 2 : 1;
+      const size_t lo = std::min(s, d);
+      const size_t hi = std::max(s, d);
+      if (from[lo * c_ + hi] >= kind) continue;
+      from[lo * c_ + hi] = from[hi * c_ + lo] = kind;
+      card_cost_[lo * c_ + hi] = card_cost_[hi * c_ + lo] =
+          PairCost(l.type, l.weight, l.hops, same_numa(lo, hi));
+    }
+    // Pairs without a link: PCIe, weight 40, 2 hops.
+    const uint64_t pcie[2] = {PairCost(LinkType::kPcie, 40, 2, false),
+                              PairCost(LinkType::kPcie, 40, 2, true)};
+    for (size_t a = 0; a < c_; ++a) {
+      for (size_t b = 0; b < c_; ++b) {
+        if (a != b && from[a * c_ + b] == 0) card_cost_[a * c_ + b] = pcie[same_numa(a, b)];
       }
     }
   }
-  uint64_t operator()(size_t i, size_t j) const { return cost_[i * n_ + j]; }
-  // Cost added by putting `x` next to every member of `set`.
-  uint64_t Added(size_t x, const std::vector<size_t>& set) const {
-    uint64_t sum = 0;
-    for (size_t s : set) sum += (*this)(x, s);
-    return sum;
-  }
+
+  uint64_t operator()(size_t i, size_t j) const { return card_cost_[slot_[i] * c_ + slot_[j]]; }
+  // The costs of position i's card against every card, by dense number
+  // (the matrix is symmetric): index it with slot(j).
+  const uint64_t* Row(size_t i) const { return &card_cost_[slot_[i] * c_]; }
+  size_t slot(size_t j) const { return slot_[j]; }
   uint64_t Total(const std::vector<size_t>& set) const {
     uint64_t sum = 0;
     for (size_t i = 0; i < set.size(); ++i) {
@@ -49,26 +112,64 @@ class CostMatrix {
   }
 
  private:
-  size_t n_;
-  std::vector<uint64_t> cost_;
+  std::vector<size_t> slot_;         // position -> dense card number
+  size_t c_ = 0;                     // distinct cards
+  std::vector<uint64_t> card_cost_;  // c_ × c_, 0 on the diagonal
 };
 
-// Positions [0, must) are fixed; choose `k` of [must, n).
-std::vector<size_t> Exhaustive(const CostMatrix& cost, size_t must, size_t n, size_t k) {
+// Counts steps against kWorkBudget and polls the caller's cancel check.
+class Work {
+ public:
+  explicit Work(const std::function<bool()>& cancelled) : cancelled_(cancelled) {}
+  // False once cancelled; polled every ~64k steps.
+  bool Spend(uint64_t steps) {
+    spent_ += steps;
+    if (spent_ - last_poll_ >= 65536) {
+      last_poll_ = spent_;
+      if (cancelled_ && cancelled_()) stopped_ = true;
+    }
+    return !stopped_;
+  }
+  bool Cancelled() {
+    if (!stopped_ && cancelled_ && cancelled_()) stopped_ = true;
+    return stopped_;
+  }
+  uint64_t left() const { return spent_ >= kWorkBudget ? 0 : kWorkBudget - spent_; }
+
+ private:
+  const std::function<bool()>& cancelled_;
+  uint64_t spent_ = 0;
+  uint64_t last_poll_ = 0;
+  bool stopped_ = false;
+};
+
+// Positions [0, must) are fixed; choose `k` of [must, n). Empty if cancelled.
+std::vector<size_t> Exhaustive(const CostMatrix& cost, size_t must, size_t n, size_t k,
+                               Work& work) {
+  // What each free candidate adds next to the fixed ones, and their own total.
+  std::vector<uint64_t> to_must(n, 0);
+  for (size_t x = must; x < n; ++x) {
+    for (size_t m = 0; m < must; ++m) to_must[x] += cost(x, m);
+  }
   std::vector<size_t> base;
   for (size_t i = 0; i < must; ++i) base.push_back(i);
+  const uint64_t base_cost = cost.Total(base);
   std::vector<size_t> pick(k);
   for (size_t i = 0; i < k; ++i) pick[i] = must + i;
   std::vector<size_t> best;
   uint64_t best_cost = UINT64_MAX;
   while (true) {
-    std::vector<size_t> set = base;
-    set.insert(set.end(), pick.begin(), pick.end());
-    uint64_t c = cost.Total(set);
+    uint64_t c = base_cost;
+    for (size_t a = 0; a < k; ++a) {
+      c += to_must[pick[a]];
+      for (size_t b = a + 1; b < k; ++b) c += cost(pick[a], pick[b]);
+    }
     if (c < best_cost) {
       best_cost = c;
-      best = set;
+      best = base;
+      best.insert(best.end(), pick.begin(), pick.end());
     }
+    if (!work.Spend(1 + k * k)) return {};
     // Next combination in lexicographic order.
     size_t i = k;
     while (i > 0 && pick[i - 1] == n - k + (i - 1)) --i;
@@ -79,43 +180,68 @@ std::vector<size_t> Exhaustive(const CostMatrix& cost, size_t must, size_t n, si
   return best;
 }
 
-std::vector<size_t> GrowGreedy(const CostMatrix& cost, std::vector<size_t> set, size_t n,
-                               size_t size) {
-  std::vector<bool> in(n, false);
-  for (size_t s : set) in[s] = true;
-  while (set.size() < size) {
+// A set of positions with, for every position x, the cost x adds next to
+// the whole set (`added[x]`, 0 for x itself), kept up to date in O(n) per
+// change.
+struct Growing {
+  std::vector<size_t> set;
+  std::vector<bool> in;
+  std::vector<uint64_t> added;
+  uint64_t total = 0;
+
+  Growing(size_t n) : in(n, false), added(n, 0) {}
+  void Add(const CostMatrix& cost, size_t x) {
+    total += added[x];
+    set.push_back(x);
+    in[x] = true;
+    const uint64_t* row = cost.Row(x);
+    for (size_t y = 0; y < added.size(); ++y) added[y] += row[cost.slot(y)];
+  }
+};
+
+// Grows `g` to `size` members, each time by the position that adds least
+// (the first such in order).
+void GrowGreedy(const CostMatrix& cost, Growing& g, size_t size, Work& work) {
+  const size_t n = g.in.size();
+  while (g.set.size() < size) {
     size_t best = n;
     uint64_t best_cost = UINT64_MAX;
     for (size_t x = 0; x < n; ++x) {
-      if (in[x]) continue;
-      uint64_t c = cost.Added(x, set);
-      if (c < best_cost) {
-        best_cost = c;
+      if (!g.in[x] && g.added[x] < best_cost) {
+        best_cost = g.added[x];
         best = x;
       }
     }
     if (best == n) break;
-    in[best] = true;
-    set.push_back(best);
+    g.Add(cost, best);
+    work.Spend(2 * n);
   }
-  return set;
 }
 
 // Swap a free member for an outsider while that lowers the total.
-void Improve(const CostMatrix& cost, std::vector<size_t>& set, size_t must, size_t n) {
+void Improve(const CostMatrix& cost, Growing& g, size_t must, Work& work) {
+  const size_t n = g.in.size();
   for (int round = 0; round < 100; ++round) {
     bool improved = false;
-    std::vector<bool> in(n, false);
-    for (size_t s : set) in[s] = true;
-    for (size_t m = 0; m < set.size() && !improved; ++m) {
-      if (set[m] < must) continue;
-      std::vector<size_t> rest = set;
-      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(m));
-      uint64_t current = cost.Added(set[m], rest);
+    for (size_t m = 0; m < g.set.size() && !improved; ++m) {
+      const size_t old = g.set[m];
+      if (old < must) continue;
+      // Without `old`, x would add added[x] - cost(x, old).
+      const uint64_t current = g.added[old];
+      if (!work.Spend(n) || work.left() == 0) return;
+      const uint64_t* old_row = cost.Row(old);
       for (size_t x = must; x < n; ++x) {
-        if (in[x]) continue;
-        if (cost.Added(x, rest) < current) {
-          set[m] = x;
+        if (g.in[x]) continue;
+        if (g.added[x] - old_row[cost.slot(x)] < current) {
+          g.set[m] = x;
+          g.in[old] = false;
+          g.in[x] = true;
+          const uint64_t* in_row = cost.Row(x);
+          const uint64_t* out_row = cost.Row(old);
+          for (size_t y = 0; y < n; ++y) {
+            g.added[y] += in_row[cost.slot(y)] - out_row[cost.slot(y)];
+          }
+          work.Spend(n);
           improved = true;
           break;
         }
@@ -130,27 +256,33 @@ void Improve(const CostMatrix& cost, std::vector<size_t>& set, size_t must, size
 uint64_t CardPairCost(const NodeInventory& inventory, int a, int b) {
   if (a == b) return 0;
   LinkType type = LinkType::kPcie;
-  uint64_t weight = 40;
-  uint64_t hops = 2;
+  int weight = 40;
+  int hops = 2;
   const Link* link = inventory.FindLink(a, b);
   if (link == nullptr) link = inventory.FindLink(b, a);
   if (link != nullptr) {
     type = link->type;
-    weight = static_cast<uint64_t>(std::max(0, link->weight));
-    hops = static_cast<uint64_t>(std::max(0, link->hops));
+    weight = link->weight;
+    hops = link->hops;
   }
-  uint64_t link_class = (type == LinkType::kHsl || type == LinkType::kHyswitch) ? 0 : 1;
   const Card* ca = inventory.FindCard(a);
   const Card* cb = inventory.FindCard(b);
-  uint64_t numa = (ca != nullptr && cb != nullptr && ca->numa_node == cb->numa_node) ? 0 : 1;
-  return link_class * 1000000000000ull + std::min<uint64_t>(weight, 1000000) * 100000ull +
-         std::min<uint64_t>(hops, 1000) * 100ull + numa;
+  return PairCost(type, weight, hops,
+                  ca != nullptr && cb != nullptr && ca->numa_node == cb->numa_node);
 }
 
 std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
                                              const Resource& resource,
                                              const PreferredRequest& request) {
-  std::map<std::string, int> card_of;
+  return PreferredAllocation(inventory, resource, request, nullptr);
+}
+
+std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
+                                             const Resource& resource,
+                                             const PreferredRequest& request,
+                                             const std::function<bool()>& cancelled) {
+  std::unordered_map<std::string, int> card_of;
+  card_of.reserve(resource.devices.size());
   for (const auto& d : resource.devices) card_of[d.id] = d.card;
 
   std::set<std::string> available(request.available.begin(), request.available.end());
@@ -167,6 +299,7 @@ std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
   }
   const size_t size = static_cast<size_t>(request.size);
   if (size == available.size()) return {available.begin(), available.end()};
+  if (static_cast<uint64_t>(available.size()) * size > kMaxProblem) return {};
 
   // Positions: must_include first, then the other candidates, each sorted.
   std::vector<std::string> ids(must.begin(), must.end());
@@ -176,30 +309,44 @@ std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,
   std::vector<int> cards;
   cards.reserve(ids.size());
   for (const auto& id : ids) cards.push_back(card_of[id]);
+  Work work(cancelled);
+  if (work.Cancelled()) return {};
   const CostMatrix cost(inventory, cards);
   const size_t n = ids.size();
   const size_t k = size - must.size();
 
   std::vector<size_t> chosen;
-  if (Choose(n - must.size(), k, kExhaustiveLimit) <= kExhaustiveLimit) {
-    chosen = Exhaustive(cost, must.size(), n, k);
+  const uint64_t combinations = Choose(n - must.size(), k, kExhaustiveLimit);
+  if (combinations <= kExhaustiveLimit && combinations * (1 + k * k) <= kWorkBudget) {
+    chosen = Exhaustive(cost, must.size(), n, k, work);
+    if (chosen.empty()) return {};
   } else {
-    std::vector<size_t> base;
-    for (size_t i = 0; i < must.size(); ++i) base.push_back(i);
-    if (!base.empty()) {
-      chosen = GrowGreedy(cost, base, n, size);
+    Growing best(n);
+    if (!must.empty()) {
+      for (size_t i = 0; i < must.size(); ++i) best.Add(cost, i);
+      GrowGreedy(cost, best, size, work);
     } else {
-      uint64_t best_cost = UINT64_MAX;
-      for (size_t seed = 0; seed < n; ++seed) {
-        auto set = GrowGreedy(cost, {seed}, n, size);
-        uint64_t c = cost.Total(set);
-        if (c < best_cost) {
-          best_cost = c;
-          chosen = set;
+      // Grow from every seed if the budget allows, else from evenly spaced
+      // ones (deterministic either way).
+      const uint64_t per_seed = 2 * static_cast<uint64_t>(n) * size;
+      const size_t seeds = static_cast<size_t>(
+          std::clamp<uint64_t>(kWorkBudget / 2 / std::max<uint64_t>(per_seed, 1), 1, n));
+      bool have = false;
+      for (size_t s = 0; s < seeds; ++s) {
+        if (work.Cancelled()) return {};
+        const size_t seed = s * n / seeds;
+        Growing g(n);
+        g.Add(cost, seed);
+        GrowGreedy(cost, g, size, work);
+        if (!have || g.total < best.total) {
+          best = std::move(g);
+          have = true;
         }
       }
     }
-    Improve(cost, chosen, must.size(), n);
+    Improve(cost, best, must.size(), work);
+    if (work.Cancelled()) return {};
+    chosen = std::move(best.set);
   }
   std::vector<std::string> out;
   out.reserve(chosen.size());

@@ -1,9 +1,13 @@
 // SimNode lookups, loading from a file, and the default host-root.
 #include "hcudp/sim_node.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,17 +47,44 @@ SimLinkSpec SimNode::LinkBetween(int a, int b) const {
 }
 
 StatusOr<SimNode> LoadSimNode(const std::string& path) {
-  std::error_code ec;
-  std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return NotFoundError("SimNode file " + path + ": " + ec.message());
-  if (size > kMaxSimNodeBytes) {
-    return InvalidArgumentError("SimNode file " + path + " is larger than 4 MiB");
+  // One open, non-blocking, and every check made on what was opened: a FIFO
+  // or device swapped in after a check on the path must not block the
+  // caller (the node monitor's thread), nor must one there from the start.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    std::string message = "SimNode file " + path + ": " + std::strerror(err);
+    return err == EACCES || err == EPERM ? PermissionDeniedError(std::move(message))
+                                         : NotFoundError(std::move(message));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("SimNode file " + path + " cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  StatusOr<SimNode> node = ParseSimNode(text.str());
+  struct stat st {};
+  std::string text;
+  Status problem;
+  if (::fstat(fd, &st) != 0) {
+    problem = NotFoundError("SimNode file " + path + ": " + std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = InvalidArgumentError("SimNode file " + path + ": not a regular file");
+  } else if (static_cast<std::uintmax_t>(st.st_size) > kMaxSimNodeBytes) {
+    problem = InvalidArgumentError("SimNode file " + path + " is larger than 4 MiB");
+  } else {
+    char buf[65536];
+    while (problem.ok()) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = NotFoundError("SimNode file " + path + ": " + std::strerror(errno));
+      } else if (n == 0) {
+        break;
+      } else if (text.size() + static_cast<size_t>(n) > kMaxSimNodeBytes) {
+        problem = InvalidArgumentError("SimNode file " + path + " is larger than 4 MiB");
+      } else {
+        text.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  if (!problem.ok()) return problem;
+  StatusOr<SimNode> node = ParseSimNode(text);
   if (!node.ok()) return node.status().WithContext(path);
   return node;
 }
