@@ -35,7 +35,7 @@ ENV CCACHE_BASEDIR=/home/builder/src CCACHE_DIR=/home/builder/.cache/ccache
 COPY --chown=builder:builder . .
 RUN cmake --preset release -DHCUDP_BUILD_TESTS=OFF \
  && cmake --build --preset release \
- && DESTDIR=/home/builder/out cmake --install build/release --prefix /usr/local
+ && DESTDIR=/home/builder/out cmake --install build/release --prefix /usr/local --strip
 
 # --- runtime ----------------------------------------------------------------
 FROM debian:12-slim
@@ -50,9 +50,12 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
       libgflags2.2 libcurl4 ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
+      /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/
-COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0 /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
+# Only the library file: COPY would turn the libhcudp.so.0 symlink into a
+# second copy; ldconfig below makes the link.
+COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
 # /opt/hyhal/lib is the node's vendor runtime, mounted by the DaemonSet.
 ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
 # Fails the build if any shared library of the two binaries is missing.

@@ -71,7 +71,7 @@ slim_excludes=('/usr/share/doc/*' '/usr/share/info/*' '/usr/share/linda/*'
 slim_includes=('/usr/share/doc/*/copyright')
 
 key=$(printf '%s\n' "${opts[@]}" "${sources[@]}" | sha256sum | cut -c1-12)
-slim_key=$(printf '%s\n' "$key" "${slim_excludes[@]}" "${slim_includes[@]}" | sha256sum | cut -c1-12)
+slim_key=$(printf '%s\n' "$key" "${slim_excludes[@]}" "${slim_includes[@]}" no-old | sha256sum | cut -c1-12)
 full="$cache/base/debian-12-$key.tar"
 slim="$cache/base/debian-12-slim-$slim_key.tar"
 fresh() { [[ $refresh -eq 0 && -s "$1" && -z "$(find "$1" -mtime +"$max_age")" ]]; }
@@ -99,6 +99,9 @@ if ! fresh "$slim" || [[ "$slim" -ot "$full" ]]; then
     # shellcheck disable=SC2086  # $p is a glob, expanded inside the root
     rm -rf "$root"$p
   done
+  # Backup copies dpkg and debconf keep of their databases, as Debian's
+  # images leave them out.
+  rm -f "$root"/var/cache/debconf/*-old "$root"/var/lib/dpkg/*-old
   {
     for p in "${slim_excludes[@]}"; do echo "path-exclude $p"; done
     for p in "${slim_includes[@]}"; do echo "path-include $p"; done
