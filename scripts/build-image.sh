@@ -118,7 +118,7 @@ step "exporting $tar"
 engine_save "$tag" "$tar"
 size=$(python3 "$root/scripts/check-image-archive.py" "$tar" "$tag")
 mb=$(( (size + 999999) / 1000000 ))
-step "image $tag: $mb MB uncompressed ($size bytes), archive $(du -m "$tar" | cut -f1) MiB"
+step "image $tag: $(awk "BEGIN { printf \"%.1f\", $size / 1e6 }") MB uncompressed ($size bytes), archive $(du -m "$tar" | cut -f1) MiB"
 echo "$size" >"$out/size-bytes"
 if [[ -n "$max_mb" && $mb -gt $max_mb ]]; then
   echo "build-image.sh: FAIL: the image is $mb MB, over the $max_mb MB limit" >&2
