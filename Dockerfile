@@ -13,7 +13,7 @@
 FROM debian:12 AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      build-essential cmake ninja-build pkg-config git ca-certificates \
+      build-essential cmake ninja-build pkg-config git ca-certificates ccache \
       protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev \
       libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev \
       libcurl4-openssl-dev \
@@ -22,10 +22,20 @@ RUN apt-get update \
 RUN useradd --create-home --uid 10001 builder
 USER builder
 WORKDIR /home/builder/src
+# Compiler cache. A plain `docker build` starts it empty (and discards it with
+# the build stage). scripts/build-image.sh bind-mounts the host's shared
+# cache read-only at /ccache (podman/buildah) and passes
+# CCACHE_REMOTE_STORAGE=file:/ccache|read-only, so the objects of the
+# host's build of the same sources are reused; paths are hashed relative to
+# the source root on both sides. Objects are reused only where every header
+# is the same, so the host needs the same Debian package versions (a host
+# behind on e.g. linux-libc-dev compiles afresh here; nothing goes stale).
+ARG CCACHE_REMOTE_STORAGE=""
+ENV CCACHE_BASEDIR=/home/builder/src CCACHE_DIR=/home/builder/.cache/ccache
 COPY --chown=builder:builder . .
 RUN cmake --preset release -DHCUDP_BUILD_TESTS=OFF \
  && cmake --build --preset release \
- && DESTDIR=/home/builder/out cmake --install build/release --prefix /usr/local
+ && DESTDIR=/home/builder/out cmake --install build/release --prefix /usr/local --strip
 
 # --- runtime ----------------------------------------------------------------
 FROM debian:12-slim
@@ -34,15 +44,18 @@ LABEL org.opencontainers.image.title="hcu-device-plugin" \
       org.opencontainers.image.description="Kubernetes device plugin for Hygon HCU accelerators" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only; pciutils
-# (lspci) is optional, for `hcuctl doctor`.
+# Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only. No pciutils:
+# `hcuctl doctor` reads the PCI functions from sysfs, not through lspci.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
-      libgflags2.2 libcurl4 ca-certificates pciutils \
- && rm -rf /var/lib/apt/lists/*
+      libgflags2.2 libcurl4 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
+      /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/
-COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0 /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
+# Only the library file: COPY would turn the libhcudp.so.0 symlink into a
+# second copy; ldconfig below makes the link.
+COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
 # /opt/hyhal/lib is the node's vendor runtime, mounted by the DaemonSet.
 ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
 # Fails the build if any shared library of the two binaries is missing.

@@ -4,6 +4,11 @@
 #   bin/hcu-dp-daemon, bin/hcuctl         when those targets exist
 #   lib/cmake/hcudp/                      find_package(hcudp) -> hcudp::hcudp
 #   lib/pkgconfig/hcudp.pc                pkg-config hcudp
+#   share/hcu-device-plugin/nodes/*.yaml  the shipped SimNodes (hcuctl --sim-node)
+# Install components match the .deb packages (cmake/cpack.cmake): libhcudp0
+# (the shared library), libhcudp-dev (headers, namelink, CMake package,
+# pkg-config), hcuctl (the CLI and the SimNodes) and daemon (hcu-dp-daemon,
+# shipped in the image, not as a package).
 # Everything is relocatable: the package files find the prefix relative to
 # themselves, so installing with another --prefix than configured works.
 include(GNUInstallDirs)
@@ -14,30 +19,39 @@ target_compile_features(hcudp INTERFACE cxx_std_17)
 
 install(TARGETS hcudp
   EXPORT hcudpTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
-          NAMELINK_COMPONENT dev
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT libhcudp0
+          NAMELINK_COMPONENT libhcudp-dev
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT libhcudp-dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT libhcudp0)
 install(DIRECTORY "${CMAKE_SOURCE_DIR}/libhcudp/include/hcudp"
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  COMPONENT dev
+  COMPONENT libhcudp-dev
   FILES_MATCHING PATTERN "*.h")
 
 # The binaries find libhcudp next to them (../lib) wherever the tree lands.
+# (The .deb packages drop this RUNPATH: there the library is in /usr/lib.)
 foreach(_bin IN ITEMS hcu-dp-daemon hcuctl)
   if(TARGET ${_bin})
     set_target_properties(${_bin} PROPERTIES
       INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-    install(TARGETS ${_bin} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+    set(_component hcuctl)
+    if(_bin STREQUAL "hcu-dp-daemon")
+      set(_component daemon)
+    endif()
+    install(TARGETS ${_bin} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${_component})
   endif()
 endforeach()
+install(DIRECTORY "${CMAKE_SOURCE_DIR}/demo/nodes/"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/hcu-device-plugin/nodes"
+  COMPONENT hcuctl
+  FILES_MATCHING PATTERN "*.yaml")
 
 # CMake package.
 set(HCUDP_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/hcudp")
 install(EXPORT hcudpTargets
   NAMESPACE hcudp::
   DESTINATION "${HCUDP_CMAKE_DIR}"
-  COMPONENT dev)
+  COMPONENT libhcudp-dev)
 configure_package_config_file(
   "${CMAKE_SOURCE_DIR}/cmake/hcudpConfig.cmake.in"
   "${CMAKE_BINARY_DIR}/hcudpConfig.cmake"
@@ -51,7 +65,7 @@ install(FILES
   "${CMAKE_BINARY_DIR}/hcudpConfig.cmake"
   "${CMAKE_BINARY_DIR}/hcudpConfigVersion.cmake"
   DESTINATION "${HCUDP_CMAKE_DIR}"
-  COMPONENT dev)
+  COMPONENT libhcudp-dev)
 
 # pkg-config. libhcudp's dependencies are private (no third-party type in the
 # public headers), so a shared-library consumer needs only -lhcudp; the
@@ -61,4 +75,4 @@ string(REGEX REPLACE "/$" "" HCUDP_PC_UP "${HCUDP_PC_UP}")
 configure_file("${CMAKE_SOURCE_DIR}/cmake/hcudp.pc.in" "${CMAKE_BINARY_DIR}/hcudp.pc" @ONLY)
 install(FILES "${CMAKE_BINARY_DIR}/hcudp.pc"
   DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
-  COMPONENT dev)
+  COMPONENT libhcudp-dev)

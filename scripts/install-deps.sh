@@ -20,6 +20,13 @@ fi
 if [[ "${HCUDP_EXTRAS:-}" == *fuzz* ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
 fi
+# Optional extras: the image and package tests (HCUDP_EXTRAS=release):
+# buildah builds the image without a daemon, mmdebstrap makes the base images
+# from Debian's archive, file/dpkg-dev serve cpack's shlibdeps, lintian checks
+# the .debs.
+if [[ "${HCUDP_EXTRAS:-}" == *release* ]]; then
+  packages+=(buildah mmdebstrap file dpkg-dev lintian)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
