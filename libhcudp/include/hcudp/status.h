@@ -79,11 +79,11 @@ HCUDP_EXPORT Status PermissionDeniedError(std::string message);
 HCUDP_EXPORT Status DeadlineExceededError(std::string message);
 HCUDP_EXPORT Status AbortedError(std::string message);
 
-// Bad input named by the user (a flag's value, a file it points at): both
-// programs exit 2 for it at start-up, as for a bad flag.
+// Bad input named by the user (a flag's value, a file it points at, which
+// the code reports as InvalidArgument): both programs exit 2 for it at
+// start-up, as for a bad flag. A missing vendor runtime (NotFound) is not.
 inline bool IsInputError(const Status& status) {
-  return status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kNotFound ||
-         status.code() == StatusCode::kPermissionDenied;
+  return status.code() == StatusCode::kInvalidArgument;
 }
 
 // Either a T or a non-OK Status; never holds an OK status without a value.

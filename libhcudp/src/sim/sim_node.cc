@@ -54,8 +54,7 @@ StatusOr<SimNode> LoadSimNode(const std::string& path) {
   if (fd < 0) {
     const int err = errno;
     std::string message = "SimNode file " + path + ": " + std::strerror(err);
-    return err == EACCES || err == EPERM ? PermissionDeniedError(std::move(message))
-                                         : NotFoundError(std::move(message));
+    return InvalidArgumentError(std::move(message));  // the file the user named
   }
   struct stat st {};
   std::string text;
