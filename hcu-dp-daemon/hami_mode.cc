@@ -48,7 +48,11 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
 
 StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backend& backend,
                                                   const NodeState& state) {
-  HCUDP_ASSIGN_OR_RETURN(KubeConfig config, ResolveKubeConfig(options.kubeconfig));
+  // Whatever is wrong with the cluster credentials (missing, unreadable,
+  // malformed) is a start-up input error: one line and exit 2.
+  StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
+  if (!resolved.ok()) return InvalidArgumentError(resolved.status().message());
+  KubeConfig config = std::move(*resolved);
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
   client_options.max_retries = 4;

@@ -146,10 +146,12 @@ BOOST_AUTO_TEST_CASE(two_hundred_kubelet_restarts_leak_no_fds_or_threads) {
   const int threads_before = CountThreads(pid);
   const std::string fds_before_text = DescribeFds(pid);
   for (int i = 0; i < 200; ++i) restart();
-  // A connection closed by the last restart may still be on its way out.
+  // A connection closed by the last restart may still be on its way out, and
+  // on a loaded machine gRPC's pools may have grown a thread that retires
+  // once idle: a leak stays past the deadline, those do not.
   int fds_after = CountFds(pid);
   int threads_after = CountThreads(pid);
-  auto deadline = std::chrono::steady_clock::now() + milliseconds(2000);
+  auto deadline = std::chrono::steady_clock::now() + milliseconds(10000);
   while ((fds_after > fds_before || threads_after > threads_before) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(20));

@@ -287,10 +287,13 @@ BOOST_AUTO_TEST_CASE(yaml_that_is_not_a_mapping_is_a_clear_error) {
   BOOST_TEST(empty.status().message().find("empty") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(load_reports_missing_file_as_not_found) {
+// The SimNode file is the user's start-up input: a missing one is bad input
+// (the daemon and hcuctl exit 2), named in the message.
+BOOST_AUTO_TEST_CASE(load_reports_a_missing_file_as_bad_input_naming_it) {
   StatusOr<SimNode> node = LoadSimNode("/nonexistent/node.yaml");
   BOOST_REQUIRE(!node.ok());
-  BOOST_TEST((node.status().code() == StatusCode::kNotFound));
+  BOOST_TEST((node.status().code() == StatusCode::kInvalidArgument));
+  BOOST_TEST(node.status().message().find("/nonexistent/node.yaml") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(load_error_names_the_file) {
