@@ -130,7 +130,9 @@ Clock::time_point NodeMonitor::CheckRestart(Clock::time_point now) {
   if (restart.ok()) {
     if (restart_since_ != Clock::time_point::max()) LOG(WARNING) << "restart no longer required";
     restart_since_ = Clock::time_point::max();
-    return Clock::time_point::max();
+    // Checked even when idle: a vHCU operation on a gRPC thread may be the
+    // call that meets the condition. The check makes no vendor call.
+    return now + kRestartCheck;
   }
   if (restart_since_ == Clock::time_point::max()) {
     restart_since_ = now;

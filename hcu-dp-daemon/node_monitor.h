@@ -15,12 +15,12 @@
 //
 // Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
 // the life of the process): a look that meets it keeps the last good
-// devices and health. From then on the monitor re-checks it on a timer of
-// its own, once a second, whatever --pulse is; when it has held at every
-// check for kRestartGrace, it logs one ERROR line and calls the restart
-// handler once (the daemon then shuts down as on SIGTERM and exits 1). The
-// condition is met only by a look or a vendor call that meets it (with
-// --pulse=0: a node event or a vHCU operation).
+// devices and health. The monitor checks it (no vendor call) after every
+// look and on a timer of its own, once a second, whatever --pulse is; when
+// it has held at every check for kRestartGrace, it logs one ERROR line and
+// calls the restart handler once (the daemon then shuts down as on SIGTERM
+// and exits 1). The backend notices the condition at the first vendor call
+// that meets it (a look, or a vHCU operation on a gRPC thread).
 //
 // Threads: Start() runs the first refresh on the caller's thread, then one
 // monitor thread owns the backend calls and the tracker; Stop() joins it.
@@ -75,7 +75,7 @@ class NodeMonitor {
 
  private:
   // Checks Backend::RestartRequired(); returns when to check next (max():
-  // no check pending).
+  // never again, the restart was requested).
   std::chrono::steady_clock::time_point CheckRestart(std::chrono::steady_clock::time_point now);
   void Loop();
   // One look at the node: discover, read health, publish if changed.
