@@ -1,6 +1,7 @@
 #include "daemon.h"
 
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -18,11 +19,15 @@
 namespace hcudp::daemon {
 namespace {
 
+// SIGUSR1 is how the node monitor asks for a restart (NodeMonitor::
+// set_restart_handler): blocked in every thread like SIGTERM, it ends the
+// same sigwait, so the shutdown is the same.
 sigset_t TerminationSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
   return set;
 }
 
@@ -70,6 +75,7 @@ int RunDaemon(const Options& options) {
     if (hami_mode != nullptr) hami_mode->RequestRegister();
   });
   NodeMonitor monitor(options, node, state, builder);
+  monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   if (Status st = monitor.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     return 1;
@@ -95,9 +101,15 @@ int RunDaemon(const Options& options) {
 
   sigset_t set = TerminationSignals();
   int signal = 0;
-  while (sigwait(&set, &signal) != 0) {
+  // A SIGUSR1 not from the monitor is ignored.
+  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !monitor.restart_requested())) {
   }
-  LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  const int exit_code = signal == SIGUSR1 ? 1 : 0;
+  if (exit_code != 0) {
+    LOG(INFO) << "restart required, stopping";
+  } else {
+    LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  }
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
@@ -107,11 +119,11 @@ int RunDaemon(const Options& options) {
     // sockets are gone; end the process here.
     LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
     std::fflush(nullptr);
-    std::_Exit(0);
+    std::_Exit(exit_code);
   }
   monitor.Stop();
   LOG(INFO) << "stopped";
-  return 0;
+  return exit_code;
 }
 
 }  // namespace hcudp::daemon

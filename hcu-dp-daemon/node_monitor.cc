@@ -88,8 +88,9 @@ void NodeMonitor::Loop() {
   const auto pulse = std::chrono::seconds(std::max(options_.pulse_seconds, 1));
   Clock::time_point next_pulse = Clock::now() + pulse;
   Clock::time_point confirm_at = Clock::time_point::max();
+  Clock::time_point restart_check_at = CheckRestart(Clock::now());
   while (!stopping_) {
-    Clock::time_point deadline = confirm_at;
+    Clock::time_point deadline = std::min(confirm_at, restart_check_at);
     if (periodic) deadline = std::min(deadline, next_pulse);
     int timeout_ms = -1;
     if (deadline != Clock::time_point::max()) {
@@ -103,12 +104,16 @@ void NodeMonitor::Loop() {
     const auto now = Clock::now();
     bool due_pulse = periodic && now >= next_pulse;
     bool due_confirm = now >= confirm_at;
-    if (!event && !due_pulse && !due_confirm) continue;
+    if (!event && !due_pulse && !due_confirm) {
+      if (now >= restart_check_at) restart_check_at = CheckRestart(now);
+      continue;
+    }
     if (event) VLOG(2) << "node files changed; re-discovering";
     Status st = Refresh(/*initial=*/false);
     if (!st.ok()) LOG(WARNING) << "refresh: " << st.ToString();
     // After the publish, so a test that sees the log line sees the list too.
     vhcus_.Log(last_inventory_.vhcu_gaps, Clock::now());
+    restart_check_at = CheckRestart(Clock::now());
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
@@ -119,11 +124,39 @@ void NodeMonitor::Loop() {
   }
 }
 
+Clock::time_point NodeMonitor::CheckRestart(Clock::time_point now) {
+  if (restart_requested_) return Clock::time_point::max();
+  Status restart = backend_.RestartRequired();
+  if (restart.ok()) {
+    if (restart_since_ != Clock::time_point::max()) LOG(WARNING) << "restart no longer required";
+    restart_since_ = Clock::time_point::max();
+    // Checked even when idle: a vHCU operation on a gRPC thread may be the
+    // call that meets the condition. The check makes no vendor call.
+    return now + kRestartCheck;
+  }
+  if (restart_since_ == Clock::time_point::max()) {
+    restart_since_ = now;
+    LOG(WARNING) << "the node backend needs a restart of the daemon: " << restart.message()
+                 << "; serving the last good state, exiting in "
+                 << std::chrono::seconds(kRestartGrace).count() << " s if it persists";
+  }
+  if (now - restart_since_ < kRestartGrace) return now + kRestartCheck;
+  LOG(ERROR) << "exiting (code 1) so that the DaemonSet restarts the plugin: " << restart.message();
+  restart_requested_ = true;
+  if (on_restart_) on_restart_();
+  return Clock::time_point::max();
+}
+
 Status NodeMonitor::Refresh(bool initial) {
   // The one health query of this look (hy-smi on a real node), first, so
   // that Discover's cards carry its verdicts; Discover never runs it.
   auto health = backend_.QueryHealth();
   auto discovered = backend_.Discover();
+  // A backend that needs a restart answers nothing trustworthy: its cards
+  // may all fail. Serve the last good state until the daemon exits.
+  if (Status restart = backend_.RestartRequired(); !restart.ok() && discovered.ok()) {
+    discovered = restart;
+  }
   NodeInventory inventory;
   if (discovered.ok()) {
     inventory = std::move(discovered).value();

@@ -13,6 +13,15 @@
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
 // first publish and after every change.
 //
+// Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
+// the life of the process): a look that meets it keeps the last good
+// devices and health. The monitor checks it (no vendor call) after every
+// look and on a timer of its own, once a second, whatever --pulse is; when
+// it has held at every check for kRestartGrace, it logs one ERROR line and
+// calls the restart handler once (the daemon then shuts down as on SIGTERM
+// and exits 1). The backend notices the condition at the first vendor call
+// that meets it (a look, or a vHCU operation on a gRPC thread).
+//
 // Threads: Start() runs the first refresh on the caller's thread, then one
 // monitor thread owns the backend calls and the tracker; Stop() joins it.
 #ifndef HCU_DP_DAEMON_NODE_MONITOR_H_
@@ -20,6 +29,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -49,10 +59,24 @@ class NodeMonitor {
   Status Start();
   void Stop();
 
+  // Called once, on the monitor thread, when the backend has required a
+  // restart for kRestartGrace. Set before Start().
+  void set_restart_handler(std::function<void()> handler) { on_restart_ = std::move(handler); }
+  // True once the restart handler was called.
+  bool restart_requested() const { return restart_requested_; }
+
   // Time to wait for a confirming re-read after an event or disagreement.
   static constexpr std::chrono::milliseconds kConfirmDelay{1000};
+  // How long a required restart must hold, checked every kRestartCheck,
+  // before the daemon exits: long enough to serve the last good state and
+  // not restart in a tight loop, short enough to recover soon.
+  static constexpr std::chrono::seconds kRestartGrace{5};
+  static constexpr std::chrono::milliseconds kRestartCheck{1000};
 
  private:
+  // Checks Backend::RestartRequired(); returns when to check next (max():
+  // never again, the restart was requested).
+  std::chrono::steady_clock::time_point CheckRestart(std::chrono::steady_clock::time_point now);
   void Loop();
   // One look at the node: discover, read health, publish if changed.
   // Returns an error only when nothing could be discovered.
@@ -69,6 +93,10 @@ class NodeMonitor {
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(), per-path filters
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
+  std::function<void()> on_restart_;
+  std::chrono::steady_clock::time_point restart_since_ =
+      std::chrono::steady_clock::time_point::max();  // monitor thread only
+  std::atomic<bool> restart_requested_{false};
   std::thread thread_;
 };
 

@@ -1,5 +1,6 @@
-// hcu-dp-daemon --backend=host and the vendor tool it runs (hy-smi): how
-// often it runs, and that a hung one never holds up a shutdown.
+// hcu-dp-daemon --backend=host and the vendor runtime: how often hy-smi
+// runs, that a hung one never holds up a shutdown, and that DMI lost for
+// the life of the process ends the daemon (exit 1) after a bounded wait.
 #include <signal.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include "fake_kubelet/daemon_process.h"
@@ -66,6 +68,7 @@ class HostDaemon {
   StubNode& node() { return node_; }
   DaemonProcess& daemon() { return daemon_; }
   const std::string& runs_file() const { return runs_; }
+  const std::string& host_root() const { return node_.host_root(); }
   std::string Hcuctl(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {BinaryPath("hcuctl/hcuctl"),
                                      "--device-plugin-path=" + dir_.Join("plugins") + "/"};
@@ -112,6 +115,48 @@ BOOST_AUTO_TEST_CASE(SigtermEndsTheDaemonWithin5sWhileHySmiHangs) {
   BOOST_TEST_MESSAGE(
       "exited " << std::chrono::duration_cast<milliseconds>(Clock::now() - start).count()
                 << " ms after SIGTERM");
+}
+
+// Issue 11.4: libhydmi answers 13 (NOT_INITIALIZED) for the rest of the
+// process once it lost hymgr. With --pulse=0 a node event makes the look
+// that meets it; the daemon keeps serving its last good state for the
+// restart grace, then leaves like on SIGTERM (sockets removed) with exit 1
+// and one ERROR line naming the cause and the fix.
+BOOST_AUTO_TEST_CASE(DmiLostForGoodEndsTheDaemonWithExitOneAfterTheGrace) {
+  HostDaemon d("0");
+  d.node().Control("dmi_fail_count=-1\ndmi_fail_code=13\n");
+  // A node event (a file in the watched vdev directory) makes a look.
+  WriteFile(d.host_root() + "/etc/vdev/poke", "x");
+  BOOST_REQUIRE_MESSAGE(
+      WaitFor([&] { return d.daemon().Log().find("only a restart recovers") != std::string::npos; },
+              seconds(10)),
+      "the look never met DMI's 13; log:\n"
+          << d.daemon().Log());
+  const auto seen = Clock::now();
+  // Meanwhile the last good state is served.
+  BOOST_CHECK(d.daemon().Running());
+  BOOST_CHECK_EQUAL(d.Sockets().size(), 1u);
+  d.Hcuctl({"allocate", "--resource=hygon.com/hcu", "--ids=0000:09:00.0"});
+  std::optional<ExitStatus> st = d.daemon().WaitForExit(seconds(20));
+  const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - seen);
+  BOOST_REQUIRE_MESSAGE(st.has_value(), "still running 20 s after DMI was lost; log:\n"
+                                            << d.daemon().Log());
+  BOOST_TEST_MESSAGE("exited " << waited.count() << " ms after the first 13");
+  BOOST_CHECK_MESSAGE(st->exited && st->code == 1, d.daemon().Log());
+  // Not at once: the grace (5 s, less the log's own latency) passed first.
+  BOOST_CHECK_GE(waited.count(), 4000);
+  BOOST_CHECK_MESSAGE(d.Sockets().empty(), "a plugin socket was left behind");
+  const std::string log = d.daemon().Log();
+  size_t exit_lines = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line[0] == 'E' && line.find("exiting") != std::string::npos &&
+        line.find("is the hymgr service running? is /dev/mkfd present and mounted?") !=
+            std::string::npos) {
+      ++exit_lines;
+    }
+  }
+  BOOST_CHECK_MESSAGE(exit_lines == 1, "want one ERROR line with the cause and fix; log:\n" << log);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -51,6 +51,11 @@ class HCUDP_EXPORT Backend {
   // Absolute paths (files or directories) whose change means the node may
   // have changed; the daemon watches them and re-discovers / re-checks.
   virtual std::vector<std::string> WatchPaths() const = 0;
+
+  // Not OK (the reason, with its fix) once the backend can no longer work
+  // until the process restarts: libhydmi lost hymgr / /dev/mkfd for good.
+  // Cheap, makes no vendor call. The daemon exits after a grace period.
+  virtual Status RestartRequired() const { return OkStatus(); }
 };
 
 struct HostBackendOptions {

@@ -112,6 +112,10 @@ class HCUDP_EXPORT VendorLib {
   // Absolute paths whose change means this library's answers may have
   // changed (the sim's SimNode file). Default: none.
   virtual std::vector<std::string> WatchPaths() const { return {}; }
+
+  // Not OK once only a restart of the process recovers the library (see
+  // Backend::RestartRequired). Default: never.
+  virtual Status RestartRequired() const { return OkStatus(); }
 };
 
 }  // namespace hcudp

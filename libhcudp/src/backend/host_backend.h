@@ -26,6 +26,7 @@ class HostBackend final : public Backend {
   Status DestroyVhcu(int id) override;
   const std::string& host_root() const override { return options_.host_root; }
   std::vector<std::string> WatchPaths() const override;
+  Status RestartRequired() const override { return vendor_->RestartRequired(); }
 
  private:
   // Cards the VendorLib reports; a card whose queries fail is logged and left

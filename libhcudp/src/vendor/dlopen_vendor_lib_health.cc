@@ -44,7 +44,7 @@ void DlopenVendorLib::LogSkippedLines(const std::vector<std::string>& skipped) {
 StatusOr<std::vector<CardHealthReport>> DlopenVendorLib::QueryHealth() {
   // DMI gone for the life of the process is a failed query, never a
   // verdict on the cards.
-  HCUDP_RETURN_IF_ERROR(DmiRestartRequired().WithContext("health query"));
+  HCUDP_RETURN_IF_ERROR(RestartRequired().WithContext("health query"));
   const std::string hy_smi = UnderRoot(options_.hyhal_path, "/bin/hy-smi");
   StatusOr<CommandResult> run =
       RunCommand({hy_smi, "--healthcheck"}, options_.healthcheck_timeout_ms);

@@ -88,7 +88,7 @@ class DlopenVendorLib final : public VendorLib {
 
   // Not OK once DMI answered "not initialised" after a successful start:
   // libhydmi initialises once per process, so only a restart recovers.
-  Status DmiRestartRequired() const;
+  Status RestartRequired() const override;
 
  private:
   // All Locked* helpers expect mu_ held (shared suffices unless noted).

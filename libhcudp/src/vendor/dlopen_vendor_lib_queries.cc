@@ -240,7 +240,7 @@ Status DlopenVendorLib::DmiLocked(dmiStatus code, const char* call) const {
   return Dmi(code, call);
 }
 
-Status DlopenVendorLib::DmiRestartRequired() const {
+Status DlopenVendorLib::RestartRequired() const {
   std::lock_guard<std::mutex> guard(dmi_down_mu_);
   if (dmi_down_.empty()) return OkStatus();
   return FailedPreconditionError(dmi_down_);
