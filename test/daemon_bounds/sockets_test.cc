@@ -163,7 +163,10 @@ BOOST_AUTO_TEST_CASE(two_hundred_kubelet_restarts_leak_no_fds_or_threads) {
   BOOST_TEST(fds_after <= fds_before, "fds grew over 200 restarts: before\n"
                                           << fds_before_text << "after\n"
                                           << DescribeFds(pid));
-  BOOST_TEST(threads_after <= threads_before);
+  // gRPC's executor may keep a thread or two it grew on a loaded machine
+  // (seen: 11 -> 13 under load, 12 -> 12 alone); a per-restart leak would
+  // add 200, so a small fixed allowance still tells flat from growing.
+  BOOST_TEST(threads_after <= threads_before + 4);
   CheckSigtermExit(h.daemon(), "after 200 kubelet restarts");
 }
 
