@@ -13,8 +13,8 @@
 #include "backend/mig_scan.h"
 #include "backend/node_files.h"
 #include "backend/vhcu_scan.h"
-#include "vendor/node_files.h"
 #include "hcudp/vhcu_lock.h"
+#include "vendor/node_files.h"
 
 namespace hcudp {
 namespace {
@@ -213,16 +213,8 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
   if (made->card_bdf != want_bdf) {
     const std::string wrong = "vHCU " + std::to_string(made->id) + " was created on " +
                               made->card_bdf + " instead of the requested " + want;
-    Status stopped = vendor_->StopVhcu(made->id);
-    if (!stopped.ok()) VLOG(1) << "stopping vHCU " << made->id << ": " << stopped.ToString();
-    Status destroyed = vendor_->DestroyVhcu(made->id);
+    Status destroyed = DestroyVhcuLocked(made->id);
     if (destroyed.ok()) {
-      const std::string conf = HostPath(
-          options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(made->id) + ".conf");
-      Status removed = node_files::RemoveFile(conf);
-      if (!removed.ok() && removed.code() != StatusCode::kNotFound) {
-        LOG(WARNING) << removed.message();
-      }
       LOG(ERROR) << wrong << "; destroyed it";
       return InternalError(wrong + "; destroyed it");
     }
@@ -235,6 +227,10 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
 Status HostBackend::DestroyVhcu(int id) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
                          VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
+  return DestroyVhcuLocked(id);
+}
+
+Status HostBackend::DestroyVhcuLocked(int id) {
   Status stopped = vendor_->StopVhcu(id);
   if (stopped.code() == StatusCode::kNotFound) return stopped;
   if (!stopped.ok()) {

@@ -39,6 +39,8 @@ class HostBackend final : public Backend {
   std::vector<Link> DiscoverLinks(const std::vector<Card>& cards);
   // Index and BDF of each card, for mapping a vHCU's parent BDF to its index.
   std::vector<Card> CardBdfs();
+  // Stop + destroy + remove the conf; the caller holds the host-wide vHCU lock.
+  Status DestroyVhcuLocked(int id);
 
   const HostBackendOptions options_;
   const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
