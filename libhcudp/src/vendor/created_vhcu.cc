@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
+#include "backend/node_files.h"
 #include "vendor/node_files.h"
 
 namespace hcudp::vendor {
@@ -22,14 +20,16 @@ std::string Lower(std::string s) {
 
 std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
   std::map<int, VdevConf> out;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(UnderRoot(host_root, "/etc/vdev"), ec)) {
-    StatusOr<int> id = ParseVdevConfFileName(entry.path().filename().string());
-    if (!id.ok() || !entry.is_regular_file(ec)) continue;
-    std::ifstream in(entry.path());
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    StatusOr<VdevConf> conf = ParseVdevConf(text);
+  const std::string dir = UnderRoot(host_root, "/etc/vdev");
+  StatusOr<std::vector<std::string>> names = node_files::ListDir(dir);
+  if (!names.ok()) return out;
+  for (const std::string& name : *names) {
+    StatusOr<int> id = ParseVdevConfFileName(name);
+    const std::string path = node_files::JoinPath({dir, name});
+    if (!id.ok() || !node_files::IsRegularFile(path)) continue;
+    StatusOr<std::string> text = node_files::ReadFile(path);
+    if (!text.ok()) continue;
+    StatusOr<VdevConf> conf = ParseVdevConf(*text);
     if (conf.ok()) out[*id] = *conf;
   }
   return out;
