@@ -1,6 +1,6 @@
 #include "backend/node_tree.h"
 
-#include "testing/testutil.h"
+#include <boost/test/unit_test.hpp>
 
 namespace hcudp::testing {
 
@@ -103,6 +103,56 @@ std::vector<FakeCard> Z100lCards() {
     cards.push_back(c);
   }
   return cards;
+}
+
+DmiDeviceInfo DriverView(int card, int cus, uint64_t mib, uint64_t container) {
+  DmiDeviceInfo info;
+  info.name = "Z100L";
+  info.compute_units = cus;
+  info.global_memory_bytes = mib * kMiB;
+  info.parent_card = card;
+  info.container_id = container;
+  return info;
+}
+
+void AddVhcu(const std::string& root, FakeVendorLib* fake, int id, int card, int cus, uint64_t mib,
+             int pipe_id) {
+  WriteVdevConf(root, MakeVdevConf(id, card, fake->cards[card].bdf, cus, mib, pipe_id));
+  fake->vhcus[id] = DriverView(card, cus, mib);
+}
+
+VhcuNode::VhcuNode() {
+  auto lib = std::make_unique<FakeVendorLib>();
+  lib->cards = Z100lCards();
+  fake = lib.get();
+  for (int i = 0; i < 6; ++i) {
+    if (i < 4) {
+      AddVhcu(root, fake, i, 2, 15, 8188, i);
+    } else {
+      AddVhcu(root, fake, i, 3, 30, 16376, i - 4);
+    }
+  }
+  HostBackendOptions options;
+  options.host_root = root;
+  backend = NewHostBackend(options, std::move(lib));
+}
+
+NodeInventory VhcuNode::Discover() {
+  auto inv = backend->Discover();
+  BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
+  return *inv;
+}
+
+std::vector<int> VhcuNode::VhcuIds() { return testing::VhcuIds(Discover()); }
+
+std::string VhcuNode::ConfPath(int id) const {
+  return root + "/etc/vdev/vdev" + std::to_string(id) + ".conf";
+}
+
+std::vector<int> VhcuIds(const NodeInventory& inv) {
+  std::vector<int> ids;
+  for (const Vhcu& v : inv.vhcus) ids.push_back(v.id);
+  return ids;
 }
 
 }  // namespace hcudp::testing

@@ -6,11 +6,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/fake_vendor_lib.h"
 #include "hcudp/backend.h"
 #include "hcudp/mig_conf.h"
 #include "hcudp/vdev_conf.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 
@@ -36,6 +38,32 @@ void WriteKfdNode(const std::string& root, int node, int gpu_id, int array_count
 
 // The demo node B cards (4 x Z100L) as FakeCards.
 std::vector<FakeCard> Z100lCards();
+
+// What the driver says of a vHCU (dmiGetVDeviceInfo).
+DmiDeviceInfo DriverView(int card, int cus, uint64_t mib, uint64_t container = 0);
+// A vHCU as the driver makes it: its vdev<id>.conf under `root` and its
+// entry in `fake`.
+void AddVhcu(const std::string& root, FakeVendorLib* fake, int id, int card, int cus, uint64_t mib,
+             int pipe_id);
+
+// Demo node B behind a HostBackend: vdev0-3 (15 CU, 8188 MiB) on card 2,
+// vdev4-5 (30 CU, 16376 MiB) on card 3, known to the driver and recorded in
+// /etc/vdev. The host-root is a directory of its own, so a test may remove
+// or rename it.
+struct VhcuNode {
+  TempDir dir;
+  std::string root = dir.Join("root");
+  FakeVendorLib* fake = nullptr;
+  std::unique_ptr<Backend> backend;
+
+  VhcuNode();
+  NodeInventory Discover();  // requires success
+  std::vector<int> VhcuIds();
+  std::string ConfPath(int id) const;
+};
+
+// The ids of the inventory's vHCUs, in its order.
+std::vector<int> VhcuIds(const NodeInventory& inv);
 
 }  // namespace hcudp::testing
 

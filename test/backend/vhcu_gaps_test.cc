@@ -16,49 +16,9 @@ namespace hcudp {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::FakeVendorLib;
 
-// Demo node B: vdev0-3 on card 2, vdev4-5 on card 3, under `host_root`.
-struct Node {
-  testing::TempDir dir;
-  std::string root = dir.Join("root");
-  FakeVendorLib* fake = nullptr;
-  std::unique_ptr<Backend> backend;
-
-  Node() {
-    auto lib = std::make_unique<FakeVendorLib>();
-    lib->cards = testing::Z100lCards();
-    for (int i = 0; i < 6; ++i) {
-      int card = i < 4 ? 2 : 3;
-      int cus = i < 4 ? 15 : 30;
-      uint64_t mib = i < 4 ? 8188 : 16376;
-      testing::WriteVdevConf(
-          root, testing::MakeVdevConf(i, card, lib->cards[card].bdf, cus, mib, i < 4 ? i : i - 4));
-      DmiDeviceInfo info;
-      info.compute_units = cus;
-      info.global_memory_bytes = mib * kMiB;
-      info.parent_card = card;
-      lib->vhcus[i] = info;
-    }
-    fake = lib.get();
-    HostBackendOptions options;
-    options.host_root = root;
-    backend = NewHostBackend(options, std::move(lib));
-  }
-
-  NodeInventory Discover() {
-    auto inv = backend->Discover();
-    BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
-    return *inv;
-  }
-  std::string Conf(int id) { return root + "/etc/vdev/vdev" + std::to_string(id) + ".conf"; }
-};
-
-std::vector<int> Ids(const NodeInventory& inv) {
-  std::vector<int> ids;
-  for (const Vhcu& v : inv.vhcus) ids.push_back(v.id);
-  return ids;
-}
+using Node = testing::VhcuNode;  // demo node B: vdev0-3 on card 2, vdev4-5 on card 3
+using testing::VhcuIds;
 
 BOOST_AUTO_TEST_SUITE(vhcu_gaps)
 
@@ -71,12 +31,12 @@ BOOST_AUTO_TEST_CASE(a_readable_node_has_no_gaps) {
 
 BOOST_AUTO_TEST_CASE(an_empty_conf_is_a_gap_not_an_absent_vhcu) {
   Node node;
-  testing::WriteFile(node.Conf(4), "");
+  testing::WriteFile(node.ConfPath(4), "");
   NodeInventory inv = node.Discover();
-  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 2, 3, 5}), boost::test_tools::per_element());
+  BOOST_TEST(VhcuIds(inv) == (std::vector<int>{0, 1, 2, 3, 5}), boost::test_tools::per_element());
   BOOST_REQUIRE_EQUAL(inv.vhcu_gaps.size(), 1u);
   BOOST_TEST(inv.vhcu_gaps[0].vhcu_id == 4);
-  BOOST_TEST(inv.vhcu_gaps[0].path == node.Conf(4));
+  BOOST_TEST(inv.vhcu_gaps[0].path == node.ConfPath(4));
   // An empty conf names no card: any card may carry it.
   BOOST_TEST(inv.vhcu_gaps[0].card == -1);
   for (int card = 0; card < 4; ++card) BOOST_TEST(!inv.VhcuStateKnown(card), card);
@@ -84,13 +44,13 @@ BOOST_AUTO_TEST_CASE(an_empty_conf_is_a_gap_not_an_absent_vhcu) {
 
 BOOST_AUTO_TEST_CASE(a_truncated_conf_is_a_gap) {
   Node node;
-  std::string text = testing::ReadFile(node.Conf(5));
-  testing::WriteFile(node.Conf(5), text.substr(0, 20));
+  std::string text = testing::ReadFile(node.ConfPath(5));
+  testing::WriteFile(node.ConfPath(5), text.substr(0, 20));
   NodeInventory inv = node.Discover();
-  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 2, 3, 4}), boost::test_tools::per_element());
+  BOOST_TEST(VhcuIds(inv) == (std::vector<int>{0, 1, 2, 3, 4}), boost::test_tools::per_element());
   BOOST_REQUIRE_EQUAL(inv.vhcu_gaps.size(), 1u);
   BOOST_TEST(inv.vhcu_gaps[0].vhcu_id == 5);
-  BOOST_TEST(inv.vhcu_gaps[0].path == node.Conf(5));
+  BOOST_TEST(inv.vhcu_gaps[0].path == node.ConfPath(5));
   BOOST_TEST(!inv.vhcu_gaps[0].reason.empty());
 }
 
@@ -136,7 +96,7 @@ BOOST_AUTO_TEST_CASE(a_stale_conf_is_no_gap) {
   Node node;
   node.fake->vhcus.erase(1);
   NodeInventory inv = node.Discover();
-  BOOST_TEST(Ids(inv) == (std::vector<int>{0, 2, 3, 4, 5}), boost::test_tools::per_element());
+  BOOST_TEST(VhcuIds(inv) == (std::vector<int>{0, 2, 3, 4, 5}), boost::test_tools::per_element());
   BOOST_TEST(inv.vhcu_gaps.empty());
 }
 

@@ -39,10 +39,11 @@ struct DlopenVendorLibOptions {
   int healthcheck_timeout_ms = 10000;
   // DestroyVhcu tries once and answers DEVICE_BUSY with Unavailable; the
   // VhcuManager's queue owns the retries (no sleeping under a lock).
-  // Queries (never a create or destroy) that find hymgr unreachable (dmiStatus
-  // 32-34) or the device busy are retried this many times, backing off from
-  // the initial delay, doubling up to the cap, with no lock held while
-  // waiting; then Unavailable. Default 5, 200 ms, 2 s.
+  // DMI queries (never a create or destroy) answered with Unavailable —
+  // hymgr unreachable (dmiStatus 32-34), the device or SMI busy, interrupted —
+  // are retried this many times, backing off from the initial delay,
+  // doubling up to the cap, with the library's lock released while waiting
+  // (a caller's own lock is not); then Unavailable. Default 5, 200 ms, 2 s.
   int transient_retries = 5;
   int transient_backoff_initial_ms = 200;
   int transient_backoff_max_ms = 2000;

@@ -11,23 +11,10 @@
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/mig_conf.h"
+#include "vendor/kfd_topology.h"
 
 namespace hcudp {
 namespace {
-
-// "name value" lines of a KFD properties file.
-std::map<std::string, int64_t> ParseProperties(const std::string& text) {
-  std::map<std::string, int64_t> props;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string name;
-    int64_t value = 0;
-    if (fields >> name >> value) props[name] = value;
-  }
-  return props;
-}
 
 std::optional<int64_t> ParseDecimal(const std::string& text) {
   std::istringstream in(text);
@@ -68,19 +55,13 @@ StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::s
 
 StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
   const std::string dir = HostPath(host_root, kKfdNodesDir);
-  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
-  std::vector<std::pair<int64_t, std::string>> nodes;
-  for (const std::string& name : names) {
-    std::optional<int64_t> n = ParseDecimal(name);
-    if (n && std::to_string(*n) == name) nodes.emplace_back(*n, name);
-  }
-  std::sort(nodes.begin(), nodes.end());
-  for (const auto& [number, name] : nodes) {
-    auto gpu_id = node_files::ReadFile(node_files::JoinPath({dir, name, "gpu_id"}));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> nodes, vendor::ListKfdNodes(dir));
+  for (const std::string& node : nodes) {
+    auto gpu_id = node_files::ReadFile(node_files::JoinPath({node, "gpu_id"}));
     if (!gpu_id.ok() || ParseDecimal(*gpu_id).value_or(0) == 0) continue;
-    const std::string path = node_files::JoinPath({dir, name, "properties"});
+    const std::string path = node_files::JoinPath({node, "properties"});
     HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(path));
-    std::map<std::string, int64_t> props = ParseProperties(text);
+    std::map<std::string, int64_t> props = vendor::ParseKfdProperties(text);
     int64_t arrays = props.count("array_count") ? props["array_count"] : 0;
     int64_t per_engine =
         props.count("simd_arrays_per_engine") ? props["simd_arrays_per_engine"] : 0;

@@ -58,13 +58,6 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
   return ids;
 }
 
-std::set<int> ListVdevConfIds(const std::string& host_root) {
-  StatusOr<std::set<int>> ids = ReadVdevConfIds(host_root);
-  if (ids.ok()) return *std::move(ids);
-  if (ids.status().code() != StatusCode::kNotFound) LOG(WARNING) << ids.status().message();
-  return {};
-}
-
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
   const std::string file = HostPath(host_root, ConfPath(id));

@@ -18,8 +18,6 @@ inline constexpr char kVdevDir[] = "/etc/vdev";
 // The N of every vdev<N>.conf regular file in host_root/etc/vdev; an error
 // when the directory cannot be listed (NotFound when it is absent).
 StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root);
-// The same, an unlistable directory logged and read as empty.
-std::set<int> ListVdevConfIds(const std::string& host_root);
 
 // Reads and checks vdev<N>.conf and asks the driver about vHCU N. Errors name
 // the file: unreadable, invalid, vdev_id != N, or (NotFound) the driver has

@@ -18,10 +18,6 @@ constexpr const char* kMinDtkVersion = "24.04";
 
 std::string HyhalUnderRoot(const DoctorOptions& o) { return UnderRoot(o.host_root, o.hyhal_path); }
 
-}  // namespace
-
-namespace {
-
 constexpr char kDmiFix[] =
     "start the hymgr service (systemctl start hymgr) and make sure /dev/mkfd exists and is "
     "mounted into the plugin pod, then restart the plugin";

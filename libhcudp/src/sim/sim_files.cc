@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace hcudp::sim {
 namespace fs = std::filesystem;
@@ -90,7 +91,7 @@ Status RemoveAll(const std::string& path) {
   return OkStatus();
 }
 
-HostRootLock::HostRootLock(const std::string& host_root) {
+HostRootLock::HostRootLock(const std::string& host_root, std::chrono::milliseconds timeout) {
   status_ = MakeDirs(StateDir(host_root));
   if (!status_.ok()) return;
   std::string path = StateDir(host_root) + "/lock";
@@ -99,9 +100,22 @@ HostRootLock::HostRootLock(const std::string& host_root) {
     status_ = InternalError("cannot open lock " + path + ": " + ErrnoText());
     return;
   }
-  while (flock(fd_, LOCK_EX) != 0) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
-    status_ = InternalError("cannot lock " + path + ": " + ErrnoText());
+    if (errno != EWOULDBLOCK) {
+      status_ = InternalError("cannot lock " + path + ": " + ErrnoText());
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      status_ =
+          UnavailableError("the sim's host-root lock " + path + " is held by another " +
+                           "process; gave up after " + std::to_string(timeout.count()) + " ms");
+    } else {
+      // Waiting to take the lock; nothing is held here.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    close(fd_);
+    fd_ = -1;
     return;
   }
 }

@@ -4,6 +4,7 @@
 #ifndef HCUDP_SRC_SIM_SIM_FILES_H_
 #define HCUDP_SRC_SIM_SIM_FILES_H_
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,14 @@ Status RemoveAll(const std::string& path);
 
 // An exclusive flock on <host_root>/.hcudp-sim/lock for the lifetime of the
 // object: serialises vHCU changes and the first render across processes
-// (hcuctl and the daemon share a host-root). Check status() after building.
+// (hcuctl and the daemon share a host-root). Check status() after building:
+// Unavailable, naming the lock, when another holder keeps it for `timeout`
+// (a stopped hcuctl must not freeze the daemon).
 class HostRootLock {
  public:
-  explicit HostRootLock(const std::string& host_root);
+  static constexpr std::chrono::milliseconds kDefaultTimeout{10000};
+  explicit HostRootLock(const std::string& host_root,
+                        std::chrono::milliseconds timeout = kDefaultTimeout);
   ~HostRootLock();
   HostRootLock(const HostRootLock&) = delete;
   HostRootLock& operator=(const HostRootLock&) = delete;

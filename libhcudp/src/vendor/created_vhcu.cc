@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
+#include "backend/node_files.h"
 #include "vendor/node_files.h"
 
 namespace hcudp::vendor {
@@ -22,14 +20,16 @@ std::string Lower(std::string s) {
 
 std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
   std::map<int, VdevConf> out;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(UnderRoot(host_root, "/etc/vdev"), ec)) {
-    StatusOr<int> id = ParseVdevConfFileName(entry.path().filename().string());
-    if (!id.ok() || !entry.is_regular_file(ec)) continue;
-    std::ifstream in(entry.path());
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    StatusOr<VdevConf> conf = ParseVdevConf(text);
+  const std::string dir = UnderRoot(host_root, "/etc/vdev");
+  StatusOr<std::vector<std::string>> names = node_files::ListDir(dir);
+  if (!names.ok()) return out;
+  for (const std::string& name : *names) {
+    StatusOr<int> id = ParseVdevConfFileName(name);
+    const std::string path = node_files::JoinPath({dir, name});
+    if (!id.ok() || !node_files::IsRegularFile(path)) continue;
+    StatusOr<std::string> text = node_files::ReadFile(path);
+    if (!text.ok()) continue;
+    StatusOr<VdevConf> conf = ParseVdevConf(*text);
     if (conf.ok()) out[*id] = *conf;
   }
   return out;
@@ -39,14 +39,14 @@ StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
                               const std::map<int, VdevConf>& after, const std::string& bdf,
                               int compute_units, uint64_t memory_mib,
                               const std::string& host_root) {
-  std::vector<int> ours;
+  std::vector<int> sized;  // new confs (or ids now on another card) of exactly this size
+  std::vector<int> ours;   // ... of them, those on card `bdf`
   for (const auto& [id, conf] : after) {
     auto old = before.find(id);
     if (old != before.end() && Lower(old->second.pci_bus_id) == Lower(conf.pci_bus_id)) continue;
-    if (Lower(conf.pci_bus_id) == Lower(bdf) && conf.cu_count == compute_units &&
-        conf.mem_mib == memory_mib) {
-      ours.push_back(id);
-    }
+    if (conf.cu_count != compute_units || conf.mem_mib != memory_mib) continue;
+    sized.push_back(id);
+    if (Lower(conf.pci_bus_id) == Lower(bdf)) ours.push_back(id);
   }
   const std::string what = "a vHCU of " + std::to_string(compute_units) + " CU, " +
                            std::to_string(memory_mib) + " MiB on " + bdf;
@@ -55,13 +55,7 @@ StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
     // size appeared on another card, the driver put ours there (a wrong
     // card map): report it, so the caller sees the PciBusId mismatch and
     // removes what it just made instead of leaking it.
-    std::vector<int> elsewhere;
-    for (const auto& [id, conf] : after) {
-      auto old = before.find(id);
-      if (old != before.end() && Lower(old->second.pci_bus_id) == Lower(conf.pci_bus_id)) continue;
-      if (conf.cu_count == compute_units && conf.mem_mib == memory_mib) elsewhere.push_back(id);
-    }
-    if (elsewhere.size() == 1) return elsewhere.front();
+    if (sized.size() == 1) return sized.front();
     return InternalError("the driver accepted " + what + " but no new vdev<N>.conf of that card " +
                          "and size appeared in " + UnderRoot(host_root, "/etc/vdev"));
   }

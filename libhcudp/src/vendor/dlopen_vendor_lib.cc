@@ -133,10 +133,15 @@ StatusOr<int> DlopenVendorLib::DmiCountLocked() const {
 
 namespace {
 
-// -1 when the node has no PCI device directory to compare with (a test tree
-// that does not render one); the check is then skipped.
+// False when the node has no PCI device directory to compare with (a test
+// tree that does not render one); the PCI checks are then skipped.
+bool HasPciTree(const std::string& host_root) {
+  return access(UnderRoot(host_root, "/sys/bus/pci/devices").c_str(), F_OK) == 0;
+}
+
+// The number of HCU PCI functions, or -1 without a PCI tree.
 int PciCount(const std::string& host_root) {
-  if (access(UnderRoot(host_root, "/sys/bus/pci/devices").c_str(), F_OK) != 0) return -1;
+  if (!HasPciTree(host_root)) return -1;
   return static_cast<int>(ScanPciHcus(host_root).size());
 }
 
@@ -187,7 +192,7 @@ Status DlopenVendorLib::RebuildCardMapLocked() {
                             : std::string());
   }
   std::vector<PciHcu> pci;
-  const bool have_pci = PciCount(options_.host_root) >= 0;
+  const bool have_pci = HasPciTree(options_.host_root);
   if (have_pci) pci = ScanPciHcus(options_.host_root);
   std::string problems;
   card_map_ = BuildCardMap(cards, ReadKfdGpuBdfs(options_.host_root), dmi_names,

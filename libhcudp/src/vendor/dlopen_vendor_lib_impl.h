@@ -110,7 +110,8 @@ class DlopenVendorLib final : public VendorLib {
   // Remembers that `card` needs a reset when `st` says so (RESET_REQUIRED).
   void NoteResetRequired(const Status& st, int card);
   // Calls `call` (which locks mu_ itself) again while it fails transiently
-  // (Unavailable: busy, hymgr unreachable), backing off with nothing held.
+  // (Unavailable: busy, hymgr unreachable), backing off with mu_ released.
+  // Locks the caller holds stay held while it sleeps.
   template <typename Result, typename Call>
   Result RetryTransient(const std::string& what, Call call) const;
   static const Status& StatusOf(const Status& s) { return s; }

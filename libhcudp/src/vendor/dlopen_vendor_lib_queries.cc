@@ -265,7 +265,7 @@ Result DlopenVendorLib::RetryTransient(const std::string& what, Call call) const
   const int retries = std::max(options_.transient_retries, 0);
   int delay_ms = options_.transient_backoff_initial_ms;
   for (int attempt = 0;; ++attempt) {
-    // `call` takes mu_ itself; nothing is held while backing off.
+    // `call` takes mu_ itself; mu_ is not held while backing off.
     Result result = call();
     const Status& st = StatusOf(result);
     if (st.code() != StatusCode::kUnavailable || attempt >= retries) return result;

@@ -1,28 +1,17 @@
 #include "vendor/kfd_topology.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
+#include "backend/node_files.h"
 #include "vendor/node_files.h"
 
 namespace hcudp::vendor {
 namespace {
-
-bool ReadAll(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 // A directory name that is a plain decimal number ("12", not "012" or "x").
 bool NodeNumber(const std::string& name, unsigned long* n) {
@@ -32,21 +21,6 @@ bool NodeNumber(const std::string& name, unsigned long* n) {
   }
   *n = std::stoul(name);
   return true;
-}
-
-bool Property(const std::string& text, const std::string& key, uint64_t* value) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    std::string name;
-    unsigned long long v = 0;
-    if (fields >> name && name == key && fields >> v) {
-      *value = v;
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -60,42 +34,57 @@ std::string BdfFromKfd(uint64_t domain, uint64_t location_id) {
   return buf;
 }
 
-StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root) {
-  std::string dir;
-  DIR* d = nullptr;
-  for (const char* candidate : kKfdTopologyDirs) {
-    dir = UnderRoot(host_root, candidate);
-    d = opendir(dir.c_str());
-    if (d != nullptr) break;
+StatusOr<std::vector<std::string>> ListKfdNodes(const std::string& nodes_dir) {
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(nodes_dir));
+  std::vector<std::pair<unsigned long, std::string>> nodes;
+  for (const std::string& name : names) {
+    unsigned long n = 0;
+    if (NodeNumber(name, &n)) nodes.emplace_back(n, node_files::JoinPath({nodes_dir, name}));
   }
-  if (d == nullptr) {
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<std::string> dirs;
+  for (auto& [number, dir] : nodes) dirs.push_back(std::move(dir));
+  return dirs;
+}
+
+std::map<std::string, int64_t> ParseKfdProperties(std::string_view text) {
+  std::map<std::string, int64_t> props;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    int64_t value = 0;
+    if (fields >> name >> value) props.emplace(name, value);  // the first line of a name wins
+  }
+  return props;
+}
+
+StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root) {
+  StatusOr<std::vector<std::string>> nodes = NotFoundError("");
+  for (const char* candidate : kKfdTopologyDirs) {
+    nodes = ListKfdNodes(UnderRoot(host_root, candidate));
+    if (nodes.ok()) break;
+  }
+  if (!nodes.ok()) {
     return NotFoundError("no KFD topology under " + UnderRoot(host_root, kKfdTopologyDirs[0]) +
                          " or " + UnderRoot(host_root, kKfdTopologyDirs[1]));
   }
-  std::vector<std::pair<unsigned long, std::string>> nodes;
-  while (dirent* e = readdir(d)) {
-    unsigned long n = 0;
-    if (NodeNumber(e->d_name, &n)) nodes.emplace_back(n, e->d_name);
-  }
-  closedir(d);
-  std::sort(nodes.begin(), nodes.end());
   std::vector<std::string> bdfs;
-  for (const auto& [number, name] : nodes) {
-    const std::string node_dir = dir + "/" + name;
-    std::string gpu_id;
-    if (!ReadAll(node_dir + "/gpu_id", &gpu_id)) {
-      return NotFoundError(node_dir + "/gpu_id: cannot be read");
-    }
-    if (std::strtoull(gpu_id.c_str(), nullptr, 10) == 0) continue;  // a CPU node
-    std::string props;
-    if (!ReadAll(node_dir + "/properties", &props)) {
-      return NotFoundError(node_dir + "/properties: cannot be read");
-    }
-    uint64_t domain = 0, location = 0;
-    if (!Property(props, "domain", &domain) || !Property(props, "location_id", &location)) {
+  for (const std::string& node_dir : *nodes) {
+    StatusOr<std::string> gpu_id = node_files::ReadFile(node_dir + "/gpu_id");
+    if (!gpu_id.ok()) return NotFoundError(node_dir + "/gpu_id: cannot be read");
+    if (std::strtoull(gpu_id->c_str(), nullptr, 10) == 0) continue;  // a CPU node
+    StatusOr<std::string> text = node_files::ReadFile(node_dir + "/properties");
+    if (!text.ok()) return NotFoundError(node_dir + "/properties: cannot be read");
+    const std::map<std::string, int64_t> props = ParseKfdProperties(*text);
+    auto domain = props.find("domain");
+    auto location = props.find("location_id");
+    if (domain == props.end() || location == props.end()) {
       return InvalidArgumentError(node_dir + "/properties: no domain or location_id line");
     }
-    bdfs.push_back(BdfFromKfd(domain, location));
+    bdfs.push_back(
+        BdfFromKfd(static_cast<uint64_t>(domain->second), static_cast<uint64_t>(location->second)));
   }
   return bdfs;
 }

@@ -8,7 +8,9 @@
 #define HCUDP_VENDOR_KFD_TOPOLOGY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hcudp/status.h"
@@ -20,6 +22,14 @@ inline const char* const kKfdTopologyDirs[] = {
     "/sys/devices/virtual/kfd/kfd/topology/nodes",
     "/sys/class/kfd/kfd/topology/nodes",
 };
+
+// The node directories under `nodes_dir` ("<nodes_dir>/<n>"), in numeric
+// node order: 10 after 9. Names that are not plain decimal numbers are not
+// nodes. Errors as node_files::ListDir (NotFound when it is absent).
+StatusOr<std::vector<std::string>> ListKfdNodes(const std::string& nodes_dir);
+
+// The "name value" lines of a node's `properties` file, by name.
+std::map<std::string, int64_t> ParseKfdProperties(std::string_view text);
 
 // The BDF ("0000:09:00.0", lower case) of every GPU node, in DMI index
 // order. Errors name the file: no topology directory, a GPU node without a

@@ -83,12 +83,6 @@ void CancelCommands() {
   }
 }
 
-size_t UnreapedChildren() {
-  ReapLeftovers();
-  std::lock_guard<std::mutex> lock(g_unreaped_mu);
-  return g_unreaped.size();
-}
-
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, int timeout_ms,
                                    size_t max_output_bytes) {
   if (argv.empty()) return InvalidArgumentError("RunCommand: empty argv");

@@ -35,9 +35,6 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, int tim
 // later calls return Cancelled: for a process that is shutting down.
 void CancelCommands();
 
-// Children killed but not reaped yet (tests).
-size_t UnreapedChildren();
-
 }  // namespace hcudp::vendor
 
 #endif  // HCUDP_VENDOR_SUBPROCESS_H_

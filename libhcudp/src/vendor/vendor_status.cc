@@ -232,18 +232,6 @@ Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn stat
   return Status(st.code(), st.message() + "; " + hint);
 }
 
-bool IsDmiTransient(dmiStatus code) {
-  switch (code) {
-    case DMI_STATUS_DEVICE_BUSY:
-    case DMI_STATUS_HYMGR_CONNECT_FAILED:
-    case DMI_STATUS_HYMGR_SEND_ERROR:
-    case DMI_STATUS_HYMGR_RECV_ERROR:
-      return true;
-    default:
-      return false;
-  }
-}
-
 Status FromNvml(nvmlReturn_t code, std::string_view call) {
   if (code == NVML_SUCCESS) return OkStatus();
   StatusCode canonical = StatusCode::kInternal;

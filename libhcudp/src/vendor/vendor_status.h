@@ -30,9 +30,6 @@ Status FromRsmi(rsmi_status_t code, std::string_view call, rsmi_status_string_fn
 Status FromDmi(dmiStatus code, std::string_view call, dmiGetStatusString_fn status_string);
 Status FromNvml(nvmlReturn_t code, std::string_view call);
 
-// Worth retrying after a short wait: the device is busy, or the management
-// service hymgr could not be reached (32-34).
-bool IsDmiTransient(dmiStatus code);
 // The message part every DMI init failure carries.
 inline constexpr char kDmiInitHint[] =
     "is the hymgr service running? is /dev/mkfd present and mounted?";
