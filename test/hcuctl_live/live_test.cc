@@ -1,6 +1,6 @@
 // hcuctl's commands that talk to running peers: plugins and allocate against
-// the real hcu-dp-daemon on a simulated node, allocations against a fake
-// kubelet pod-resources server.
+// the real hcu-dp-daemon on a simulated node, allocations and vhcu destroy
+// against a fake kubelet pod-resources server.
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <filesystem>
@@ -187,6 +187,38 @@ BOOST_AUTO_TEST_CASE(allocations_lists_hcu_holders_and_hami_mark_files) {
                        "--host-root=" + dir.Join("root"), "allocations", "--all-resources"});
   BOOST_TEST(Contains(all.out, "nvidia.com/gpu"), all.out);
   BOOST_TEST(kubelet.list_calls() == 2);
+}
+
+// hcuctl vhcu destroy (issue 9.5): a vHCU that kubelet's pod-resources says a
+// pod holds is refused (exit 1) and the pod named, even without a mark file;
+// --force destroys it anyway.
+BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_a_vhcu_kubelet_says_a_pod_holds) {
+  TempDir dir;
+  FakePodResources kubelet(dir.Join("pod-resources/kubelet.sock"));
+  BOOST_REQUIRE(kubelet.Start().empty());
+  auto vhcu = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {Hcuctl(), "--backend=sim",
+                                     "--sim-node=" + SourcePath("demo/nodes/z100l-mixed.yaml"),
+                                     "--host-root=" + dir.Join("root"),
+                                     "--pod-resources-socket=" + kubelet.socket_path(), "vhcu"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Run(argv);
+  };
+  RunResult created = vhcu({"create", "--card", "0", "--cu", "20", "--mem-mib", "4096"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(PathExists(dir.Join("root/etc/vdev/vdev6.conf")));
+  kubelet.AddContainerDevices("team-b", "infer", "server", "hygon.com/hcu-share-20c-4g",
+                              {"vdev6"});
+
+  RunResult refused = vhcu({"destroy", "vdev6"});
+  BOOST_TEST(refused.exit_code == 1, refused.err);
+  BOOST_TEST(Contains(refused.err, "team-b/infer (container server"), refused.err);
+  BOOST_TEST(Contains(refused.err, "--force"), refused.err);
+  BOOST_TEST(PathExists(dir.Join("root/etc/vdev/vdev6.conf")));
+
+  RunResult forced = vhcu({"destroy", "--force", "vdev6"});
+  BOOST_TEST(forced.exit_code == 0, forced.err);
+  BOOST_TEST(!PathExists(dir.Join("root/etc/vdev/vdev6.conf")));
 }
 
 BOOST_AUTO_TEST_CASE(allocations_without_kubelet_says_which_socket) {

@@ -35,8 +35,8 @@
 // A failure at 3 resolves the intent at once (below); at 4 or 5 the new vHCU
 // is destroyed; the intent goes only once nothing is left behind.
 //
-// Intents are resolved by Recover() at start and by every Reconcile() (any
-// intent not being written by a create running in this process):
+// Intents are resolved by Recover() at start and by every Reconcile(), under
+// the host-wide lock (so never one whose create is still running):
 //   no vhcu_id            a vHCU provably ours: on the intent's card (by BDF),
 //                         of exactly its CUs and MiB, not in the snapshot,
 //                         claimed by no mark file and no other intent. One:
@@ -251,7 +251,9 @@ class HCUDP_EXPORT VhcuManager {
   std::string MarkDir() const;
   std::string IntentDirPath() const;
   StatusOr<MarkFile> WriteMark(const hami::MarkFileName& name);
-  // The journal minus the intents of creates running in this process.
+  // The intent journal. Read under the host-wide lock, which a create holds
+  // from its intent to its end: it never holds the intent of a create still
+  // running (in this process or another).
   StatusOr<std::vector<Intent>> ReadIntents();
   // Destroys `vhcu` (its id) now, or queues a retry. On success removes
   // `mark` (if set) and then `intent_path` (if set). Host lock held.
@@ -277,8 +279,6 @@ class HCUDP_EXPORT VhcuManager {
   std::map<int, Retry> retries_;
   // Pod UIDs this process wrote a mark for, and when.
   std::map<std::string, std::chrono::system_clock::time_point> fresh_pods_;
-  // Intent paths of creates running now in this process.
-  std::set<std::string> in_flight_;
   // Ambiguous intents already logged.
   std::set<std::string> reported_;
   uint64_t attempts_ = 0;

@@ -28,27 +28,6 @@ std::string Describe(const IntentRecord& r) {
          (r.card_bdf.empty() ? "" : " (" + r.card_bdf + ")");
 }
 
-// Removes `path` from the set when the scope ends.
-class InFlight {
- public:
-  InFlight(std::mutex& mu, std::set<std::string>& set, std::string path)
-      : mu_(mu), set_(set), path_(std::move(path)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    set_.insert(path_);
-  }
-  ~InFlight() {
-    std::lock_guard<std::mutex> lock(mu_);
-    set_.erase(path_);
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  std::mutex& mu_;
-  std::set<std::string>& set_;
-  const std::string path_;
-};
-
 }  // namespace
 
 StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
@@ -109,10 +88,7 @@ StatusOr<MarkFile> VhcuManager::WriteMark(const hami::MarkFileName& name) {
 StatusOr<std::vector<VhcuManager::Intent>> VhcuManager::ReadIntents() {
   HCUDP_ASSIGN_OR_RETURN(auto journal, internal::ReadIntentJournal(IntentDirPath()));
   std::vector<Intent> intents;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [record, path] : journal) {
-    if (in_flight_.count(path) == 0) intents.push_back({std::move(record), std::move(path)});
-  }
+  for (auto& [record, path] : journal) intents.push_back({std::move(record), std::move(path)});
   return intents;
 }
 
@@ -142,7 +118,6 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
     attempt = std::to_string(Now().time_since_epoch().count()) + "-" + std::to_string(++attempts_);
   }
   intent.path = IntentDirPath() + "/" + internal::IntentFileName(intent.record, attempt);
-  InFlight in_flight(mu_, in_flight_, intent.path);
   HCUDP_RETURN_IF_ERROR(internal::ReplaceFileDurably(
       intent.path, internal::FormatIntentRecord(intent.record), kFileMode));
   if (CrashAfter(VhcuCreateStep::kIntentRecorded)) return AbortedError("crash after intent");
