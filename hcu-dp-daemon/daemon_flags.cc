@@ -2,20 +2,10 @@
 
 #include <memory>
 
-#include "hcudp/naming.h"
 #include "hcudp/option_flags.h"
 
 namespace hcudp::daemon {
 namespace {
-
-// --device-split-count with its upper bound and the reason for it.
-Flag BoundedSplitCount(Flag flag) {
-  flag.set_int = [set = flag.set_int](int64_t v) {
-    HCUDP_RETURN_IF_ERROR(CheckDeviceSplitCount(v));
-    return set(v);
-  };
-  return flag;
-}
 
 // Registers every DESIGN.md §3 flag, writing into `o`.
 void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
@@ -40,9 +30,8 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::Bool("resource-multiple", "RESOURCE_MULTIPLE",
                      "hami: also register hcucores and report hcumem in node status.",
                      &o.resource_multiple));
-  set.Add(BoundedSplitCount(Flag::Int("device-split-count", "DEVICE_SPLIT_COUNT",
-                                      "hami: maximum vHCUs per card (1 to 1024).",
-                                      &o.device_split_count, 1)));
+  set.Add(DeviceSplitCountFlag("DEVICE_SPLIT_COUNT", "hami: maximum vHCUs per card (1 to 1024).",
+                               &o.device_split_count));
   set.Add(Flag::Bool("evict-unaccounted-pods", "EVICT_UNACCOUNTED_PODS",
                      "hami: delete Running pods that use HCU memory but hold no mark file.",
                      &o.evict_unaccounted_pods));

@@ -160,7 +160,8 @@ Status NodeMonitor::Refresh(bool initial) {
   NodeInventory inventory;
   if (discovered.ok()) {
     inventory = std::move(discovered).value();
-    vhcus_.Apply(&inventory);  // unreadable vHCU state keeps its last good value
+    // Unreadable vHCU state keeps its last good value.
+    VhcuKeeper::Apply(last_inventory_.vhcus, &inventory);
   } else if (initial) {
     return discovered.status().WithContext("discover the node");
   } else {

@@ -85,10 +85,10 @@ class NodeMonitor {
   const Options options_;
   Backend& backend_;
   NodeState& state_;
-  const AllocationBuilder& builder_;  // for the CDI spec; outlives the monitor
-  HealthTracker tracker_;             // monitor thread only
-  VhcuKeeper vhcus_;                  // last good vHCU state; monitor thread only
-  NodeInventory last_inventory_;
+  const AllocationBuilder& builder_;          // for the CDI spec; outlives the monitor
+  HealthTracker tracker_;                     // monitor thread only
+  VhcuKeeper vhcus_;                          // logs vHCU state gaps; monitor thread only
+  NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(), per-path filters
   int wake_fd_ = -1;

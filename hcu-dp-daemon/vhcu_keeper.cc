@@ -7,28 +7,26 @@
 
 namespace hcudp::daemon {
 
-void VhcuKeeper::Apply(NodeInventory* inventory) {
-  if (!inventory->vhcu_gaps.empty()) {
-    std::set<int> present;
-    for (const Vhcu& v : inventory->vhcus) present.insert(v.id);
-    auto keep = [&](const Vhcu& v) {
-      if (present.insert(v.id).second) inventory->vhcus.push_back(v);
-    };
-    for (VhcuStateGap& gap : inventory->vhcu_gaps) {
-      if (gap.vhcu_id < 0) {  // the whole directory: every vHCU we knew
-        for (const auto& [id, v] : last_good_) keep(v);
-        continue;
-      }
-      auto it = last_good_.find(gap.vhcu_id);
-      if (it == last_good_.end()) continue;  // never read: it may be on any card
-      keep(it->second);
-      if (gap.card < 0) gap.card = it->second.card;
+void VhcuKeeper::Apply(const std::vector<Vhcu>& last_good, NodeInventory* inventory) {
+  if (inventory->vhcu_gaps.empty()) return;
+  std::set<int> present;
+  for (const Vhcu& v : inventory->vhcus) present.insert(v.id);
+  auto keep = [&](const Vhcu& v) {
+    if (present.insert(v.id).second) inventory->vhcus.push_back(v);
+  };
+  for (VhcuStateGap& gap : inventory->vhcu_gaps) {
+    if (gap.vhcu_id < 0) {  // the whole directory: every vHCU we knew
+      for (const Vhcu& v : last_good) keep(v);
+      continue;
     }
-    std::sort(inventory->vhcus.begin(), inventory->vhcus.end(),
-              [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
+    auto it = std::find_if(last_good.begin(), last_good.end(),
+                           [&gap](const Vhcu& v) { return v.id == gap.vhcu_id; });
+    if (it == last_good.end()) continue;  // never read: it may be on any card
+    keep(*it);
+    if (gap.card < 0) gap.card = it->card;
   }
-  last_good_.clear();
-  for (const Vhcu& v : inventory->vhcus) last_good_[v.id] = v;
+  std::sort(inventory->vhcus.begin(), inventory->vhcus.end(),
+            [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
 }
 
 void VhcuKeeper::Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now) {

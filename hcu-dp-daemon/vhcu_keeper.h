@@ -1,14 +1,15 @@
-// VhcuKeeper: the daemon's last good vHCU state, so that vHCU state the
-// backend could not read (NodeInventory::vhcu_gaps) is never read as "no
-// vHCUs" (fail closed, issue 9).
+// VhcuKeeper: vHCU state the backend could not read (NodeInventory::
+// vhcu_gaps) is never read as "no vHCUs" (fail closed, issue 9).
 //
-// Apply() fills a fresh inventory's gaps from the last good state:
+// Apply() fills a fresh inventory's gaps from the last good vHCUs, which
+// are those of the inventory the node monitor last used (it keeps that
+// inventory anyway; the keeper keeps no copy):
 //   - a conf that cannot be read keeps the vHCU it last held, and the gap is
 //     narrowed to that vHCU's card (other cards stay as read);
 //   - a conf never read before, or /etc/vdev unreadable as a whole, leaves
-//     the gap on no particular card: every card may carry vHCUs;
-// and records the result as the new last good state. A card with a gap
-// stays in vhcu_gaps, so BuildResources never offers it whole.
+//     the gap on no particular card: every card may carry vHCUs.
+// A card with a gap stays in vhcu_gaps, so BuildResources never offers it
+// whole.
 //
 // Each gap is logged as one warning naming its path when it appears, again
 // every kRewarnInterval while it lasts, and once more (INFO) when the path
@@ -36,15 +37,14 @@ class VhcuKeeper {
   // vHCU state; they are then logged at VLOG(1)).
   explicit VhcuKeeper(bool warn = true) : warn_(warn) {}
 
-  // Merges the last good state into `inventory` where it has gaps and
-  // remembers the result.
-  void Apply(NodeInventory* inventory);
+  // Merges `last_good` (the last inventory's vHCUs) into `inventory` where
+  // it has gaps.
+  static void Apply(const std::vector<Vhcu>& last_good, NodeInventory* inventory);
   // Logs what changed in the gaps since the last call (see above).
   void Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now);
 
  private:
   bool warn_;
-  std::map<int, Vhcu> last_good_;                    // by vHCU id
   std::map<std::string, Clock::time_point> warned_;  // gap path -> last warning
 };
 

@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "hcudp/naming.h"
+#include "hcudp/option_flags.h"
 #include "reports.h"
 
 namespace hcuctl {
@@ -64,14 +65,8 @@ int RunNames(Context& ctx, const std::vector<std::string>& args) {
                                 params.policy = *hcudp::ParseNamingPolicy(v);
                                 return hcudp::OkStatus();
                               }));
-  hcudp::Flag split =
-      hcudp::Flag::Int("device-split-count", "", "hami: hcunum devices per card (1 to 1024)",
-                       &params.device_split_count, 1);
-  split.set_int = [set = split.set_int](int64_t v) {
-    HCUDP_RETURN_IF_ERROR(hcudp::CheckDeviceSplitCount(v));
-    return set(v);
-  };
-  flags.Add(std::move(split));
+  flags.Add(hcudp::DeviceSplitCountFlag("", "hami: hcunum devices per card (1 to 1024)",
+                                        &params.device_split_count));
   flags.Add(hcudp::Flag::Bool("resource-multiple", "", "hami: also hcucores",
                               &params.resource_multiple));
   int code = kExitOk;

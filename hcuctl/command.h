@@ -60,8 +60,9 @@ struct Command {
 const std::vector<Command>& CommandTable();
 const Command* FindCommand(std::string_view name);
 
-// The one mapping from a Status to an exit code: InvalidArgument is bad
-// input (2), anything else a failed operation (1).
+// The one mapping from a Status to an exit code: bad input
+// (hcudp::IsInputError, as in the daemon) is 2, anything else a failed
+// operation (1).
 int ExitCodeFor(const hcudp::Status& status);
 // Prints "hcuctl <command>: <message>" to stderr and returns ExitCodeFor.
 int Fail(Context& ctx, std::string_view command, const hcudp::Status& status);

@@ -6,15 +6,10 @@ namespace hcuctl {
 
 hcudp::StatusOr<hcudp::Backend*> Context::backend() {
   if (!backend_) {
+    // A bad node file, host root or vendor path is InvalidArgument: exit 2
+    // (ExitCodeFor), as the daemon does at start-up.
     auto opened = hcudp::OpenBackend(options_);
-    if (!opened.ok()) {
-      // The node file, host root or vendor path named on the command line
-      // is bad input: exit 2, as the daemon does at start-up.
-      if (hcudp::IsInputError(opened.status())) {
-        return hcudp::InvalidArgumentError(opened.status().message());
-      }
-      return opened.status();
-    }
+    if (!opened.ok()) return opened.status();
     backend_ = std::move(opened).value();
   }
   return backend_.get();
@@ -36,7 +31,7 @@ const Command* FindCommand(std::string_view name) {
 
 int ExitCodeFor(const hcudp::Status& status) {
   if (status.ok()) return kExitOk;
-  return status.code() == hcudp::StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+  return hcudp::IsInputError(status) ? kExitUsage : kExitFailed;
 }
 
 int Fail(Context& ctx, std::string_view command, const hcudp::Status& status) {

@@ -43,13 +43,11 @@ VhcuStateGap Gap(int vhcu_id) {
 BOOST_AUTO_TEST_SUITE(vhcu_keeper)
 
 BOOST_AUTO_TEST_CASE(an_unreadable_conf_keeps_its_vhcu_and_only_its_card_is_unknown) {
-  VhcuKeeper k;
-  NodeInventory first = Readable();
-  k.Apply(&first);
+  const NodeInventory first = Readable();
   NodeInventory inv = Readable();
   inv.vhcus.erase(inv.vhcus.begin() + 2);  // vdev4 unreadable
   inv.vhcu_gaps = {Gap(4)};
-  k.Apply(&inv);
+  VhcuKeeper::Apply(first.vhcus, &inv);
   BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
   BOOST_TEST(inv.vhcu_gaps.at(0).card == 3);
   BOOST_TEST(!inv.VhcuStateKnown(3));
@@ -58,45 +56,39 @@ BOOST_AUTO_TEST_CASE(an_unreadable_conf_keeps_its_vhcu_and_only_its_card_is_unkn
 }
 
 BOOST_AUTO_TEST_CASE(a_conf_never_read_leaves_every_card_unknown) {
-  VhcuKeeper k;
-  NodeInventory first = Readable();
-  k.Apply(&first);
+  const NodeInventory first = Readable();
   NodeInventory inv = Readable();
   inv.vhcu_gaps = {Gap(6)};
-  k.Apply(&inv);
+  VhcuKeeper::Apply(first.vhcus, &inv);
   BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
   for (int card = 0; card < 4; ++card) BOOST_TEST(!inv.VhcuStateKnown(card), card);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreadable_directory_keeps_every_vhcu) {
-  VhcuKeeper k;
-  NodeInventory first = Readable();
-  k.Apply(&first);
+  const NodeInventory first = Readable();
   NodeInventory inv = Readable();
   inv.vhcus.clear();
   inv.vhcu_gaps = {Gap(-1)};
-  k.Apply(&inv);
+  VhcuKeeper::Apply(first.vhcus, &inv);
   BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
   BOOST_TEST(!inv.VhcuStateKnown(0));
   // Still unreadable on the next look: the same state is kept.
   NodeInventory again = Readable();
   again.vhcus.clear();
   again.vhcu_gaps = {Gap(-1)};
-  k.Apply(&again);
+  VhcuKeeper::Apply(inv.vhcus, &again);
   BOOST_TEST(Ids(again) == (std::vector<int>{0, 1, 4}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(a_readable_node_replaces_the_last_good_state) {
-  VhcuKeeper k;
-  NodeInventory first = Readable();
-  k.Apply(&first);
+  const NodeInventory first = Readable();
   NodeInventory destroyed = Readable();
-  destroyed.vhcus.pop_back();  // vdev4 destroyed, read fine
-  k.Apply(&destroyed);
+  destroyed.vhcus.pop_back();                  // vdev4 destroyed, read fine
+  VhcuKeeper::Apply(first.vhcus, &destroyed);  // no gap: the look stands as read
   NodeInventory inv = Readable();
   inv.vhcus.clear();
   inv.vhcu_gaps = {Gap(-1)};
-  k.Apply(&inv);
+  VhcuKeeper::Apply(destroyed.vhcus, &inv);
   BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1}), boost::test_tools::per_element());
 }
 

@@ -123,14 +123,4 @@ bool WaitForBlockedSigterm(pid_t pid, std::chrono::milliseconds timeout) {
   return false;
 }
 
-bool WaitForLog(const DaemonProcess& daemon, const std::string& text,
-                std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (daemon.Log().find(text) == std::string::npos) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 }  // namespace hcudp::testing

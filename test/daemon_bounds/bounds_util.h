@@ -52,10 +52,6 @@ std::chrono::milliseconds CheckSigtermExit(
 // daemon's main has started and will handle it.
 bool WaitForBlockedSigterm(pid_t pid, std::chrono::milliseconds timeout);
 
-// Waits until `text` appears in the daemon's output; false at the deadline.
-bool WaitForLog(const DaemonProcess& daemon, const std::string& text,
-                std::chrono::milliseconds timeout);
-
 }  // namespace hcudp::testing
 
 #endif  // HCUDP_TEST_DAEMON_BOUNDS_BOUNDS_UTIL_H_

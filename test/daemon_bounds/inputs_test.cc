@@ -27,8 +27,9 @@ std::vector<std::string> Lines(const std::string& text) {
 
 // Runs the daemon with `flags` after the harness's own and expects it to
 // exit 2 within 10 s with exactly one line, which must start with `want`.
-void ExpectStartupError(const std::vector<std::string>& flags, const std::string& want,
-                        const std::string& node = "demo/nodes/k100ai-8.yaml") {
+// Returns the daemon's output.
+std::string ExpectStartupError(const std::vector<std::string>& flags, const std::string& want,
+                               const std::string& node = "demo/nodes/k100ai-8.yaml") {
   DaemonHarness h(node, flags);
   h.StartDaemon();
   auto st = h.daemon().WaitForExit(milliseconds(10000));
@@ -38,6 +39,7 @@ void ExpectStartupError(const std::vector<std::string>& flags, const std::string
   auto lines = Lines(log);
   BOOST_TEST(lines.size() == 1u, "want one line, got:\n" << log);
   BOOST_TEST(log.rfind(want, 0) == 0u, "want a line starting \"" << want << "\", got:\n" << log);
+  return log;
 }
 
 BOOST_AUTO_TEST_SUITE(daemon_inputs)
@@ -45,15 +47,10 @@ BOOST_AUTO_TEST_SUITE(daemon_inputs)
 BOOST_AUTO_TEST_CASE(a_bad_node_file_is_exit_2_and_one_plain_line) {
   TempDir dir;
   const std::string node = dir.Join("bad.yaml");
-  std::string text = ReadFile(SourcePath("demo/nodes/k100ai-8.yaml"));
-  text.replace(text.find("    health: Healthy"), 0, "    eccMode: on\n");
-  WriteFile(node, text);
-  ExpectStartupError({"--sim-node=" + node}, "hcu-dp-daemon: --sim-node: " + node + ": ");
-  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--sim-node=" + node});
-  h.StartDaemon();
-  BOOST_REQUIRE(h.daemon().WaitForExit(milliseconds(10000)).has_value());
-  BOOST_TEST(h.daemon().Log().find("line 23: unknown field \"eccMode\"") != std::string::npos,
-             h.daemon().Log());
+  WriteNodeWithUnknownField(node);
+  const std::string log =
+      ExpectStartupError({"--sim-node=" + node}, "hcu-dp-daemon: --sim-node: " + node + ": ");
+  BOOST_TEST(log.find("line 23: unknown field \"eccMode\"") != std::string::npos, log);
   BOOST_TEST_MESSAGE("missing file");
   ExpectStartupError({"--sim-node=" + dir.Join("missing.yaml")},
                      "hcu-dp-daemon: --sim-node: SimNode file " + dir.Join("missing.yaml"));

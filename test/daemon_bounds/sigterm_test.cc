@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(behind_an_allocate_that_never_returns) {
     v1beta1::AllocateResponse response;
     held = h.kubelet().Allocate("hygon.com/hcu", {{"test-hook:hold"}}, &response);
   });
-  bool holding = WaitForLog(daemon, "test hook: holding Allocate", milliseconds(5000));
+  bool holding = daemon.WaitForLog("test hook: holding Allocate", milliseconds(5000));
   BOOST_TEST(holding, "the Allocate never reached the daemon");
   CheckSigtermExit(daemon, "an Allocate in flight that never returns");
   caller.join();
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(after_a_fifo_is_swapped_in_for_the_node_file) {
   BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   fs::rename(fifo, h.node_path());
   // The monitor sees the change and tries the file; a FIFO must not block it.
-  bool seen = WaitForLog(h.daemon(), "not a regular file", milliseconds(5000));
+  bool seen = h.daemon().WaitForLog("not a regular file", milliseconds(5000));
   BOOST_TEST(seen, "the node file change was not reported");
   CheckSigtermExit(h.daemon(), "a FIFO in place of the node file");
 }

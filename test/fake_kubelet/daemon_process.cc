@@ -143,4 +143,17 @@ std::string DaemonProcess::Log() const {
   return ss.str();
 }
 
+bool DaemonProcess::WaitForLog(const std::string& text, std::chrono::milliseconds timeout,
+                               int count) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const std::string log = Log();
+    int seen = 0;
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++seen;
+    if (seen >= count) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace hcudp::testing

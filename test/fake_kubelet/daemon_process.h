@@ -50,6 +50,9 @@ class DaemonProcess {
   ExitStatus Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
   // The captured output so far.
   std::string Log() const;
+  // Waits until the output holds `text` at least `count` times; false at
+  // the deadline.
+  bool WaitForLog(const std::string& text, std::chrono::milliseconds timeout, int count = 1) const;
   const std::string& log_path() const { return log_path_; }
 
  private:

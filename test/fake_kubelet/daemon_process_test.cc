@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <boost/test/unit_test.hpp>
-#include <thread>
 
 #include "testing/testutil.h"
 
@@ -15,14 +14,7 @@ using std::chrono::seconds;
 
 // Waits (up to 5 s) until the child has printed "ready": its trap is installed then, so a
 // signal sent afterwards meets the handler and not the shell's default.
-bool WaitUntilReady(DaemonProcess& p) {
-  const auto deadline = std::chrono::steady_clock::now() + seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (p.Log().find("ready") != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
-}
+bool WaitUntilReady(const DaemonProcess& p) { return p.WaitForLog("ready", seconds(5)); }
 
 BOOST_AUTO_TEST_SUITE(daemon_process)
 

@@ -34,9 +34,7 @@ BOOST_AUTO_TEST_CASE(a_normal_run_prints_no_glog_preamble_or_info_lines) {
 BOOST_AUTO_TEST_CASE(a_bad_node_file_is_exit_2_and_one_line) {
   TempDir dir;
   const std::string node = dir.Join("bad.yaml");
-  std::string text = ReadFile(SourcePath("demo/nodes/k100ai-8.yaml"));
-  text.replace(text.find("    health: Healthy"), 0, "    eccMode: on\n");
-  WriteFile(node, text);
+  WriteNodeWithUnknownField(node);
   for (const std::string& path : {node, dir.Join("missing.yaml")}) {
     BOOST_TEST_CONTEXT(path) {
       RunResult r = Run({Hcuctl(), "--backend=sim", "--sim-node=" + path,

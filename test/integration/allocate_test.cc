@@ -22,15 +22,6 @@ const std::string kKfd = DeviceSpec("/dev/kfd");
 const std::string kMkfd = DeviceSpec("/dev/mkfd");
 const std::string kHyhal = Mount(HyhalPath(), "/opt/hyhal");
 
-v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
-                                               const std::vector<std::string>& ids) {
-  v1beta1::AllocateResponse response;
-  grpc::Status s = h.kubelet().Allocate(resource, {ids}, &response);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());
-  BOOST_REQUIRE_EQUAL(response.container_responses_size(), 1);
-  return response.container_responses(0);
-}
-
 BOOST_AUTO_TEST_SUITE(allocate)
 
 BOOST_AUTO_TEST_CASE(a_physical_card_gets_kfd_mkfd_its_dri_nodes_and_hyhal) {

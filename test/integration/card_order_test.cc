@@ -58,15 +58,6 @@ std::set<std::string> DriOf(const v1beta1::ContainerAllocateResponse& r) {
   return dri;
 }
 
-v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
-                                               const std::vector<std::string>& ids) {
-  v1beta1::AllocateResponse response;
-  grpc::Status s = h.kubelet().Allocate(resource, {ids}, &response);
-  BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());
-  BOOST_REQUIRE_EQUAL(response.container_responses_size(), 1);
-  return response.container_responses(0);
-}
-
 VdevConf ReadConf(const std::string& path) {
   StatusOr<VdevConf> conf = ParseVdevConf(ReadFile(path));
   BOOST_REQUIRE_MESSAGE(conf.ok(), path << ": " << conf.status().ToString());

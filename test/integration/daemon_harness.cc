@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include "hcudp/sim_node.h"
 
@@ -151,18 +150,6 @@ ResourceSnapshot DaemonHarness::RequireIds(const std::string& resource,
   return *snap;
 }
 
-bool DaemonHarness::WaitForLog(const std::string& text, milliseconds timeout, int count) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    std::string log = daemon_.Log();
-    int seen = 0;
-    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++seen;
-    if (seen >= count) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-}
-
 void DaemonHarness::EditNode(const std::function<void(YAML::Node&)>& edit) {
   YAML::Node node = YAML::LoadFile(node_path());
   edit(node);
@@ -193,6 +180,15 @@ std::vector<std::string> DaemonHarness::PluginSockets() const {
     if (name.rfind("hygon.com_", 0) == 0) names.push_back(name);
   }
   return names;
+}
+
+v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
+                                               const std::vector<std::string>& ids) {
+  v1beta1::AllocateResponse response;
+  grpc::Status s = h.kubelet().Allocate(resource, {ids}, &response);
+  BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());
+  BOOST_REQUIRE_EQUAL(response.container_responses_size(), 1);
+  return response.container_responses(0);
 }
 
 std::set<std::string> Ids(const std::vector<v1beta1::Device>& devices) {
@@ -232,6 +228,17 @@ const std::vector<std::string>& K100Bdfs() {
                                                  "0000:c9:00.0", "0000:e9:00.0"};
   return kBdfs;
 }
+
+const char kZ100lCard0Vdev6Conf[] =
+    "PciBusId: 0000:0b:00.0\n"
+    "cu_mask: 0x00000000000fffff\n"
+    "cu_mask: 0x0000000000000000\n"
+    "cu_count: 20\n"
+    "mem: 4096 MiB\n"
+    "device_id: 0\n"
+    "vdev_id: 6\n"
+    "pipe_id: 0\n"
+    "enable: 1\n";
 
 std::vector<std::string> MigIds(const std::string& profile) {
   struct Instance {

@@ -69,10 +69,6 @@ class DaemonHarness {
   // Sets `health:` of the card with this index.
   void SetCardHealth(int card_index, const std::string& health);
 
-  // Waits until the daemon's output contains `text` at least `count` times;
-  // false on timeout.
-  bool WaitForLog(const std::string& text, milliseconds timeout, int count = 1);
-
   FakeKubelet& kubelet() { return *kubelet_; }
   DaemonProcess& daemon() { return daemon_; }
   std::string node_path() const { return dir_.Join("node.yaml"); }
@@ -97,6 +93,11 @@ class DaemonHarness {
   std::chrono::steady_clock::time_point started_at_;
 };
 
+// Allocate of `ids` for one container; fails the test (BOOST_REQUIRE) unless
+// it succeeds with exactly one container response, which it returns.
+v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
+                                               const std::vector<std::string>& ids);
+
 // Device IDs of a ListAndWatch list.
 std::set<std::string> Ids(const std::vector<v1beta1::Device>& devices);
 // "host -> container (perm)" per DeviceSpec, and "host -> container (ro|rw)"
@@ -107,8 +108,11 @@ std::string DeviceSpec(const std::string& path, const std::string& permissions =
 std::string Mount(const std::string& host, const std::string& container, bool read_only = true);
 
 // Demo-node facts (reference/hcu-hardware.md §6).
-const std::vector<std::string>& K100Bdfs();  // index 0..7, NUMA = index
+const std::vector<std::string>& K100Bdfs();                   // index 0..7, NUMA = index
 std::vector<std::string> MigIds(const std::string& profile);  // bw-mig, e.g. "4g.31gb"
+// vdev6.conf as the driver writes it for a 20-CU, 4 GiB vHCU on z100l-mixed's
+// card 0 (0000:0b:00.0): a vHCU made without hcuctl.
+extern const char kZ100lCard0Vdev6Conf[];
 
 }  // namespace hcudp::testing
 

@@ -38,12 +38,12 @@ std::string Conf(DaemonHarness& h, int id) {
 }
 
 void RequireUnreadableLogged(DaemonHarness& h, const std::string& path) {
-  BOOST_REQUIRE_MESSAGE(h.WaitForLog("cannot read vHCU state " + path + ":", kLogDeadline),
+  BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("cannot read vHCU state " + path + ":", kLogDeadline),
                         "no warning naming " << path);
 }
 
 void RequireRecoveryLogged(DaemonHarness& h, const std::string& path) {
-  BOOST_REQUIRE_MESSAGE(h.WaitForLog("vHCU state readable again: " + path, kLogDeadline),
+  BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("vHCU state readable again: " + path, kLogDeadline),
                         "no recovery logged for " << path);
 }
 
@@ -116,16 +116,7 @@ BOOST_AUTO_TEST_CASE(a_half_written_new_conf_withholds_whole_cards_until_complet
   BOOST_TEST(Listed(h, k15).size() == 4u);
   BOOST_TEST(Listed(h, k30).size() == 2u);
 
-  WriteInPlace(conf,
-               "PciBusId: 0000:0b:00.0\n"
-               "cu_mask: 0x00000000000fffff\n"
-               "cu_mask: 0x0000000000000000\n"
-               "cu_count: 20\n"
-               "mem: 4096 MiB\n"
-               "device_id: 0\n"
-               "vdev_id: 6\n"
-               "pipe_id: 0\n"
-               "enable: 1\n");
+  WriteInPlace(conf, kZ100lCard0Vdev6Conf);
   h.RequireIds("hygon.com/hcu", {kCard1}, kEventDeadline);
   h.RequireRegistered("hygon.com/hcu-share-20c-4g");
   h.RequireIds("hygon.com/hcu-share-20c-4g", {"vdev6"});

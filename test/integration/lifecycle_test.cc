@@ -194,16 +194,7 @@ BOOST_AUTO_TEST_CASE(a_new_vhcu_profile_appears_as_a_new_resource) {
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "hcuctl vhcu create: " << r.out << r.err);
     expected_id.clear();  // hcuctl picks the id
   } else {
-    WriteFile(h.host_root() + "/etc/vdev/vdev6.conf",
-              "PciBusId: 0000:0b:00.0\n"
-              "cu_mask: 0x00000000000fffff\n"
-              "cu_mask: 0x0000000000000000\n"
-              "cu_count: 20\n"
-              "mem: 4096 MiB\n"
-              "device_id: 0\n"
-              "vdev_id: 6\n"
-              "pipe_id: 0\n"
-              "enable: 1\n");
+    WriteFile(h.host_root() + "/etc/vdev/vdev6.conf", kZ100lCard0Vdev6Conf);
   }
   ResourceSnapshot snap =
       h.RequireRegistered("hygon.com/hcu-share-20c-4g", 1, milliseconds(2 * kHealthTimeout));

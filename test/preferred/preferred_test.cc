@@ -71,6 +71,20 @@ BOOST_AUTO_TEST_CASE(cost_orders_weight_then_hops_then_numa) {
   BOOST_TEST(CardPairCost(inv, 0, 0) == 0u);
 }
 
+// A pair whose two directions are listed differently is judged by the link
+// from the lower card index, whichever way round it is asked: as the search
+// judges it.
+BOOST_AUTO_TEST_CASE(a_pair_costs_the_same_asked_either_way_round) {
+  NodeInventory inv = MakeInventory(2);
+  Connect(inv, 0, 1, LinkType::kHsl, 1, 15);
+  inv.links[1].type = LinkType::kPcie;  // 1 -> 0
+  inv.links[1].weight = 72;
+  BOOST_TEST(CardPairCost(inv, 1, 0) == CardPairCost(inv, 0, 1));
+  NodeInventory hsl = MakeInventory(2);
+  Connect(hsl, 0, 1, LinkType::kHsl, 1, 15);
+  BOOST_TEST(CardPairCost(inv, 1, 0) == CardPairCost(hsl, 0, 1));
+}
+
 BOOST_AUTO_TEST_CASE(two_cards_come_from_one_island) {
   NodeInventory inv = TwoIslands();
   // Only cards 3 and 4..5 free: the pair must be 4,5 (HSL), not 3 + 4.

@@ -63,6 +63,12 @@ std::string BinaryPath(const std::string& relative) {
   return std::string(HCUDP_BINARY_DIR) + "/" + relative;
 }
 
+void WriteNodeWithUnknownField(const std::string& path) {
+  std::string text = ReadFile(SourcePath("demo/nodes/k100ai-8.yaml"));
+  text.replace(text.find("    health: Healthy"), 0, "    eccMode: on\n");
+  WriteFile(path, text);
+}
+
 namespace {
 
 std::string DrainFd(int fd) {

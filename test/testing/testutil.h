@@ -35,6 +35,11 @@ std::string SourcePath(const std::string& relative);
 // Absolute path in the build tree: BinaryPath("hcuctl/hcuctl").
 std::string BinaryPath(const std::string& relative);
 
+// Writes demo/nodes/k100ai-8.yaml to `path` with one unknown field,
+// `eccMode: on`, in its first card (line 23): a node file every loader must
+// refuse, naming the line.
+void WriteNodeWithUnknownField(const std::string& path);
+
 struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal
   std::string out;     // stdout

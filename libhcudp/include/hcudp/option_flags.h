@@ -4,6 +4,8 @@
 #ifndef HCUDP_OPTION_FLAGS_H_
 #define HCUDP_OPTION_FLAGS_H_
 
+#include <string>
+
 #include "hcudp/export.h"
 #include "hcudp/flags.h"
 #include "hcudp/options.h"
@@ -15,6 +17,11 @@ namespace hcudp {
 // --device-plugin-path, --pod-resources-socket and --kubeconfig (with their
 // environment variables) writing into `*options`, which must outlive `flags`.
 HCUDP_EXPORT void AddNodeAccessFlags(FlagSet& flags, Options* options);
+
+// --device-split-count writing into `*target`: at least 1, and a value
+// above kMaxDeviceSplitCount refused with the reason (CheckDeviceSplitCount,
+// hcudp/naming.h). The daemon and `hcuctl names` both register it.
+HCUDP_EXPORT Flag DeviceSplitCountFlag(std::string env, std::string help, int* target);
 
 // Cross-flag checks after parsing: --backend=sim needs --sim-node; host-root
 // must be absolute. InvalidArgument names the flag.

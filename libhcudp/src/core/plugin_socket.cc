@@ -11,19 +11,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/fnv1a.h"
+
 namespace hcudp {
 namespace {
 
 constexpr std::string_view kLegacySuffix = ".sock";
-
-uint64_t Fnv1a64(std::string_view text) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 bool IsTagChar(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-'; }
 

@@ -1,5 +1,7 @@
 #include "hcudp/option_flags.h"
 
+#include "hcudp/naming.h"
+
 namespace hcudp {
 
 void AddNodeAccessFlags(FlagSet& flags, Options* options) {
@@ -29,6 +31,15 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
                                  &options->kubeconfig);
   kubeconfig.default_text = "in-cluster, then $HOME/.kube/config";
   flags.Add(std::move(kubeconfig));
+}
+
+Flag DeviceSplitCountFlag(std::string env, std::string help, int* target) {
+  Flag flag = Flag::Int("device-split-count", std::move(env), std::move(help), target, 1);
+  flag.set_int = [set = flag.set_int](int64_t v) {
+    HCUDP_RETURN_IF_ERROR(CheckDeviceSplitCount(v));
+    return set(v);
+  };
+  return flag;
 }
 
 Status ValidateNodeAccessOptions(const Options& options) {

@@ -117,10 +117,6 @@ Status AddMigProfiles(const NodeInventory& inv, NamingPolicy policy, std::vector
 }
 
 Status AddHami(const NodeInventory& inv, const NamingParams& params, std::vector<Resource>* out) {
-  if (params.device_split_count < 1) {
-    return InvalidArgumentError("device-split-count " + std::to_string(params.device_split_count) +
-                                " must be at least 1");
-  }
   HCUDP_RETURN_IF_ERROR(
       CheckDeviceSplitCount(params.device_split_count).WithContext("device-split-count"));
   std::string count_name = HamiCountName(inv, params.policy);

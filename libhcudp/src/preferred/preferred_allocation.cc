@@ -253,22 +253,9 @@ void Improve(const CostMatrix& cost, Growing& g, size_t must, Work& work) {
 
 }  // namespace
 
+// The search's own table for two cards, so that both judge a pair alike.
 uint64_t CardPairCost(const NodeInventory& inventory, int a, int b) {
-  if (a == b) return 0;
-  LinkType type = LinkType::kPcie;
-  int weight = 40;
-  int hops = 2;
-  const Link* link = inventory.FindLink(a, b);
-  if (link == nullptr) link = inventory.FindLink(b, a);
-  if (link != nullptr) {
-    type = link->type;
-    weight = link->weight;
-    hops = link->hops;
-  }
-  const Card* ca = inventory.FindCard(a);
-  const Card* cb = inventory.FindCard(b);
-  return PairCost(type, weight, hops,
-                  ca != nullptr && cb != nullptr && ca->numa_node == cb->numa_node);
+  return CostMatrix(inventory, {a, b})(0, 1);
 }
 
 std::vector<std::string> PreferredAllocation(const NodeInventory& inventory,

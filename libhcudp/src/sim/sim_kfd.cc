@@ -6,15 +6,6 @@
 
 namespace hcudp::sim {
 
-uint64_t Fnv1a64(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 namespace {
 
 // gfx_target_version by PCI device id family (§2.1); gfx928 when unknown.

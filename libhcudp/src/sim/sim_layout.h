@@ -11,14 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/fnv1a.h"  // Fnv1a64: simulated ids and host-root names
 #include "hcudp/mig_conf.h"
 #include "hcudp/sim_node.h"
 #include "hcudp/vdev_conf.h"
 
 namespace hcudp::sim {
-
-// 64-bit FNV-1a: the stable hashes behind simulated ids and host-root names.
-uint64_t Fnv1a64(std::string_view s);
 
 inline constexpr uint16_t kHygonVendorId = 0x1d94;
 

@@ -98,7 +98,7 @@ std::string DefaultSimHostRoot(const std::string& sim_node_path) {
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(sim::Fnv1a64(abs.string())));
+                static_cast<unsigned long long>(Fnv1a64(abs.string())));
   return base + "/hcudp-sim-" + Sanitise(abs.stem().string()) + "-" + hash;
 }
 
