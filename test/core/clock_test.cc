@@ -1,0 +1,85 @@
+// Clock::Real() and the tests' SimClock: the simulated time moves only on
+// Advance, and sleepers and waiters wake exactly when it passes their
+// deadline or their condition is notified.
+#include "hcudp/clock.h"
+
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <thread>
+
+#include "testing/sim_clock.h"
+
+namespace hcudp::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+BOOST_AUTO_TEST_SUITE(clock)
+
+BOOST_AUTO_TEST_CASE(the_real_clock_waits_for_the_condition_or_the_deadline) {
+  Clock& clock = Clock::Real();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock<std::mutex> lock(mu);
+  const auto start = clock.Now();
+  BOOST_TEST(!clock.WaitUntil(lock, cv, start + milliseconds(20), [] { return false; }));
+  BOOST_TEST((clock.Now() - start >= milliseconds(20)));
+  BOOST_TEST(clock.WaitUntil(lock, cv, start + seconds(60), [] { return true; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_sim_sleeper_wakes_only_when_time_passes_its_deadline) {
+  SimClock clock;
+  const auto start = clock.Now();
+  const auto wall = clock.WallNow();
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    clock.SleepFor(seconds(30));
+    woke = true;
+  });
+  BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
+  clock.Advance(seconds(29));
+  BOOST_TEST(clock.sleepers() == 1);  // still asleep: 29 s < 30 s
+  BOOST_TEST(!woke);
+  clock.Advance(seconds(1));
+  sleeper.join();
+  BOOST_TEST(woke);
+  BOOST_TEST((clock.Now() - start == seconds(30)));
+  BOOST_TEST((clock.WallNow() - wall == seconds(30)));
+}
+
+BOOST_AUTO_TEST_CASE(a_sim_wait_ends_at_its_deadline_or_on_notify) {
+  SimClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  bool timed_out_result = true;
+  std::thread waiter([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    timed_out_result = clock.WaitUntil(lock, cv, clock.Now() + seconds(10), [&] { return done; });
+  });
+  BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
+  clock.Advance(seconds(10));
+  waiter.join();
+  BOOST_TEST(!timed_out_result);
+
+  bool notified_result = false;
+  std::thread second([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    notified_result = clock.WaitUntil(lock, cv, clock.Now() + seconds(10), [&] { return done; });
+  });
+  BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  second.join();
+  BOOST_TEST(notified_result);
+  BOOST_TEST(clock.sleepers() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::testing

@@ -1,0 +1,78 @@
+#include "testing/sim_clock.h"
+
+namespace hcudp::testing {
+namespace {
+
+// SimClock's steady time starts here, far from 0 so that "deadline - 1 h"
+// stays a valid time_point.
+constexpr std::chrono::hours kEpoch(1'000'000);
+
+}  // namespace
+
+SimClock::SimClock(WallTime wall) : wall_start_(wall) {}
+
+Clock::TimePoint SimClock::Now() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TimePoint(kEpoch) + elapsed_;
+}
+
+Clock::WallTime SimClock::WallNow() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return wall_start_ + std::chrono::duration_cast<WallTime::duration>(elapsed_);
+}
+
+void SimClock::SleepUntil(TimePoint deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  ++sleepers_;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return TimePoint(kEpoch) + elapsed_ >= deadline; });
+  --sleepers_;
+  changed_.notify_all();
+}
+
+bool SimClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                         TimePoint deadline, const std::function<bool()>& done) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    ++sleepers_;
+    waiting_on_.insert(&cv);
+    changed_.notify_all();
+  }
+  bool result = false;
+  while (true) {
+    if (done()) {
+      result = true;
+      break;
+    }
+    if (Now() >= deadline) break;
+    // Advance() notifies `cv`; the short real timeout covers an Advance that
+    // lands between the checks above and this wait (it cannot take `lock`).
+    cv.wait_for(lock, std::chrono::milliseconds(5));
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  --sleepers_;
+  waiting_on_.erase(&cv);
+  changed_.notify_all();
+  return result;
+}
+
+void SimClock::Advance(std::chrono::nanoseconds d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  elapsed_ += d;
+  changed_.notify_all();
+  // Under mu_: a waiter leaves WaitUntil only after unregistering its cv
+  // (which needs mu_), so every cv here is still alive.
+  for (std::condition_variable* cv : waiting_on_) cv->notify_all();
+}
+
+bool SimClock::WaitForSleepers(int n, std::chrono::milliseconds real_timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_for(lock, real_timeout, [&] { return sleepers_ >= n; });
+}
+
+int SimClock::sleepers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sleepers_;
+}
+
+}  // namespace hcudp::testing
