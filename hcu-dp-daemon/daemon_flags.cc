@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "hcudp/option_flags.h"
+#include "hcudp_cli/option_flags.h"
 
 namespace hcudp::daemon {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "hcudp/flags.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
+#include "hcudp_cli/flags.h"
 
 namespace hcudp::daemon {
 

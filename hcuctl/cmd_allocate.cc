@@ -7,7 +7,7 @@
 #include <string>
 
 #include "command.h"
-#include "hcudp/flags.h"
+#include "hcudp_cli/flags.h"
 #include "plugin_client.h"
 
 namespace hcuctl {

@@ -10,10 +10,10 @@
 
 #include "command.h"
 #include "hcudp/backend.h"
-#include "hcudp/flags.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/mark_file.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_manager.h"
+#include "hcudp_cli/flags.h"
 #include "podresources_v1.grpc.pb.h"
 
 namespace hcuctl {

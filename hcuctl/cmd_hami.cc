@@ -8,13 +8,11 @@
 #include <string>
 
 #include "command.h"
-#include "hcudp/flags.h"
-#include "hcudp/hami_codec.h"
+#include "hami_readable.h"
+#include "hcudp_cli/flags.h"
 
 namespace hcuctl {
 namespace {
-
-namespace hami = hcudp::hami;
 
 Report DecodedReport(const hami::ReadableValue& decoded) {
   Report r;

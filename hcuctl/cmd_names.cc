@@ -3,7 +3,7 @@
 
 #include "command.h"
 #include "hcudp/naming.h"
-#include "hcudp/option_flags.h"
+#include "hcudp_cli/option_flags.h"
 #include "reports.h"
 
 namespace hcuctl {

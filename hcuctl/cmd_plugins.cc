@@ -20,8 +20,8 @@
 #include <thread>
 
 #include "command.h"
-#include "hcudp/flags.h"
 #include "hcudp/plugin_socket.h"
+#include "hcudp_cli/flags.h"
 #include "plugin_client.h"
 
 namespace hcuctl {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "command.h"
-#include "hcudp/flags.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_lock.h"
 #include "hcudp/vhcu_manager.h"
+#include "hcudp_cli/flags.h"
 #include "podresources_v1.grpc.pb.h"
 #include "reports.h"
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "hcudp/backend.h"
-#include "hcudp/flags.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
+#include "hcudp_cli/flags.h"
 #include "output.h"
 
 namespace hcuctl {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "command.h"
-#include "hcudp/flags.h"
-#include "hcudp/option_flags.h"
 #include "hcudp/version.h"
+#include "hcudp_cli/flags.h"
+#include "hcudp_cli/option_flags.h"
 
 namespace {
 

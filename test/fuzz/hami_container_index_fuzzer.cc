@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "hami_fuzz_fail.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/container_index.h"
 
 namespace hami = hcudp::hami;
 

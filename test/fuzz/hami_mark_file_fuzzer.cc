@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "hami_fuzz_fail.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/mark_file.h"
 
 namespace hami = hcudp::hami;
 

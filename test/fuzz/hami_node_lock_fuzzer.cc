@@ -6,7 +6,8 @@
 #include <string_view>
 
 #include "hami_fuzz_fail.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/handshake.h"
+#include "hcudp/hami/node_lock.h"
 
 namespace hami = hcudp::hami;
 

@@ -6,7 +6,8 @@
 #include <string_view>
 
 #include "hami_fuzz_fail.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/container_index.h"
+#include "hcudp/hami/pod_devices.h"
 
 namespace hami = hcudp::hami;
 

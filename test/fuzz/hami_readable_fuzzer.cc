@@ -5,9 +5,9 @@
 #include <string_view>
 
 #include "hami_fuzz_fail.h"
-#include "hcudp/hami_codec.h"
+#include "hami_readable.h"
 
-namespace hami = hcudp::hami;
+namespace hami = hcuctl::hami;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view value(reinterpret_cast<const char*>(data), size);

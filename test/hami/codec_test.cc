@@ -3,7 +3,10 @@
 #include <boost/test/unit_test.hpp>
 #include <map>
 
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/container_index.h"
+#include "hcudp/hami/node_devices.h"
+#include "hcudp/hami/pending_pod.h"
+#include "hcudp/hami/pod_devices.h"
 
 namespace hcudp::hami {
 namespace {

@@ -1,7 +1,12 @@
 // Node lock (exact match), handshake, mark file names and the vHCU size rule.
 #include <boost/test/unit_test.hpp>
 
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/handshake.h"
+#include "hcudp/hami/mark_file.h"
+#include "hcudp/hami/node_lock.h"
+#include "hcudp/hami/pod_devices.h"
+#include "hcudp/hami/rfc3339.h"
+#include "hcudp/hami/size_rule.h"
 
 namespace hcudp::hami {
 namespace {

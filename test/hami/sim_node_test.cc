@@ -4,7 +4,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include "hcudp/backend.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/node_devices.h"
+#include "hcudp/hami/pod_devices.h"
+#include "hcudp/hami/size_rule.h"
 #include "hcudp/vhcu_manager.h"
 #include "testing/testutil.h"
 

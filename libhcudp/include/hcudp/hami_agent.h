@@ -65,6 +65,7 @@
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/export.h"
+#include "hcudp/hami/size_rule.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/kube_objects.h"
 #include "hcudp/pod_cache.h"

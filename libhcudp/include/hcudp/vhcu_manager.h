@@ -89,7 +89,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/device.h"
 #include "hcudp/export.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/mark_file.h"
 #include "hcudp/status.h"
 #include "hcudp/vhcu_lock.h"
 

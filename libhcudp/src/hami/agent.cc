@@ -1,8 +1,8 @@
 // HamiAgent: construction, the background thread and pod-cache events.
 #include <glog/logging.h>
 
+#include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
-#include "hcudp/hami_codec.h"
 
 namespace hcudp {
 namespace {

@@ -6,8 +6,14 @@
 #include <cstdlib>
 #include <thread>
 
+#include "hcudp/hami/container_index.h"
+#include "hcudp/hami/keys.h"
+#include "hcudp/hami/mark_file.h"
+#include "hcudp/hami/node_lock.h"
+#include "hcudp/hami/pending_pod.h"
+#include "hcudp/hami/pod_devices.h"
+#include "hcudp/hami/size_rule.h"
 #include "hcudp/hami_agent.h"
-#include "hcudp/hami_codec.h"
 #include "hcudp/kube_ops.h"
 
 namespace hcudp {

@@ -3,8 +3,10 @@
 // expire (issue 9 item 6; see hami_agent.h).
 #include <glog/logging.h>
 
+#include "hcudp/hami/keys.h"
+#include "hcudp/hami/node_lock.h"
+#include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
-#include "hcudp/hami_codec.h"
 #include "hcudp/kube_ops.h"
 
 namespace hcudp {

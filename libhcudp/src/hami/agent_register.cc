@@ -2,8 +2,10 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "hcudp/hami/handshake.h"
+#include "hcudp/hami/keys.h"
+#include "hcudp/hami/node_devices.h"
 #include "hcudp/hami_agent.h"
-#include "hcudp/hami_codec.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp/topology.h"
 

@@ -1,10 +1,10 @@
 // hami.io/node-hcu-register and hygon.com/node-hcu-register (§5.2).
+#include "hcudp/hami/node_devices.h"
+
 #include <algorithm>
 #include <map>
 
 #include "hami/text_util.h"
-#include "hcudp/flags.h"
-#include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
 namespace {
@@ -62,7 +62,7 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
   auto numa = ParseInt(f[5], -1, kUint32Max);
   if (!numa) return FieldError(n, "Numa", f[5], "a NUMA node (-1 or >= 0)");
   d.numa = *numa;
-  auto health = hcudp::ParseGoBool(f[6]);
+  auto health = text::ParseGoBool(f[6]);
   if (!health) return FieldError(n, "Health", f[6], "a bool (true/false)");
   d.healthy = *health;
   if (f.size() == 7) {

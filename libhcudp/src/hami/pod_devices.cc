@@ -1,7 +1,7 @@
-// hami.io/hcu-devices-to-allocate / -allocated and hygon.com/container-index
-// (§5.3, §5.4).
+// hami.io/hcu-devices-to-allocate / -allocated (§5.3).
+#include "hcudp/hami/pod_devices.h"
+
 #include "hami/text_util.h"
-#include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
 namespace {
@@ -137,72 +137,6 @@ bool HasPendingDevices(const PodDevices& pod) {
     if (!c.empty()) return true;
   }
   return false;
-}
-
-std::string EncodeContainerIndex(const std::vector<int>& indexes) {
-  std::string out;
-  for (int i : indexes) out += std::to_string(i) + ",";
-  return out;
-}
-
-StatusOr<std::vector<int>> DecodeContainerIndex(std::string_view value) {
-  std::vector<int> indexes;
-  if (value.empty()) return indexes;
-  if (value.back() != ',') {
-    return InvalidArgumentError("container index " + Quote(value) +
-                                " does not end with ',' (each index ends in ',')");
-  }
-  std::vector<std::string_view> items = Split(value.substr(0, value.size() - 1), ',');
-  for (size_t n = 0; n < items.size(); ++n) {
-    auto index = ParseInt(items[n], 0, kInt32Max);
-    if (!index) {
-      return InvalidArgumentError("container index item " + std::to_string(n) + " " +
-                                  Quote(items[n]) + " is not a container index >= 0");
-    }
-    indexes.push_back(static_cast<int>(*index));
-  }
-  return indexes;
-}
-
-StatusOr<std::vector<int>> ContainerIndexesFromAllocated(std::string_view value,
-                                                         int container_count) {
-  if (container_count < 0) return InvalidArgumentError("container count is negative");
-  std::vector<std::string_view> parts = Split(value, ';');
-  // The vendor prepends ';' until the part count reaches the container count.
-  size_t shift = parts.size() < static_cast<size_t>(container_count)
-                     ? static_cast<size_t>(container_count) - parts.size()
-                     : 0;
-  std::vector<int> indexes;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    StatusOr<ContainerDevices> devices = DecodeContainerDevices(parts[i]);
-    if (!devices.ok()) return devices.status().WithContext("part " + std::to_string(i));
-    if (!devices->empty()) indexes.push_back(static_cast<int>(i + shift));
-  }
-  return indexes;
-}
-
-}  // namespace hcudp::hami
-
-namespace hcudp::hami {
-
-StatusOr<int64_t> ParseBindTime(std::string_view value) {
-  auto seconds = internal::ParseInt(value, 0, int64_t{1} << 40);
-  if (!seconds) {
-    return InvalidArgumentError("bind time " + internal::Quote(value) + " is not unix seconds");
-  }
-  return *seconds;
-}
-
-bool IsAllocatingOn(const std::map<std::string, std::string>& annotations,
-                    std::string_view node_name) {
-  auto value = [&](std::string_view key) -> const std::string* {
-    auto it = annotations.find(std::string(key));
-    return it == annotations.end() ? nullptr : &it->second;
-  };
-  const std::string* phase = value(kBindPhaseAnnotation);
-  const std::string* node = value(kVgpuNodeAnnotation);
-  return value(kBindTimeAnnotation) != nullptr && phase != nullptr &&
-         *phase == kBindPhaseAllocating && node != nullptr && *node == node_name;
 }
 
 }  // namespace hcudp::hami

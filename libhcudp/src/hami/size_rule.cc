@@ -1,8 +1,9 @@
 // Which cards a container's HAMi request becomes, and the vHCU size (§5.4).
+#include "hcudp/hami/size_rule.h"
+
 #include <algorithm>
 
 #include "hami/text_util.h"
-#include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
 

@@ -1,4 +1,5 @@
-// Small strict text helpers shared by the HAMi codec (internal).
+// Small strict text helpers of the HAMi codec (internal): the shared ones
+// (hcudp_internal/strict_text.h) plus the colon-terminated list decoder.
 #ifndef HCUDP_SRC_HAMI_TEXT_UTIL_H_
 #define HCUDP_SRC_HAMI_TEXT_UTIL_H_
 
@@ -9,22 +10,14 @@
 #include <vector>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/strict_text.h"
 
 namespace hcudp::hami::internal {
 
-// Splits on `sep`, keeping empty parts ("a,,b" -> a, "", b; "" -> {""}).
-std::vector<std::string_view> Split(std::string_view text, char sep);
-
-// Decimal integer: optional '-', then 1..18 digits, nothing else. Returns
-// nullopt when malformed or outside [min, max].
-std::optional<int64_t> ParseInt(std::string_view text, int64_t min, int64_t max);
-
-// True when `text` contains any of `chars`.
-bool ContainsAny(std::string_view text, std::string_view chars);
-
-// Text quoted for an error message, cut to 64 bytes, non-printable bytes
-// shown as \xNN.
-std::string Quote(std::string_view text);
+using text::ContainsAny;
+using text::ParseInt;
+using text::Quote;
+using text::Split;
 
 // Decodes a list of records each terminated by ':' ("a:b:"), calling
 // decode_record(n, record) for each; `what` names the list in errors

@@ -1,9 +1,9 @@
 // Any HAMi value -> named records and back (hcuctl hami decode / encode).
+#include "hami_readable.h"
+
 #include <boost/test/unit_test.hpp>
 
-#include "hcudp/hami_codec.h"
-
-namespace hcudp::hami {
+namespace hcuctl::hami {
 namespace {
 
 BOOST_AUTO_TEST_CASE(decode_any_detects_each_encoding_and_encodes_back_byte_for_byte) {
@@ -101,4 +101,4 @@ BOOST_AUTO_TEST_CASE(encoding_names_parse_back) {
 }
 
 }  // namespace
-}  // namespace hcudp::hami
+}  // namespace hcuctl::hami

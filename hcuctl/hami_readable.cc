@@ -1,15 +1,27 @@
 // Any HAMi value <-> named fields, for hcuctl's `hami decode` / `hami encode`.
+#include "hami_readable.h"
+
 #include <functional>
 
-#include "hami/text_util.h"
-#include "hcudp/flags.h"
-#include "hcudp/hami_codec.h"
+#include "hcudp/hami/container_index.h"
+#include "hcudp/hami/handshake.h"
+#include "hcudp/hami/keys.h"
+#include "hcudp/hami/mark_file.h"
+#include "hcudp/hami/node_devices.h"
+#include "hcudp/hami/node_lock.h"
+#include "hcudp/hami/pod_devices.h"
+#include "hcudp/hami/rfc3339.h"
+#include "hcudp_internal/strict_text.h"
 
-namespace hcudp::hami {
+namespace hcuctl::hami {
 namespace {
 
-using internal::ParseInt;
-using internal::Quote;
+using namespace hcudp::hami;  // NOLINT(build/namespaces): the codec this file reads and writes
+using hcudp::InvalidArgumentError;
+using hcudp::Status;
+using hcudp::text::ParseGoBool;
+using hcudp::text::ParseInt;
+using hcudp::text::Quote;
 
 constexpr struct {
   Encoding encoding;
@@ -174,7 +186,7 @@ StatusOr<std::string> EncodeRecords(const ReadableValue& value) {
         d.type = r.Text("type", "");
         d.numa = r.Int("numa", -1, 4294967295LL, 0, false);
         std::string healthy = r.Text("healthy", "true", false);
-        auto h = hcudp::ParseGoBool(healthy);
+        auto h = ParseGoBool(healthy);
         d.healthy = h.value_or(true);
         d.index = static_cast<int>(r.Int("index", 0, kInt32Max, 0));
         d.mode = r.Text("mode", std::string(kNodeDeviceMode), false);
@@ -308,4 +320,4 @@ StatusOr<ReadableValue> DecodeAnyReadable(std::string_view value) {
 
 StatusOr<std::string> EncodeReadable(const ReadableValue& value) { return EncodeRecords(value); }
 
-}  // namespace hcudp::hami
+}  // namespace hcuctl::hami

@@ -1,7 +1,8 @@
 // /etc/vdev/dynamic/<podUID>_<container>_<dvInd>_<vdevIdx> (§5.6).
+#include "hcudp/hami/mark_file.h"
+
 #include "hami/text_util.h"
 #include "hami/time_text.h"
-#include "hcudp/hami_codec.h"
 
 namespace hcudp::hami {
 namespace {

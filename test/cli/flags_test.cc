@@ -1,4 +1,4 @@
-#include "hcudp/flags.h"
+#include "hcudp_cli/flags.h"
 
 #include <boost/test/unit_test.hpp>
 #include <map>

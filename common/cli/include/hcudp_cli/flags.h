@@ -1,5 +1,6 @@
 // FlagSet: a small command-line flag parser shared by hcu-dp-daemon and
-// hcuctl. Every flag may also read an environment variable; precedence is
+// hcuctl (the internal hcudp_cli library, common/cli; not libhcudp's API).
+// Every flag may also read an environment variable; precedence is
 // flag > env > default (the default is whatever the target already holds).
 //
 // Syntax accepted (as Go's flag package / urfave/cli):
@@ -18,8 +19,8 @@
 //   unknown flag --polcy (did you mean --policy?)
 //
 // Not thread-safe; build and parse on one thread.
-#ifndef HCUDP_FLAGS_H_
-#define HCUDP_FLAGS_H_
+#ifndef HCUDP_CLI_FLAGS_H_
+#define HCUDP_CLI_FLAGS_H_
 
 #include <cstdint>
 #include <functional>
@@ -29,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hcudp/export.h"
 #include "hcudp/status.h"
+#include "hcudp_internal/strict_text.h"
 
 namespace hcudp {
 
@@ -39,7 +40,7 @@ enum class FlagKind { kBool, kInt, kString, kEnum };
 // Where a flag's value came from after Parse().
 enum class FlagSource { kDefault, kEnv, kCommandLine };
 
-struct HCUDP_EXPORT Flag {
+struct Flag {
   std::string name;          // without dashes: "device-plugin-path"
   std::string env;           // environment variable, or empty for none
   std::string default_text;  // shown by Help(); does not set anything
@@ -72,9 +73,9 @@ struct HCUDP_EXPORT Flag {
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // EnvLookup over the process environment (getenv).
-HCUDP_EXPORT EnvLookup ProcessEnv();
+EnvLookup ProcessEnv();
 
-struct HCUDP_EXPORT ParsedArgs {
+struct ParsedArgs {
   bool help_requested = false;                // --help / -h was given
   std::vector<std::string> positional;        // non-flag arguments, in order
   std::map<std::string, FlagSource> sources;  // every registered flag name
@@ -82,7 +83,7 @@ struct HCUDP_EXPORT ParsedArgs {
   bool WasSet(const std::string& name) const;  // from env or command line
 };
 
-class HCUDP_EXPORT FlagSet {
+class FlagSet {
  public:
   // `program` and `synopsis` head the Help() text.
   FlagSet(std::string program, std::string synopsis);
@@ -116,12 +117,12 @@ class HCUDP_EXPORT FlagSet {
   bool interspersed_ = false;
 };
 
-// Go's strconv.ParseBool spellings.
-HCUDP_EXPORT std::optional<bool> ParseGoBool(std::string_view text);
+// Go's strconv.ParseBool spellings (shared with the HAMi codec).
+using text::ParseGoBool;
 // Go's strconv.ParseInt(text, 0, 64): sign, 0x/0o/0b prefixes, leading-0
 // octal, '_' digit separators after a prefix.
-HCUDP_EXPORT std::optional<int64_t> ParseGoInt(std::string_view text);
+std::optional<int64_t> ParseGoInt(std::string_view text);
 
 }  // namespace hcudp
 
-#endif  // HCUDP_FLAGS_H_
+#endif  // HCUDP_CLI_FLAGS_H_

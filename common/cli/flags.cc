@@ -1,4 +1,4 @@
-#include "hcudp/flags.h"
+#include "hcudp_cli/flags.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -125,14 +125,6 @@ std::string KindValueName(const Flag& flag) {
 }
 
 }  // namespace
-
-std::optional<bool> ParseGoBool(std::string_view text) {
-  static const std::set<std::string_view> kTrue = {"1", "t", "T", "TRUE", "true", "True"};
-  static const std::set<std::string_view> kFalse = {"0", "f", "F", "FALSE", "false", "False"};
-  if (kTrue.count(text)) return true;
-  if (kFalse.count(text)) return false;
-  return std::nullopt;
-}
 
 std::optional<int64_t> ParseGoInt(std::string_view text) {
   bool negative = false;

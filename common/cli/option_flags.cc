@@ -1,4 +1,4 @@
-#include "hcudp/option_flags.h"
+#include "hcudp_cli/option_flags.h"
 
 #include "hcudp/naming.h"
 
@@ -13,10 +13,11 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
                          return OkStatus();
                        }));
   flags.Add(Flag::String("sim-node", "HCU_SIM_NODE",
-                         "SimNode YAML file; required with --backend=sim", &options->sim_node_path));
-  Flag host_root = Flag::String("host-root", "HOST_ROOT",
-                                "prefix under which node files are read and written",
-                                &options->host_root);
+                         "SimNode YAML file; required with --backend=sim",
+                         &options->sim_node_path));
+  Flag host_root =
+      Flag::String("host-root", "HOST_ROOT", "prefix under which node files are read and written",
+                   &options->host_root);
   host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
   flags.Add(std::move(host_root));
   flags.Add(Flag::String("hyhal-path", "HYHAL_PATH",
@@ -26,9 +27,9 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
                          "kubelet's device-plugin socket directory", &options->device_plugin_path));
   flags.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",
                          "kubelet's pod-resources API socket", &options->pod_resources_socket));
-  Flag kubeconfig = Flag::String("kubeconfig", "KUBECONFIG",
-                                 "kubeconfig file when running outside a cluster",
-                                 &options->kubeconfig);
+  Flag kubeconfig =
+      Flag::String("kubeconfig", "KUBECONFIG", "kubeconfig file when running outside a cluster",
+                   &options->kubeconfig);
   kubeconfig.default_text = "in-cluster, then $HOME/.kube/config";
   flags.Add(std::move(kubeconfig));
 }
