@@ -20,11 +20,6 @@ bool HealthTracker::Record(const std::string& bdf, Health reading) {
   return true;
 }
 
-bool HealthTracker::Pending(const std::string& bdf) const {
-  auto it = cards_.find(bdf);
-  return it != cards_.end() && it->second.disagreeing > 0;
-}
-
 bool HealthTracker::AnyPending() const {
   for (const auto& [bdf, s] : cards_) {
     if (s.disagreeing > 0) return true;

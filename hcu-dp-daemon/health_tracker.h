@@ -24,9 +24,8 @@ class HealthTracker {
   void Seed(const std::string& bdf, Health initial);
   // Records one reading. Returns true when the reported health changed.
   bool Record(const std::string& bdf, Health reading);
-  // True when `bdf` has readings disagreeing with its reported health that
-  // are not yet confirmed (the caller should re-read soon).
-  bool Pending(const std::string& bdf) const;
+  // True when some card has readings disagreeing with its reported health
+  // that are not yet confirmed (the caller should re-read soon).
   bool AnyPending() const;
   // Reported health; `fallback` for an untracked card.
   Health Reported(const std::string& bdf, Health fallback) const;

@@ -106,12 +106,7 @@ class FakeVendorLib : public VendorLib {
     pcie.weight = 40;
     return pcie;
   }
-  StatusOr<uint64_t> UncorrectableEccCount(int card) override {
-    HCUDP_RETURN_IF_ERROR(Find(card).status());
-    return uint64_t{0};
-  }
 
-  StatusOr<int> DmiCardCount() override { return CardCount(); }
   StatusOr<DmiDeviceInfo> DeviceInfo(int card) override {
     HCUDP_ASSIGN_OR_RETURN(const FakeCard* c, Find(card));
     DmiDeviceInfo info;

@@ -11,6 +11,7 @@
 
 #include "hcudp/dlopen_vendor_lib.h"
 #include "stub_node.h"
+#include "vendor/dlopen_vendor_lib_impl.h"
 
 namespace hcudp {
 namespace {
@@ -178,7 +179,7 @@ BOOST_AUTO_TEST_CASE(UncorrectableEccMarksACardUnhealthy) {
   StubNode node(K100());
   node.Control("ecc_uncorrectable=2:3\n");
   std::unique_ptr<VendorLib> lib = OpenAndInit(node);
-  StatusOr<uint64_t> ue = lib->UncorrectableEccCount(2);
+  StatusOr<uint64_t> ue = static_cast<vendor::DlopenVendorLib&>(*lib).UncorrectableEccCount(2);
   BOOST_REQUIRE(ue.ok());
   BOOST_CHECK_EQUAL(*ue, 3u);
   std::map<std::string, CardHealthReport> h = Health(*lib);

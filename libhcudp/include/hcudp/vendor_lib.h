@@ -77,11 +77,8 @@ class HCUDP_EXPORT VendorLib {
   // rsmi_topo_get_numa_node_number; kNoNumaNode when the node has none.
   virtual StatusOr<int> NumaNode(int card) = 0;
   virtual StatusOr<RsmiLink> LinkBetween(int src, int dst) = 0;
-  // Sum of uncorrectable ECC errors over all blocks.
-  virtual StatusOr<uint64_t> UncorrectableEccCount(int card) = 0;
 
   // --- DMI ---
-  virtual StatusOr<int> DmiCardCount() = 0;                  // dmiGetDeviceCount
   virtual StatusOr<DmiDeviceInfo> DeviceInfo(int card) = 0;  // dmiGetDeviceInfo
   virtual StatusOr<int> MaxVhcusPerCard() = 0;               // dmiGetMaxVDeviceCount
   // dmiGetVDeviceInfo; NotFound for a free id (VDEV_NOT_EXIST).

@@ -87,12 +87,7 @@ class SimVendorLib final : public VendorLib {
     link.up_links = spec.type == LinkType::kHsl ? 1 : 0;
     return link;
   }
-  StatusOr<uint64_t> UncorrectableEccCount(int card) override {
-    HCUDP_RETURN_IF_ERROR(CardOf(card).status());
-    return uint64_t{0};
-  }
 
-  StatusOr<int> DmiCardCount() override { return CardCount(); }
   StatusOr<DmiDeviceInfo> DeviceInfo(int card) override {
     HCUDP_ASSIGN_OR_RETURN(SimCard c, CardOf(card));
     DmiDeviceInfo info;

@@ -85,7 +85,6 @@ void DlopenVendorLib::Shutdown() {
   std::unique_lock lock(mu_);
   reinit_failed_ = false;
   if (!initialized_) return;
-  reinit_failed_ = false;
   const rsmi_status_t st = api_->rsmi.shut_down();
   if (st != RSMI_STATUS_SUCCESS) LOG(WARNING) << Rsmi(st, "rsmi_shut_down").message();
   initialized_ = false;

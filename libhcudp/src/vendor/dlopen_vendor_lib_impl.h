@@ -68,9 +68,7 @@ class DlopenVendorLib final : public VendorLib {
   StatusOr<uint64_t> MemoryTotalBytes(int card) override;
   StatusOr<int> NumaNode(int card) override;
   StatusOr<RsmiLink> LinkBetween(int src, int dst) override;
-  StatusOr<uint64_t> UncorrectableEccCount(int card) override;
 
-  StatusOr<int> DmiCardCount() override;
   StatusOr<DmiDeviceInfo> DeviceInfo(int card) override;
   StatusOr<int> MaxVhcusPerCard() override;
   StatusOr<DmiDeviceInfo> VhcuInfo(int vhcu_id) override;
@@ -85,6 +83,10 @@ class DlopenVendorLib final : public VendorLib {
 
   // The current RSMI→DMI map (for tests and hcuctl doctor).
   CardMap card_map() const;
+  // Not on VendorLib (nothing but tests asks): the sum of uncorrectable ECC
+  // errors over all blocks (QueryHealth reads it), and dmiGetDeviceCount.
+  StatusOr<uint64_t> UncorrectableEccCount(int card);
+  StatusOr<int> DmiCardCount();
 
   // Not OK once DMI answered "not initialised" after a successful start:
   // libhydmi initialises once per process, so only a restart recovers.
