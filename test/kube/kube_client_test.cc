@@ -21,6 +21,8 @@ using testing::CountRequests;
 using testing::FakeRequest;
 using testing::MillisSince;
 using testing::NodeJson;
+using testing::SimClock;
+using testing::SimulatedDuration;
 using testing::TempDir;
 
 using testing::SharedApiServerTeardown;
@@ -93,19 +95,27 @@ BOOST_AUTO_TEST_CASE(patch_sends_each_content_type) {
                                                 "application/json-patch+json"}));
 }
 
-BOOST_AUTO_TEST_CASE(put_with_stale_resource_version_is_conflict_and_reread_succeeds) {
+BOOST_AUTO_TEST_CASE(patch_with_stale_resource_version_is_conflict_and_reread_succeeds) {
   std::string created = api.MustRequest("POST", "/api/v1/nodes", NodeJson("put-node"));
   api.MustRequest("PATCH", "/api/v1/nodes/put-node", R"({"metadata":{"labels":{"x":"1"}}})",
                   "application/merge-patch+json");
-  StatusOr<std::string> stale = client->Replace(NodePath("put-node"), created);
+  auto patch_at = [](const std::string& rv) {
+    return R"({"metadata":{"resourceVersion":")" + rv + R"(","labels":{"y":"2"}}})";
+  };
+  StatusOr<std::string> stale =
+      client->Patch(NodePath("put-node"), PatchType::kMerge,
+                    patch_at(ParseNode(created)->metadata.resource_version));
   BOOST_REQUIRE(!stale.ok());
   BOOST_TEST(IsConflict(stale.status()), stale.status().ToString());
   BOOST_TEST(Code(stale.status()) == "ABORTED");
 
   StatusOr<std::string> fresh = client->Get(NodePath("put-node"));
   BOOST_REQUIRE(fresh.ok());
-  StatusOr<std::string> replaced = client->Replace(NodePath("put-node"), *fresh);
-  BOOST_TEST(replaced.ok(), replaced.status().ToString());
+  StatusOr<std::string> patched =
+      client->Patch(NodePath("put-node"), PatchType::kMerge,
+                    patch_at(ParseNode(*fresh)->metadata.resource_version));
+  BOOST_REQUIRE_MESSAGE(patched.ok(), patched.status().ToString());
+  BOOST_TEST(ParseNode(*patched)->metadata.labels.at("y") == "2");
 }
 
 BOOST_AUTO_TEST_CASE(create_existing_is_already_exists) {
@@ -151,10 +161,16 @@ BOOST_AUTO_TEST_CASE(too_many_requests_is_retried_after_retry_after) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("busy-node"));
   api.ClearRequests();
   api.AddFault(R"({"method":"GET","path":"/nodes/busy-node$","status":429,"retry_after":1})");
-  auto start = Clock::now();
-  StatusOr<std::string> r = client->Get(NodePath("busy-node"));
+  SimClock clock;
+  KubeClientOptions o = testing::FastOptions();
+  o.clock = &clock;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  StatusOr<std::string> r = InternalError("not run");
+  const std::chrono::milliseconds took =
+      SimulatedDuration(clock, [&] { r = c->Get(NodePath("busy-node")); });
   BOOST_TEST(r.ok(), r.status().ToString());
-  BOOST_TEST(MillisSince(start) >= 1000);  // Retry-After, not the 20 ms backoff
+  // Retry-After, not the 20 ms backoff.
+  BOOST_TEST(took.count() == 1000);
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/busy-node") == 2);
 }
 
@@ -163,19 +179,30 @@ BOOST_AUTO_TEST_CASE(server_errors_are_retried_with_growing_backoff) {
   api.ClearRequests();
   api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":500,"count":1})");
   api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":503,"count":1})");
-  auto start = Clock::now();
-  StatusOr<std::string> r = client->Get(NodePath("flaky-node"));
+  SimClock clock;
+  KubeClientOptions o = testing::FastOptions();
+  o.clock = &clock;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  StatusOr<std::string> r = InternalError("not run");
+  const std::chrono::milliseconds took =
+      SimulatedDuration(clock, [&] { r = c->Get(NodePath("flaky-node")); });
   BOOST_TEST(r.ok(), r.status().ToString());
-  BOOST_TEST(MillisSince(start) >= 20 + 40);
+  BOOST_TEST(took.count() == 20 + 40);  // initial backoff, then doubled
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/flaky-node") == 3);
 }
 
 BOOST_AUTO_TEST_CASE(retries_stop_at_max_retries) {
+  SimClock clock;
   KubeClientOptions o = testing::FastOptions();
   o.max_retries = 2;
+  o.max_backoff_ms = 30;
+  o.clock = &clock;
   auto c = testing::ClientFor(testing::ConfigFor(api), o);
   api.AddFault(R"({"method":"GET","path":"/nodes/down$","status":503,"count":10})");
-  StatusOr<std::string> r = c->Get(NodePath("down"));
+  StatusOr<std::string> r = InternalError("not run");
+  const std::chrono::milliseconds took =
+      SimulatedDuration(clock, [&] { r = c->Get(NodePath("down")); });
+  BOOST_TEST(took.count() == 20 + 30);  // two backoffs, the second capped
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(Code(r.status()) == "UNAVAILABLE");
   BOOST_TEST(r.status().message().find("3 attempts") != std::string::npos);
@@ -251,9 +278,9 @@ BOOST_AUTO_TEST_CASE(watch_delivers_events_and_bookmarks_from_a_resource_version
   });
   BOOST_REQUIRE_MESSAGE(s.ok(), s.ToString());
   BOOST_REQUIRE(events.size() == 2u);
-  BOOST_TEST(WatchEventTypeName(events[0].type) == "MODIFIED");
+  BOOST_TEST((events[0].type == WatchEventType::kModified));
   BOOST_TEST(ParseNode(events[0].object_json)->metadata.labels.at("x") == "1");
-  BOOST_TEST(WatchEventTypeName(events[1].type) == "BOOKMARK");
+  BOOST_TEST((events[1].type == WatchEventType::kBookmark));
   BOOST_TEST(std::stoll(events[1].resource_version) >= std::stoll(events[0].resource_version));
 }
 

@@ -3,6 +3,7 @@
 #ifndef HCUDP_TEST_KUBE_KUBE_TEST_UTIL_H_
 #define HCUDP_TEST_KUBE_KUBE_TEST_UTIL_H_
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/kube_config.h"
+#include "testing/sim_clock.h"
 
 namespace hcudp::testing {
 
@@ -93,6 +95,25 @@ inline bool Eventually(const std::function<bool()>& condition, int timeout_ms = 
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return condition();
+}
+
+// Runs `call` on another thread, moving `clock` through every backoff it
+// sleeps (AdvanceUntil), and returns the simulated time the call took. A call
+// that is still running after 20 s of real time fails the test (the clock is
+// then pushed far ahead so that the thread can be joined).
+inline std::chrono::milliseconds SimulatedDuration(SimClock& clock,
+                                                   const std::function<void()>& call) {
+  std::atomic<bool> done{false};
+  const Clock::TimePoint start = clock.Now();
+  std::thread caller([&] {
+    call();
+    done = true;
+  });
+  const bool finished = AdvanceUntil(clock, [&] { return done.load(); });
+  while (!done.load()) clock.Advance(std::chrono::hours(1));
+  caller.join();
+  BOOST_REQUIRE_MESSAGE(finished, "the call did not finish within 20 s of real time");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - start);
 }
 
 inline int64_t MillisSince(std::chrono::steady_clock::time_point start) {

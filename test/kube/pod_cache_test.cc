@@ -60,8 +60,19 @@ struct CacheFixture : testing::ApiFixture {
     o.on_event = [this](const PodEvent& e) { events(e); };
     auto cache = std::make_unique<PodCache>(client.get(), o);
     cache->Start();
-    BOOST_REQUIRE(cache->WaitForSync(5000));
+    BOOST_REQUIRE(Eventually([&] { return cache->HasSynced(); }));
     return cache;
+  }
+  // LISTs the cache has started (first pages; later pages carry continue=).
+  int ListsStarted() {
+    int n = 0;
+    for (const testing::FakeRequest& r : api.Requests()) {
+      if (r.method == "GET" && r.path == "/api/v1/pods" && !r.watch &&
+          r.query.find("continue=") == std::string::npos) {
+        ++n;
+      }
+    }
+    return n;
   }
   void CreatePod(const std::string& ns, const std::string& name, const std::string& node) {
     api.MustRequest("POST", "/api/v1/namespaces/" + ns + "/pods", PodJson(name, node));
@@ -111,7 +122,7 @@ BOOST_AUTO_TEST_CASE(no_list_while_the_watch_is_healthy) {
   auto cache = StartCache("cache-node-3");
   for (int i = 0; i < 3; ++i) CreatePod("q", "p" + std::to_string(i), "cache-node-3");
   BOOST_REQUIRE(Eventually([&] { return cache->List().size() == 3u; }));
-  BOOST_TEST(cache->ListCount() == 1);
+  BOOST_TEST(ListsStarted() == 1);
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/pods") == 1);
 }
 
@@ -134,8 +145,8 @@ BOOST_AUTO_TEST_CASE(gone_relists_and_reports_what_was_missed) {
                R"("status":410,"delay_ms":400,"count":1})");
   api.CloseWatches();
   api.MustRequest("DELETE", "/api/v1/namespaces/g/pods/goes");
-  BOOST_REQUIRE(Eventually([&] { return cache->ListCount() == 2; }));
-  BOOST_TEST(!cache->Get("g", "goes").has_value());
+  BOOST_REQUIRE(Eventually([&] { return ListsStarted() == 2; }));
+  BOOST_REQUIRE(Eventually([&] { return !cache->Get("g", "goes").has_value(); }));
   BOOST_TEST(cache->Get("g", "stays").has_value());
   BOOST_TEST(Eventually([&] { return events.Contains("deleted g/goes"); }));
   BOOST_TEST(!events.Contains("updated g/stays"));  // unchanged: same resourceVersion
@@ -146,7 +157,7 @@ BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
                R"("status":500,"count":1})");
   api.CloseWatches();
-  BOOST_REQUIRE(Eventually([&] { return cache->ListCount() == 2; }));
+  BOOST_REQUIRE(Eventually([&] { return ListsStarted() == 2; }));
   CreatePod("e", "after", "cache-node-6");
   BOOST_TEST(Eventually([&] { return cache->Get("e", "after").has_value(); }));
 }
@@ -154,12 +165,25 @@ BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {
 BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"limit","status":503,)"
                R"("count":6})");  // more than the client's own retries
+  // The client (backoffs 20, 40, 80, 100 ms) and the cache (20 ms) wait on
+  // one simulated clock: the whole schedule runs in no real time.
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-7";
   o.initial_backoff_ms = 20;
-  PodCache cache(client.get(), o);
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  const Clock::TimePoint start = clock.Now();
   cache.Start();
-  BOOST_TEST(cache.WaitForSync(5000));
+  BOOST_REQUIRE(testing::AdvanceUntil(clock, [&] { return cache.HasSynced(); }));
+  // Five failed attempts of the first LIST (one plus four client retries),
+  // the cache's backoff, a sixth failure and the client's retry that works.
+  BOOST_TEST(ListsStarted() == 7);
+  BOOST_TEST((clock.Now() - start == std::chrono::milliseconds(20 + 40 + 80 + 100 + 20 + 20)));
+  cache.Stop();
 }
 
 BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {

@@ -1,5 +1,7 @@
 #include "testing/sim_clock.h"
 
+#include <thread>
+
 namespace hcudp::testing {
 namespace {
 
@@ -24,17 +26,21 @@ Clock::WallTime SimClock::WallNow() const {
 void SimClock::SleepUntil(TimePoint deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   ++sleepers_;
+  auto registered = deadlines_.insert(deadline);
   changed_.notify_all();
   changed_.wait(lock, [&] { return TimePoint(kEpoch) + elapsed_ >= deadline; });
   --sleepers_;
+  deadlines_.erase(registered);
   changed_.notify_all();
 }
 
 bool SimClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                          TimePoint deadline, const std::function<bool()>& done) {
+  std::multiset<TimePoint>::iterator registered;
   {
     std::lock_guard<std::mutex> g(mu_);
     ++sleepers_;
+    registered = deadlines_.insert(deadline);
     waiting_on_.insert(&cv);
     changed_.notify_all();
   }
@@ -51,6 +57,7 @@ bool SimClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_vari
   }
   std::lock_guard<std::mutex> g(mu_);
   --sleepers_;
+  deadlines_.erase(registered);
   waiting_on_.erase(&cv);
   changed_.notify_all();
   return result;
@@ -70,9 +77,32 @@ bool SimClock::WaitForSleepers(int n, std::chrono::milliseconds real_timeout) co
   return changed_.wait_for(lock, real_timeout, [&] { return sleepers_ >= n; });
 }
 
+std::optional<Clock::TimePoint> SimClock::NextDeadline() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (deadlines_.empty()) return std::nullopt;
+  return *deadlines_.begin();
+}
+
 int SimClock::sleepers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return sleepers_;
+}
+
+bool AdvanceUntil(SimClock& clock, const std::function<bool()>& done,
+                  std::chrono::milliseconds real_timeout) {
+  const auto real_deadline = std::chrono::steady_clock::now() + real_timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= real_deadline) return false;
+    if (!clock.WaitForSleepers(1, std::chrono::milliseconds(5))) continue;
+    const std::optional<Clock::TimePoint> next = clock.NextDeadline();
+    const Clock::TimePoint now = clock.Now();
+    if (next && *next > now) {
+      clock.Advance(*next - now);
+    } else {
+      std::this_thread::yield();  // a sleeper is on its way out
+    }
+  }
+  return true;
 }
 
 }  // namespace hcudp::testing

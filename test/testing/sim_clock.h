@@ -13,7 +13,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "hcudp/clock.h"
@@ -38,6 +40,9 @@ class SimClock final : public Clock {
   // are blocked in SleepUntil or WaitUntil; false at the deadline.
   bool WaitForSleepers(int n, std::chrono::milliseconds real_timeout) const;
   int sleepers() const;
+  // The earliest deadline a sleeper or waiter is blocked on, if any: a test
+  // advances to it to run a schedule of backoffs exactly.
+  std::optional<TimePoint> NextDeadline() const;
 
  private:
   mutable std::mutex mu_;
@@ -46,7 +51,15 @@ class SimClock final : public Clock {
   const WallTime wall_start_;
   int sleepers_ = 0;
   std::set<std::condition_variable*> waiting_on_;  // WaitUntil callers' cvs
+  std::multiset<TimePoint> deadlines_;             // of the blocked callers
 };
+
+// Moves `clock` to the deadline of whatever is blocked on it, again and
+// again, until `done()` holds: runs a schedule of backoffs and retries
+// exactly, in no real time. False when `done()` still fails after
+// `real_timeout` of real time.
+bool AdvanceUntil(SimClock& clock, const std::function<bool()>& done,
+                  std::chrono::milliseconds real_timeout = std::chrono::seconds(20));
 
 }  // namespace hcudp::testing
 

@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 
+#include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_config.h"
 #include "hcudp/status.h"
@@ -76,8 +77,10 @@ struct ListOptions {
 
 // Per-call limits; see the header comment.
 struct CallOptions {
-  // When the whole call (all attempts and backoffs) must have ended.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  // When the whole call (all attempts and backoffs) must have ended, on the
+  // client's clock (KubeClientOptions::clock; the real steady clock unless a
+  // test substitutes one).
+  std::optional<Clock::TimePoint> deadline;
   // Ends the call with Cancelled once it reads true. Not owned.
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -96,7 +99,6 @@ struct DeleteOptions {
 };
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
-HCUDP_EXPORT std::string_view WatchEventTypeName(WatchEventType type);
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kError;
@@ -124,6 +126,9 @@ struct KubeClientOptions {
   int max_retry_after_ms = 10000;
   // Default "hcu-device-plugin/<version>".
   std::string user_agent;
+  // What backoffs sleep on and deadlines are read from. Not owned; must
+  // outlive the client. Default (null): Clock::Real().
+  Clock* clock = nullptr;
 };
 
 class HCUDP_EXPORT KubeClient {
@@ -142,10 +147,8 @@ class HCUDP_EXPORT KubeClient {
                              const CallOptions& call = {});
   StatusOr<std::string> Create(const ResourcePath& collection, std::string_view object_json,
                                const CallOptions& call = {});
-  // PUT. A stale metadata.resourceVersion gives Aborted: re-read and retry.
-  StatusOr<std::string> Replace(const ResourcePath& path, std::string_view object_json,
-                                const CallOptions& call = {});
-  // A metadata.resourceVersion inside a merge patch is a precondition too.
+  // A metadata.resourceVersion inside a merge patch is a precondition: a stale
+  // one gives Aborted (re-read and retry).
   StatusOr<std::string> Patch(const ResourcePath& path, PatchType type, std::string_view patch,
                               const CallOptions& call = {});
   // Returns the last state of the deleted object as the server reports it.
@@ -163,9 +166,8 @@ class HCUDP_EXPORT KubeClient {
 
   const std::string& server() const;
 
-  class Impl;
-
  private:
+  class Impl;
   explicit KubeClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

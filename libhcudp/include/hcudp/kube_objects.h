@@ -1,9 +1,10 @@
 // Typed views of the Kubernetes objects the HAMi flow reads (Pod, Node),
 // parsed from API JSON, and builders for the patches it sends.
 //
-// A view holds only the fields listed; `raw_json` keeps the whole object for
-// anything else (and for PUT). Parsers are strict about the fields they read
-// (wrong JSON type → InvalidArgument naming the field) and ignore the rest.
+// A view holds only the fields listed (a Node also keeps its whole JSON in
+// `raw_json`, for the status fields the HAMi flow compares). Parsers are
+// strict about the fields they read (wrong JSON type → InvalidArgument
+// naming the field) and ignore the rest.
 #ifndef HCUDP_KUBE_OBJECTS_H_
 #define HCUDP_KUBE_OBJECTS_H_
 
@@ -24,8 +25,9 @@ struct ObjectMeta {
   std::string namespace_name;  // empty for cluster-scoped objects
   std::string uid;
   std::string resource_version;
-  std::string creation_timestamp;  // RFC 3339 as sent, e.g. "2026-03-01T10:00:00Z"
-  int64_t creation_unix_s = 0;     // the same in seconds since the epoch; 0 if absent
+  // RFC 3339 as sent, e.g. "2026-03-01T10:00:00Z" (checked by the parsers;
+  // hami::ParseRfc3339 in hcudp/hami/rfc3339.h reads it).
+  std::string creation_timestamp;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
 };
@@ -42,7 +44,6 @@ struct Pod {
   std::string node_name;              // spec.nodeName
   std::vector<Container> containers;  // spec.containers, in order
   std::string phase;                  // status.phase: Pending, Running, Succeeded, Failed, Unknown
-  std::string raw_json;
 };
 
 struct Node {
@@ -61,10 +62,6 @@ HCUDP_EXPORT StatusOr<Node> ParseNode(std::string_view json);
 HCUDP_EXPORT StatusOr<PodList> ParsePodList(std::string_view json);
 // Just the metadata of any object (for BOOKMARK events, ConfigMaps, ...).
 HCUDP_EXPORT StatusOr<ObjectMeta> ParseObjectMeta(std::string_view object_json);
-
-// RFC 3339 "2026-03-01T10:00:00Z" / "...+08:00" / fractional seconds → Unix
-// seconds. InvalidArgument on anything else.
-HCUDP_EXPORT StatusOr<int64_t> ParseRfc3339(std::string_view text);
 
 // {"metadata":{"annotations":{k: v | null}}} — a value of nullopt deletes
 // the key. Valid as merge and strategic-merge patch. With a non-empty

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/kube_objects.h"
@@ -50,6 +51,9 @@ struct PodCacheOptions {
   int initial_backoff_ms = 200;
   int max_backoff_ms = 10000;
   std::function<void(const PodEvent&)> on_event;
+  // What the backoffs wait on. Not owned; must outlive the cache. Default
+  // (null): Clock::Real(). Give the client the same clock.
+  Clock* clock = nullptr;
 };
 
 class HCUDP_EXPORT PodCache {
@@ -69,20 +73,15 @@ class HCUDP_EXPORT PodCache {
   // True once the first LIST has been applied and its kAdded events have
   // been delivered to on_event.
   bool HasSynced() const;
-  // Waits up to timeout_ms for HasSynced(); returns HasSynced().
-  bool WaitForSync(int timeout_ms) const;
 
   std::optional<Pod> Get(const std::string& namespace_name, const std::string& name) const;
   // Every cached pod, ordered by namespace then name.
   std::vector<Pod> List() const;
   // The resourceVersion the cache is current to (last event or bookmark).
   std::string ResourceVersion() const;
-  // Number of LISTs done so far (1 after the first sync); for tests/metrics.
-  int64_t ListCount() const;
-
-  class Impl;
 
  private:
+  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "hcudp/version.h"
 #include "kube/api_error.h"
@@ -121,22 +120,6 @@ std::string_view PatchContentType(PatchType type) {
   return "application/merge-patch+json";
 }
 
-std::string_view WatchEventTypeName(WatchEventType type) {
-  switch (type) {
-    case WatchEventType::kAdded:
-      return "ADDED";
-    case WatchEventType::kModified:
-      return "MODIFIED";
-    case WatchEventType::kDeleted:
-      return "DELETED";
-    case WatchEventType::kBookmark:
-      return "BOOKMARK";
-    case WatchEventType::kError:
-      return "ERROR";
-  }
-  return "ERROR";
-}
-
 bool IsNotFound(const Status& s) { return s.code() == StatusCode::kNotFound; }
 bool IsConflict(const Status& s) { return s.code() == StatusCode::kAborted; }
 bool IsAlreadyExists(const Status& s) { return s.code() == StatusCode::kAlreadyExists; }
@@ -147,6 +130,7 @@ class KubeClient::Impl {
   Impl(KubeConfig config, KubeClientOptions options)
       : config_(std::move(config)),
         options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()),
         token_(config_.token, config_.token_file) {
     tls_.ca_pem = config_.ca_pem;
     tls_.insecure_skip_verify = config_.insecure_skip_tls_verify;
@@ -188,16 +172,15 @@ class KubeClient::Impl {
     return static_cast<int>(delay);
   }
 
-  // Waits `delay` unless the call's cancel flag is set first (checked every
-  // 50 ms). False when cancelled.
-  static bool Backoff(std::chrono::milliseconds delay, const CallOptions& call) {
-    const auto until = std::chrono::steady_clock::now() + delay;
+  // Waits `delay` on the clock unless the call's cancel flag is set first
+  // (checked every 50 ms). False when cancelled.
+  bool Backoff(std::chrono::milliseconds delay, const CallOptions& call) {
+    const Clock::TimePoint until = clock_.Now() + delay;
     for (;;) {
       if (call.cancel != nullptr && call.cancel->load()) return false;
-      const auto now = std::chrono::steady_clock::now();
+      const Clock::TimePoint now = clock_.Now();
       if (now >= until) return true;
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          until - now, std::chrono::milliseconds(50)));
+      clock_.SleepUntil(std::min<Clock::TimePoint>(until, now + std::chrono::milliseconds(50)));
     }
   }
 
@@ -213,13 +196,16 @@ class KubeClient::Impl {
       }
       HCUDP_ASSIGN_OR_RETURN(HttpRequest request,
                              Build(method, path_and_query, content_type, std::string(body)));
-      request.deadline = call.deadline;
+      // The transfer runs in real time: what is left of the deadline on the
+      // client's clock becomes a real-time deadline for curl.
+      const Clock::TimePoint start = clock_.Now();
+      if (call.deadline) {
+        request.deadline = std::chrono::steady_clock::now() + (*call.deadline - start);
+      }
       request.cancel = call.cancel;
-      auto start = std::chrono::steady_clock::now();
       StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
-      auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+      auto elapsed_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start).count();
       std::optional<int> retry_after;
       Status failure;
       if (!response.ok()) {
@@ -244,7 +230,7 @@ class KubeClient::Impl {
         return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
       const std::chrono::milliseconds delay(BackoffMs(attempt, retry_after));
-      if (call.deadline && std::chrono::steady_clock::now() + delay >= *call.deadline) {
+      if (call.deadline && clock_.Now() + delay >= *call.deadline) {
         return failure.WithContext("no time left for a retry before the deadline");
       }
       LOG(WARNING) << failure.ToString() << "; retrying in " << delay.count() << " ms";
@@ -309,6 +295,7 @@ class KubeClient::Impl {
  private:
   const KubeConfig config_;
   KubeClientOptions options_;
+  Clock& clock_;
   kube::TlsMaterial tls_;
   kube::BearerToken token_;
   kube::HttpChannelPool pool_;
@@ -348,11 +335,6 @@ StatusOr<std::string> KubeClient::List(const ResourcePath& collection, const Lis
 StatusOr<std::string> KubeClient::Create(const ResourcePath& collection,
                                          std::string_view object_json, const CallOptions& call) {
   return impl_->Call("POST", collection.ToString(), "application/json", object_json, call);
-}
-
-StatusOr<std::string> KubeClient::Replace(const ResourcePath& path, std::string_view object_json,
-                                          const CallOptions& call) {
-  return impl_->Call("PUT", path.ToString(), "application/json", object_json, call);
 }
 
 StatusOr<std::string> KubeClient::Patch(const ResourcePath& path, PatchType type,

@@ -5,7 +5,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <cctype>
+#include "hcudp/hami/rfc3339.h"
 
 namespace hcudp {
 namespace {
@@ -75,9 +75,8 @@ Status ParseMeta(const Value& obj, ObjectMeta* meta) {
   HCUDP_RETURN_IF_ERROR(
       GetString(*m, "creationTimestamp", "metadata.creationTimestamp", &meta->creation_timestamp));
   if (!meta->creation_timestamp.empty()) {
-    StatusOr<int64_t> t = ParseRfc3339(meta->creation_timestamp);
-    if (!t.ok()) return t.status().WithContext("field metadata.creationTimestamp");
-    meta->creation_unix_s = *t;
+    Status t = hami::ParseRfc3339(meta->creation_timestamp).status();
+    if (!t.ok()) return t.WithContext("field metadata.creationTimestamp");
   }
   HCUDP_RETURN_IF_ERROR(GetStringMap(*m, "labels", "metadata.labels", &meta->labels));
   HCUDP_RETURN_IF_ERROR(
@@ -99,7 +98,7 @@ Status ParseContainer(const Value& c, const std::string& field, Container* out) 
   return OkStatus();
 }
 
-Status ParsePodValue(const Value& obj, std::string_view raw, Pod* pod) {
+Status ParsePodValue(const Value& obj, Pod* pod) {
   if (!obj.IsObject()) return InvalidArgumentError("pod: not a JSON object");
   HCUDP_RETURN_IF_ERROR(ParseMeta(obj, &pod->metadata));
   const Value* spec = nullptr;
@@ -122,15 +121,7 @@ Status ParsePodValue(const Value& obj, std::string_view raw, Pod* pod) {
   if (status != nullptr) {
     HCUDP_RETURN_IF_ERROR(GetString(*status, "phase", "status.phase", &pod->phase));
   }
-  pod->raw_json.assign(raw.data(), raw.size());
   return OkStatus();
-}
-
-std::string Serialize(const Value& value) {
-  rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  value.Accept(w);
-  return std::string(b.GetString(), b.GetSize());
 }
 
 Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
@@ -143,59 +134,7 @@ Status ParseDocument(std::string_view json, rapidjson::Document* doc) {
   return OkStatus();
 }
 
-int Digits(std::string_view s, size_t pos, size_t n, bool* ok) {
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) {
-      *ok = false;
-      return 0;
-    }
-    v = v * 10 + (s[i] - '0');
-  }
-  return v;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date.
-int64_t DaysFromCivil(int64_t y, int m, int d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
 }  // namespace
-
-StatusOr<int64_t> ParseRfc3339(std::string_view s) {
-  bool ok = s.size() >= 20 && s[4] == '-' && s[7] == '-' && (s[10] == 'T' || s[10] == 't') &&
-            s[13] == ':' && s[16] == ':';
-  int year = Digits(s, 0, 4, &ok), month = Digits(s, 5, 2, &ok), day = Digits(s, 8, 2, &ok);
-  int hour = Digits(s, 11, 2, &ok), minute = Digits(s, 14, 2, &ok), sec = Digits(s, 17, 2, &ok);
-  size_t pos = 19;
-  if (ok && pos < s.size() && s[pos] == '.') {
-    ++pos;
-    size_t start = pos;
-    while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) ++pos;
-    ok = pos > start;
-  }
-  int offset_s = 0;
-  if (ok && pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
-    ++pos;
-  } else if (ok && pos + 6 == s.size() && (s[pos] == '+' || s[pos] == '-') && s[pos + 3] == ':') {
-    int oh = Digits(s, pos + 1, 2, &ok), om = Digits(s, pos + 4, 2, &ok);
-    offset_s = (oh * 3600 + om * 60) * (s[pos] == '-' ? -1 : 1);
-    ok = ok && oh < 24 && om < 60;
-    pos += 6;
-  } else {
-    ok = false;
-  }
-  ok = ok && pos == s.size() && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 &&
-       minute < 60 && sec <= 60;
-  if (!ok) return InvalidArgumentError("not an RFC 3339 time: \"" + std::string(s) + "\"");
-  return DaysFromCivil(year, month, day) * 86400 + int64_t{hour} * 3600 + int64_t{minute} * 60 +
-         sec - offset_s;
-}
 
 StatusOr<ObjectMeta> ParseObjectMeta(std::string_view json) {
   rapidjson::Document doc;
@@ -210,7 +149,7 @@ StatusOr<Pod> ParsePod(std::string_view json) {
   Status s = ParseDocument(json, &doc);
   if (!s.ok()) return s.WithContext("pod");
   Pod pod;
-  s = ParsePodValue(doc, json, &pod);
+  s = ParsePodValue(doc, &pod);
   if (!s.ok()) return s.WithContext("pod");
   return pod;
 }
@@ -243,8 +182,7 @@ StatusOr<PodList> ParsePodList(std::string_view json) {
     if (!items->IsArray()) return TypeError("items", "an array");
     for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
       Pod pod;
-      std::string raw = (*items)[i].IsObject() ? Serialize((*items)[i]) : std::string();
-      s = ParsePodValue((*items)[i], raw, &pod);
+      s = ParsePodValue((*items)[i], &pod);
       if (!s.ok()) return s.WithContext("pod list: items[" + std::to_string(i) + "]");
       list.items.push_back(std::move(pod));
     }

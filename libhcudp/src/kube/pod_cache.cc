@@ -24,7 +24,9 @@ std::string Key(const Pod& pod) { return Key(pod.metadata.namespace_name, pod.me
 class PodCache::Impl {
  public:
   Impl(KubeClient* client, PodCacheOptions options)
-      : client_(client), options_(std::move(options)) {}
+      : client_(client),
+        options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
 
   ~Impl() { Stop(); }
 
@@ -48,11 +50,6 @@ class PodCache::Impl {
     return synced_;
   }
 
-  bool WaitForSync(int timeout_ms) const {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] { return synced_; });
-  }
-
   std::optional<Pod> Get(const std::string& ns, const std::string& name) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pods_.find(Key(ns, name));
@@ -73,11 +70,6 @@ class PodCache::Impl {
     return resource_version_;
   }
 
-  int64_t ListCount() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return list_count_;
-  }
-
  private:
   // The cache thread's loop: list, then watch until an error; see pod_cache.h.
   void Run() {
@@ -96,15 +88,14 @@ class PodCache::Impl {
         }
         need_list = false;
       }
-      auto start = std::chrono::steady_clock::now();
+      const Clock::TimePoint start = clock_.Now();
       int64_t events = 0;
       Status s = WatchOnce(&events);
       if (stopping()) break;
       if (s.ok()) {
         // The server ended the stream (timeout): resume from where we are.
         // A server that keeps closing at once gets a pause, not a hot loop.
-        bool quick =
-            events == 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(1);
+        bool quick = events == 0 && clock_.Now() - start < std::chrono::seconds(1);
         quick_ends = quick ? quick_ends + 1 : 0;
         if (quick_ends >= 3) SleepMs(backoff_ms);
         backoff_ms = options_.initial_backoff_ms;
@@ -126,7 +117,8 @@ class PodCache::Impl {
 
   void SleepMs(int ms) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_.load(); });
+    clock_.WaitUntil(lock, cv_, clock_.Now() + std::chrono::milliseconds(ms),
+                     [this] { return stop_.load(); });
   }
 
   ListOptions BaseOptions() const {
@@ -161,7 +153,6 @@ class PodCache::Impl {
       }
       pods_ = std::move(fresh);
       resource_version_ = list.resource_version;
-      ++list_count_;
     }
     Emit(events);
     {
@@ -229,12 +220,12 @@ class PodCache::Impl {
 
   KubeClient* const client_;
   const PodCacheOptions options_;
+  Clock& clock_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<std::string, Pod> pods_;  // guarded by mu_; key "ns/name"
   std::string resource_version_;     // guarded by mu_
   bool synced_ = false;              // guarded by mu_
-  int64_t list_count_ = 0;           // guarded by mu_
   // Set under mu_ (for cv_ waiters); read without it, and by
   // KubeClient::Watch as its cancel flag.
   std::atomic<bool> stop_{false};
@@ -247,12 +238,10 @@ PodCache::~PodCache() { Stop(); }
 void PodCache::Start() { impl_->Start(); }
 void PodCache::Stop() { impl_->Stop(); }
 bool PodCache::HasSynced() const { return impl_->HasSynced(); }
-bool PodCache::WaitForSync(int timeout_ms) const { return impl_->WaitForSync(timeout_ms); }
 std::optional<Pod> PodCache::Get(const std::string& ns, const std::string& name) const {
   return impl_->Get(ns, name);
 }
 std::vector<Pod> PodCache::List() const { return impl_->List(); }
 std::string PodCache::ResourceVersion() const { return impl_->ResourceVersion(); }
-int64_t PodCache::ListCount() const { return impl_->ListCount(); }
 
 }  // namespace hcudp
