@@ -22,6 +22,12 @@ for f in include/hcudp/backend.h include/hcudp/status.h include/hcudp/version.h;
 done
 [[ -z "$(find "$prefix/include" -type f ! -path '*/include/hcudp/*.h')" ]] \
   || fail "installed headers other than include/hcudp/*.h"
+# The HAMi codec is a folder of one-concept headers; the frontends' CLI
+# plumbing (common/cli) and hcuctl's readable form are not library API.
+[[ -f "$prefix/include/hcudp/hami/node_devices.h" ]] || fail "include/hcudp/hami/ not installed"
+for gone in hami_codec.h flags.h option_flags.h; do
+  [[ ! -e "$prefix/include/hcudp/$gone" ]] || fail "include/hcudp/$gone is installed"
+done
 soname=$(readlink "$libdir/libhcudp.so")
 [[ "$soname" == libhcudp.so.0 ]] || fail "libhcudp.so -> $soname, want libhcudp.so.0"
 [[ -f "$libdir/cmake/hcudp/hcudpConfig.cmake" && -f "$libdir/cmake/hcudp/hcudpConfigVersion.cmake" ]] \
@@ -43,6 +49,19 @@ cmake --build "$work/cmake" || fail "build against the CMake package"
 "$work/cmake/hcudp_consumer" "$node" | tee "$work/cmake.out" || fail "find_package consumer exited non-zero"
 grep -qx 'cards: 8' "$work/cmake.out" || fail "find_package consumer did not list 8 cards"
 
+# doc/library.md's example (printed there without its 3-line header comment):
+# 8 cards listed, one vHCU created and destroyed.
+example="$src/doc/examples/list_and_create.cc"
+diff <(sed '1,3d' "$example") <(awk '/^```c\+\+$/{on=1; next} /^```$/{on=0} on' "$src/doc/library.md") \
+  || fail "doc/library.md's example differs from $example"
+check_example() {  # <binary> <output file>
+  "$1" "$node" "$work/example-root-$(basename "$2")" | tee "$2" || fail "$1 exited non-zero"
+  [[ "$(grep -c '^card ' "$2")" == 8 ]] || fail "$1 did not list 8 cards"
+  grep -Eq '^vhcu [0-9]+ on 0000:[0-9a-f:.]+: /etc/vdev/vdev[0-9]+\.conf$' "$2" \
+    || fail "$1 did not create a vHCU"
+}
+check_example "$work/cmake/list_and_create" "$work/example-cmake.out"
+
 echo "== pkg-config hcudp"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 pkg-config --exists hcudp || fail "pkg-config does not find hcudp"
@@ -55,4 +74,11 @@ ${CXX:-c++} -std=c++17 -O1 "${extra_flags[@]}" -o "$work/pc_consumer" \
 "$work/pc_consumer" "$node" | tee "$work/pc.out" || fail "pkg-config consumer exited non-zero"
 grep -qx 'cards: 8' "$work/pc.out" || fail "pkg-config consumer did not list 8 cards"
 cmp -s "$work/cmake.out" "$work/pc.out" || fail "the two consumers disagree"
+# shellcheck disable=SC2046
+${CXX:-c++} -std=c++17 -O1 "${extra_flags[@]}" -o "$work/pc_example" \
+  "$src/doc/examples/list_and_create.cc" \
+  $(pkg-config --cflags --libs hcudp) -Wl,-rpath,"$(pkg-config --variable=libdir hcudp)" \
+  || fail "build the example with pkg-config flags"
+check_example "$work/pc_example" "$work/example-pc.out"
+cmp -s "$work/example-cmake.out" "$work/example-pc.out" || fail "the two examples disagree"
 echo "ok   consumer_install"
