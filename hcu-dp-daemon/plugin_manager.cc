@@ -12,23 +12,15 @@
 #include <cstring>
 
 #include "hcudp/plugin_socket.h"
+#include "hcudp_internal/file_util.h"
 #include "registrar.h"
 #include "socket_names.h"
 
 namespace hcudp::daemon {
 namespace {
 
-Status MakeDirs(const std::string& dir) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos == dir.size() || dir[pos] == '/') {
-      std::string prefix = dir.substr(0, pos);
-      if (::mkdir(prefix.c_str(), 0750) != 0 && errno != EEXIST) {
-        return UnavailableError("cannot create " + prefix + ": " + std::strerror(errno));
-      }
-    }
-  }
-  return OkStatus();
-}
+// The socket directory, made when missing (the kubelet usually has).
+constexpr mode_t kSocketDirMode = 0750;
 
 }  // namespace
 
@@ -36,7 +28,7 @@ Status MakeDirs(const std::string& dir) {
 // create sockets in it: else the flag's value is the problem.
 Status PluginManager::PrepareSocketDir(const std::string& dir) {
   if (dir.empty()) return InvalidArgumentError("--device-plugin-path: empty");
-  Status made = MakeDirs(dir);
+  Status made = file_util::MakeDirs(dir, kSocketDirMode);
   if (!made.ok()) return InvalidArgumentError("--device-plugin-path: " + made.message());
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -128,7 +120,8 @@ void PluginManager::OnStreamEnd(const std::string& resource) {
 }
 
 Status PluginManager::Serve(Endpoint& e) {
-  HCUDP_RETURN_IF_ERROR(MakeDirs(dir_));
+  Status made = file_util::MakeDirs(dir_, kSocketDirMode);
+  if (!made.ok()) return UnavailableError(made.message());
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(
       e.resource_name, e.kind, state_, builder_, options_.device_list_strategy,

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "kube/read_file.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::kube {
 namespace {
@@ -36,7 +36,7 @@ StatusOr<std::string> BearerToken::Current() {
   bool changed = !have_cached_ || st.st_ino != inode_ || st.st_size != size_ ||
                  st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec;
   if (!changed) return cached_;
-  StatusOr<std::string> text = ReadWholeFile(token_file_);
+  StatusOr<std::string> text = file_util::ReadFile(token_file_);
   if (!text.ok()) {
     if (have_cached_) return cached_;
     return text.status().WithContext("token file");
