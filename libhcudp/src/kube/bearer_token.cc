@@ -21,13 +21,13 @@ BearerToken::BearerToken(std::string fixed_token, std::string token_file)
     : fixed_token_(std::move(fixed_token)), token_file_(std::move(token_file)) {}
 
 void BearerToken::Invalidate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   have_cached_ = false;
 }
 
 StatusOr<std::string> BearerToken::Current() {
   if (token_file_.empty()) return fixed_token_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   struct stat st {};
   if (stat(token_file_.c_str(), &st) != 0) {
     if (have_cached_) return cached_;

@@ -68,7 +68,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   if (node.mig_enabled) {
     return FailedPreconditionError("MIG mode is on: vHCUs cannot be created");
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
 
@@ -121,7 +121,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
 }
 
 Status VhcuStore::Destroy(int id) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
   std::string path = VdevConfPath(host_root_, id);
