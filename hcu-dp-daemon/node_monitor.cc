@@ -1,20 +1,19 @@
 #include "node_monitor.h"
 
 #include <glog/logging.h>
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "hcudp/cdi.h"
+#include "hcudp_internal/clock_wait.h"
 
 namespace hcudp::daemon {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The longest single wait: a "never" deadline still wakes now and then.
+constexpr std::chrono::hours kLongestWait{1};
 
 NamingParams ParamsOf(const Options& o) {
   NamingParams p;
@@ -49,17 +48,15 @@ bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>
 }
 
 NodeMonitor::NodeMonitor(const Options& options, Backend& backend, NodeState& state,
-                         const AllocationBuilder& builder)
+                         const AllocationBuilder& builder, Clock& clock)
     : options_(options),
       backend_(backend),
       state_(state),
       builder_(builder),
-      vhcus_(/*warn=*/options.strategy != Strategy::kHcu && options.strategy != Strategy::kMig) {}
+      vhcus_(/*warn=*/options.strategy != Strategy::kHcu && options.strategy != Strategy::kMig),
+      clock_(clock) {}
 
-NodeMonitor::~NodeMonitor() {
-  Stop();
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-}
+NodeMonitor::~NodeMonitor() { Stop(); }
 
 Status NodeMonitor::Start() {
   // Watch before the first look, so a change made during it is not missed.
@@ -69,39 +66,57 @@ Status NodeMonitor::Start() {
     LOG(WARNING) << watching.ToString() << "; node changes follow --pulse only";
   }
   HCUDP_RETURN_IF_ERROR(Refresh(/*initial=*/true));
-  vhcus_.Log(last_inventory_.vhcu_gaps, Clock::now());
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
+  poller_ = std::make_unique<FdPoller>(watcher_->fd(), [this] {
+    if (!watcher_->ReadEvents()) return;
+    {
+      MutexLock lock(mu_);
+      changed_ = true;
+    }
+    cv_.notify_all();
+  });
+  Status polling = poller_->Start();
+  if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; node changes follow --pulse only";
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
 
 void NodeMonitor::Stop() {
   if (!thread_.joinable()) return;
-  stopping_ = true;
-  uint64_t one = 1;
-  if (::write(wake_fd_, &one, sizeof one) < 0) PLOG(WARNING) << "wake monitor";
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
   thread_.join();
+  poller_->Stop();
+}
+
+bool NodeMonitor::WaitForChange(Clock::TimePoint deadline) {
+  deadline = std::min(deadline, clock_.Now() + kLongestWait);
+  MutexLock lock(mu_);
+  WaitUntil(clock_, mu_, cv_, deadline,
+            [this]() HCUDP_REQUIRES(mu_) { return changed_ || stopping_; });
+  const bool changed = changed_;
+  changed_ = false;
+  return changed;
 }
 
 void NodeMonitor::Loop() {
   const bool periodic = options_.pulse_seconds > 0;
   const auto pulse = std::chrono::seconds(std::max(options_.pulse_seconds, 1));
-  Clock::time_point next_pulse = Clock::now() + pulse;
-  Clock::time_point confirm_at = Clock::time_point::max();
-  Clock::time_point restart_check_at = CheckRestart(Clock::now());
-  while (!stopping_) {
-    Clock::time_point deadline = std::min(confirm_at, restart_check_at);
+  Clock::TimePoint next_pulse = clock_.Now() + pulse;
+  Clock::TimePoint confirm_at = Clock::TimePoint::max();
+  Clock::TimePoint restart_check_at = CheckRestart(clock_.Now());
+  for (;;) {
+    Clock::TimePoint deadline = std::min(confirm_at, restart_check_at);
     if (periodic) deadline = std::min(deadline, next_pulse);
-    int timeout_ms = -1;
-    if (deadline != Clock::time_point::max()) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+    const bool event = WaitForChange(deadline);
+    {
+      MutexLock lock(mu_);
+      if (stopping_) break;
     }
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {watcher_->fd(), POLLIN, 0}};
-    int n = ::poll(fds, watcher_->fd() >= 0 ? 2 : 1, timeout_ms);
-    if (stopping_) break;
-    bool event = n > 0 && (fds[1].revents & POLLIN) && watcher_->ReadEvents();
-    const auto now = Clock::now();
+    const auto now = clock_.Now();
     bool due_pulse = periodic && now >= next_pulse;
     bool due_confirm = now >= confirm_at;
     if (!event && !due_pulse && !due_confirm) {
@@ -112,29 +127,29 @@ void NodeMonitor::Loop() {
     Status st = Refresh(/*initial=*/false);
     if (!st.ok()) LOG(WARNING) << "refresh: " << st.ToString();
     // After the publish, so a test that sees the log line sees the list too.
-    vhcus_.Log(last_inventory_.vhcu_gaps, Clock::now());
-    restart_check_at = CheckRestart(Clock::now());
+    vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
+    restart_check_at = CheckRestart(clock_.Now());
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
-      confirm_at = Clock::now() + kConfirmDelay;
+      confirm_at = clock_.Now() + kConfirmDelay;
     } else {
-      confirm_at = Clock::time_point::max();
+      confirm_at = Clock::TimePoint::max();
     }
   }
 }
 
-Clock::time_point NodeMonitor::CheckRestart(Clock::time_point now) {
-  if (restart_requested_) return Clock::time_point::max();
+Clock::TimePoint NodeMonitor::CheckRestart(Clock::TimePoint now) {
+  if (restart_requested_) return Clock::TimePoint::max();
   Status restart = backend_.RestartRequired();
   if (restart.ok()) {
-    if (restart_since_ != Clock::time_point::max()) LOG(WARNING) << "restart no longer required";
-    restart_since_ = Clock::time_point::max();
+    if (restart_since_ != Clock::TimePoint::max()) LOG(WARNING) << "restart no longer required";
+    restart_since_ = Clock::TimePoint::max();
     // Checked even when idle: a vHCU operation on a gRPC thread may be the
     // call that meets the condition. The check makes no vendor call.
     return now + kRestartCheck;
   }
-  if (restart_since_ == Clock::time_point::max()) {
+  if (restart_since_ == Clock::TimePoint::max()) {
     restart_since_ = now;
     LOG(WARNING) << "the node backend needs a restart of the daemon: " << restart.message()
                  << "; serving the last good state, exiting in "
@@ -144,7 +159,7 @@ Clock::time_point NodeMonitor::CheckRestart(Clock::time_point now) {
   LOG(ERROR) << "exiting (code 1) so that the DaemonSet restarts the plugin: " << restart.message();
   restart_requested_ = true;
   if (on_restart_) on_restart_();
-  return Clock::time_point::max();
+  return Clock::TimePoint::max();
 }
 
 Status NodeMonitor::Refresh(bool initial) {

@@ -23,12 +23,18 @@
 // that meets it (a look, or a vHCU operation on a gRPC thread).
 //
 // Threads: Start() runs the first refresh on the caller's thread, then one
-// monitor thread owns the backend calls and the tracker; Stop() joins it.
+// monitor thread owns the backend calls and the tracker; an FdPoller thread
+// reads the PathWatcher and wakes it. Stop() joins both.
+//
+// Time: every schedule above (pulse, confirming re-read, restart checks and
+// grace) is kept on the hcudp::Clock given to the constructor, so a test can
+// run it in simulated time.
 #ifndef HCU_DP_DAEMON_NODE_MONITOR_H_
 #define HCU_DP_DAEMON_NODE_MONITOR_H_
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <set>
@@ -36,10 +42,13 @@
 #include <thread>
 #include <vector>
 
+#include "fd_poller.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
+#include "hcudp/clock.h"
 #include "hcudp/naming.h"
 #include "hcudp/options.h"
+#include "hcudp_internal/thread_annotations.h"
 #include "health_tracker.h"
 #include "node_state.h"
 #include "path_watcher.h"
@@ -49,9 +58,9 @@ namespace hcudp::daemon {
 
 class NodeMonitor {
  public:
-  // `backend` and `state` must outlive the monitor.
+  // `backend`, `state` and `clock` must outlive the monitor.
   NodeMonitor(const Options& options, Backend& backend, NodeState& state,
-              const AllocationBuilder& builder);
+              const AllocationBuilder& builder, Clock& clock = Clock::Real());
   ~NodeMonitor();
 
   // First discovery and publish; an error here is fatal for the daemon
@@ -76,8 +85,11 @@ class NodeMonitor {
  private:
   // Checks Backend::RestartRequired(); returns when to check next (max():
   // never again, the restart was requested).
-  std::chrono::steady_clock::time_point CheckRestart(std::chrono::steady_clock::time_point now);
+  Clock::TimePoint CheckRestart(Clock::TimePoint now);
   void Loop();
+  // Waits until `deadline` on the clock, a watched path changes or Stop();
+  // true when a path changed.
+  bool WaitForChange(Clock::TimePoint deadline);
   // One look at the node: discover, read health, publish if changed.
   // Returns an error only when nothing could be discovered.
   Status Refresh(bool initial);
@@ -90,12 +102,16 @@ class NodeMonitor {
   VhcuKeeper vhcus_;                          // logs vHCU state gaps; monitor thread only
   NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
-  std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(), per-path filters
-  int wake_fd_ = -1;
-  std::atomic<bool> stopping_{false};
+  std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(); the poller thread reads it
+  Clock& clock_;
+  // Wakes the monitor thread; a leaf lock (nothing is locked or called under it).
+  Mutex mu_;
+  std::condition_variable cv_;
+  bool changed_ HCUDP_GUARDED_BY(mu_) = false;  // a watched path changed
+  bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
+  std::unique_ptr<FdPoller> poller_;  // watcher_'s descriptor; after what its handler uses
   std::function<void()> on_restart_;
-  std::chrono::steady_clock::time_point restart_since_ =
-      std::chrono::steady_clock::time_point::max();  // monitor thread only
+  Clock::TimePoint restart_since_ = Clock::TimePoint::max();  // monitor thread only
   std::atomic<bool> restart_requested_{false};
   std::thread thread_;
 };

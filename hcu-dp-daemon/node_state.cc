@@ -12,7 +12,7 @@ const Resource* NodeSnapshot::FindResource(const std::string& name) const {
 NodeState::NodeState() : current_(std::make_shared<NodeSnapshot>()) {}
 
 std::shared_ptr<const NodeSnapshot> NodeState::Current() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return current_;
 }
 
@@ -21,7 +21,7 @@ void NodeState::Publish(NodeInventory inventory, std::vector<Resource> resources
   next->inventory = std::move(inventory);
   next->resources = std::move(resources);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     next->generation = current_->generation + 1;
     current_ = std::move(next);
   }
@@ -31,15 +31,18 @@ void NodeState::Publish(NodeInventory inventory, std::vector<Resource> resources
 
 std::shared_ptr<const NodeSnapshot> NodeState::WaitNewer(uint64_t seen,
                                                          std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mu_);
   const uint64_t wakes = wakes_;
-  cv_.wait_for(lock, timeout, [&] { return current_->generation > seen || wakes_ != wakes; });
+  while (current_->generation <= seen && wakes_ == wakes) {
+    if (cv_.wait_until(mu_, deadline) == std::cv_status::timeout) break;
+  }
   return current_;
 }
 
 void NodeState::Wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++wakes_;
   }
   cv_.notify_all();

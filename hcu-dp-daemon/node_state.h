@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "hcudp/device.h"
 #include "hcudp/naming.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::daemon {
 
@@ -53,10 +53,10 @@ class NodeState {
   void set_listener(std::function<void()> listener) { listener_ = std::move(listener); }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::shared_ptr<const NodeSnapshot> current_;  // guarded by mu_
-  uint64_t wakes_ = 0;                           // guarded by mu_
+  mutable Mutex mu_;  // a leaf: nothing else is locked under it
+  std::condition_variable_any cv_;
+  std::shared_ptr<const NodeSnapshot> current_ HCUDP_GUARDED_BY(mu_);
+  uint64_t wakes_ HCUDP_GUARDED_BY(mu_) = 0;
   std::function<void()> listener_;
 };
 

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "hcudp_internal/file_util.h"
+
 namespace hcudp::daemon {
 namespace {
 
@@ -93,6 +95,13 @@ void PathWatcher::Arm() {
 
 bool PathWatcher::Counts(const Watch& watch, const std::string& name) const {
   if (name.empty()) return true;  // the directory itself changed
+  // The hidden temp file of an atomic write (file_util::WriteFileAtomic,
+  // e.g. the sim's vHCU confs): only its rename to the real name counts.
+  if (name[0] == '.' && name.size() > file_util::kTempSuffix.size() &&
+      name.compare(name.size() - file_util::kTempSuffix.size(), std::string::npos,
+                   file_util::kTempSuffix) == 0) {
+    return false;
+  }
   for (const Filter& f : watch.filters) {
     if (f.name.empty() || f.name == name) return true;
   }

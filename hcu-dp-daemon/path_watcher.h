@@ -10,7 +10,8 @@
 //     P, so a rename or removal higher up (a host-root moved away and back)
 //     is seen too.
 // Filters are per watch: an event counts only for the path it was armed
-// for. After any event that counts (and when a watched directory itself is
+// for; the hidden "*.tmp" file of an atomic write never counts (its rename
+// does). After any event that counts (and when a watched directory itself is
 // deleted, moved or unmounted, or the queue overflows) the watches are
 // re-armed from the paths as they are now, so a directory that appears is
 // watched from then on and a replaced one is watched again.

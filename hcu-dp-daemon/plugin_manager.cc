@@ -1,8 +1,6 @@
 #include "plugin_manager.h"
 
 #include <glog/logging.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,23 +10,16 @@
 #include <cstring>
 
 #include "hcudp/plugin_socket.h"
+#include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/file_util.h"
 #include "registrar.h"
 #include "socket_names.h"
 
 namespace hcudp::daemon {
 namespace {
 
-Status MakeDirs(const std::string& dir) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos == dir.size() || dir[pos] == '/') {
-      std::string prefix = dir.substr(0, pos);
-      if (::mkdir(prefix.c_str(), 0750) != 0 && errno != EEXIST) {
-        return UnavailableError("cannot create " + prefix + ": " + std::strerror(errno));
-      }
-    }
-  }
-  return OkStatus();
-}
+// The socket directory, made when missing (the kubelet usually has).
+constexpr mode_t kSocketDirMode = 0750;
 
 }  // namespace
 
@@ -36,7 +27,7 @@ Status MakeDirs(const std::string& dir) {
 // create sockets in it: else the flag's value is the problem.
 Status PluginManager::PrepareSocketDir(const std::string& dir) {
   if (dir.empty()) return InvalidArgumentError("--device-plugin-path: empty");
-  Status made = MakeDirs(dir);
+  Status made = file_util::MakeDirs(dir, kSocketDirMode);
   if (!made.ok()) return InvalidArgumentError("--device-plugin-path: " + made.message());
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -53,27 +44,28 @@ Status PluginManager::PrepareSocketDir(const std::string& dir) {
 }
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
-                             const AllocationBuilder& builder, AllocateDelegate allocate_delegate)
+                             const AllocationBuilder& builder, AllocateDelegate allocate_delegate,
+                             Clock& clock)
     : options_(options),
       state_(state),
       builder_(builder),
       allocate_delegate_(std::move(allocate_delegate)),
       dir_(options.device_plugin_path),
-      kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))) {
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-}
+      kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))),
+      clock_(clock) {}
 
 PluginManager::~PluginManager() {
   Stop();
+  if (poller_) poller_->Stop();
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 void PluginManager::Wake() {
-  uint64_t one = 1;
-  if (wake_fd_ >= 0 && ::write(wake_fd_, &one, sizeof one) < 0 && errno != EAGAIN) {
-    PLOG(WARNING) << "wake plugin manager";
+  {
+    MutexLock lock(mu_);
+    woken_ = true;
   }
+  cv_.notify_all();
 }
 
 Status PluginManager::Start() {
@@ -87,6 +79,9 @@ Status PluginManager::Start() {
     if (!e.server && !e.path_too_long)
       return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
   }
+  poller_ = std::make_unique<FdPoller>(inotify_fd_, [this] { DrainInotify(); });
+  Status polling = poller_->Start();
+  if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; relying on the 5 s backstop";
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
@@ -97,6 +92,7 @@ bool PluginManager::Stop() {
     Wake();
     thread_.join();
   }
+  if (poller_) poller_->Stop();
   for (Endpoint& e : endpoints_) CancelAttempt(e);
   for (Endpoint& e : endpoints_) {
     if (e.attempt) {
@@ -108,7 +104,8 @@ bool PluginManager::Stop() {
   for (Endpoint& e : endpoints_) {
     if (e.server) e.server->BeginStop();
   }
-  const auto deadline = Clock::now() + PluginServer::kStopBudget;
+  // A bound on gRPC's shutdown, in real time (not a schedule of ours).
+  const auto deadline = std::chrono::steady_clock::now() + PluginServer::kStopBudget;
   bool clean = true;
   for (Endpoint& e : endpoints_) {
     if (e.server) {
@@ -121,14 +118,15 @@ bool PluginManager::Stop() {
 
 void PluginManager::OnStreamEnd(const std::string& resource) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stream_ends_.emplace_back(resource, Clock::now());
+    MutexLock lock(mu_);
+    stream_ends_.emplace_back(resource, clock_.Now());
   }
   Wake();
 }
 
 Status PluginManager::Serve(Endpoint& e) {
-  HCUDP_RETURN_IF_ERROR(MakeDirs(dir_));
+  Status made = file_util::MakeDirs(dir_, kSocketDirMode);
+  if (!made.ok()) return UnavailableError(made.message());
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(
       e.resource_name, e.kind, state_, builder_, options_.device_list_strategy,
@@ -150,7 +148,7 @@ void PluginManager::SyncEndpoints() {
     e.last_name = r.last_name;
     e.kind = r.kind;
     e.socket_path = JoinPath(dir_, SocketFileName(r.last_name, InstanceId()));
-    e.next_attempt = Clock::now();
+    e.next_attempt = clock_.Now();
     if (e.socket_path.size() > kMaxUnixSocketPath) {
       e.path_too_long = true;
       LOG(ERROR) << "cannot serve " << r.name << ": its socket path " << e.socket_path << " is "
@@ -198,7 +196,7 @@ void PluginManager::CollectAttempt(Endpoint& e) {
   if (!e.attempt || !e.attempt->done) return;
   e.attempt->thread.join();
   std::unique_ptr<Attempt> a = std::move(e.attempt);
-  const auto now = Clock::now();
+  const auto now = clock_.Now();
   if (a->result.ok() && a->serve_generation == e.serve_generation) {
     LOG(INFO) << "registered " << e.resource_name << " with kubelet (endpoint "
               << e.socket_path.substr(e.socket_path.find_last_of('/') + 1) << ")";
@@ -231,22 +229,37 @@ void PluginManager::DrainInotify() {
   if (inotify_fd_ < 0) return;
   alignas(inotify_event) char buf[4096];
   ssize_t len;
+  bool created = false;
+  bool lost = false;
   while ((len = ::read(inotify_fd_, buf, sizeof buf)) > 0) {
     for (char* p = buf; p < buf + len;) {
       auto* ev = reinterpret_cast<inotify_event*>(p);
       std::string name = ev->len > 0 ? ev->name : "";
-      if (ev->mask & (IN_IGNORED | IN_DELETE_SELF)) watch_wd_ = -1;
+      if (ev->mask & (IN_IGNORED | IN_DELETE_SELF)) lost = true;
       if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) && name == kKubeletSocket) {
         LOG(INFO) << "kubelet.sock created: registering again";
-        force_register_ = true;
+        created = true;
       }
       p += sizeof(inotify_event) + ev->len;
     }
   }
+  {
+    MutexLock lock(mu_);
+    kubelet_created_ = kubelet_created_ || created;
+    watch_lost_ = watch_lost_ || lost;
+    woken_ = true;  // any change in the directory: reconcile
+  }
+  cv_.notify_all();
 }
 
 void PluginManager::Reconcile() {
-  const auto now = Clock::now();
+  const auto now = clock_.Now();
+  {
+    MutexLock lock(mu_);
+    if (watch_lost_) watch_wd_ = -1;
+    force_register_ = force_register_ || kubelet_created_;
+    watch_lost_ = kubelet_created_ = false;
+  }
   if (inotify_fd_ >= 0 && watch_wd_ < 0) {
     watch_wd_ =
         ::inotify_add_watch(inotify_fd_, dir_.c_str(),
@@ -257,7 +270,7 @@ void PluginManager::Reconcile() {
 
   // Streams that ended and were not reopened within the grace period.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = stream_ends_.begin(); it != stream_ends_.end();) {
       if (now < it->second + kStreamGrace) {
         ++it;
@@ -328,8 +341,8 @@ void PluginManager::Reconcile() {
   }
 }
 
-PluginManager::Clock::time_point PluginManager::NextDeadline() const {
-  Clock::time_point deadline = next_backstop_;
+Clock::TimePoint PluginManager::NextDeadline() const {
+  Clock::TimePoint deadline = next_backstop_;
   for (const Endpoint& e : endpoints_) {
     if (!e.registered && !e.attempt && e.server && FileInode(kubelet_socket_) != 0) {
       deadline = std::min(deadline, e.next_attempt);
@@ -341,24 +354,14 @@ PluginManager::Clock::time_point PluginManager::NextDeadline() const {
 void PluginManager::Loop() {
   while (!stopping_) {
     Reconcile();
-    const auto now = Clock::now();
+    const auto now = clock_.Now();
     if (now >= next_backstop_) next_backstop_ = now + kBackstop;
-    Clock::time_point deadline = NextDeadline();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [name, t] : stream_ends_) deadline = std::min(deadline, t + kStreamGrace);
-    }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    int timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, kBackstop.count()));
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-    int n = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, timeout_ms);
-    if (n > 0 && (fds[0].revents & POLLIN)) {
-      uint64_t count;
-      if (::read(wake_fd_, &count, sizeof count) < 0 && errno != EAGAIN) {
-        PLOG(WARNING) << "read wake fd";
-      }
-    }
-    if (n > 0 && inotify_fd_ >= 0 && (fds[1].revents & POLLIN)) DrainInotify();
+    Clock::TimePoint deadline = std::min(NextDeadline(), now + kBackstop);
+    MutexLock lock(mu_);
+    for (const auto& [name, t] : stream_ends_) deadline = std::min(deadline, t + kStreamGrace);
+    WaitUntil(clock_, mu_, cv_, deadline,
+              [this]() HCUDP_REQUIRES(mu_) { return woken_ || stopping_; });
+    woken_ = false;
   }
 }
 

@@ -16,21 +16,41 @@
 // kubelet that is not there yet is waited for (logged once).
 //
 // Threads: Start() serves every resource before returning and then runs the
-// manager thread; Stop() joins it, stops the servers and removes our sockets.
+// manager thread (and an FdPoller thread reading the inotify descriptor);
+// Stop() joins them, stops the servers and removes our sockets. Backoff,
+// the backstop and the stream grace are kept on the hcudp::Clock given to the
+// constructor, so a test can run them in simulated time.
+//
+// Lock order of the daemon (annotated; clang's -Wthread-safety checks it in
+// the `tsa` preset). The manager is the daemon's outermost object, so the
+// order is written here. Every lock the daemon itself owns is a leaf: it is
+// taken with no other lock held, and nothing is locked and nothing that
+// blocks is called under it:
+//   PluginManager::mu_, NodeMonitor::mu_, NodeState::mu_,
+//   RegistrationCanceller::mu_.
+// The locks a daemon thread nests are the library's, entered through the
+// monitor's and the gRPC handlers' calls, outermost first: HamiAgent's
+// allocate lock -> VhcuManager's lock -> the vHCU host lock -> the vendor
+// library's RwMutex -> its leaves (DlopenVendorLib's dmi_down_mu_ and
+// health_mu_). HostBackend's health lock and the kube client's locks are
+// leaves of their own.
 #ifndef HCU_DP_DAEMON_PLUGIN_MANAGER_H_
 #define HCU_DP_DAEMON_PLUGIN_MANAGER_H_
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fd_poller.h"
 #include "hcudp/allocation.h"
+#include "hcudp/clock.h"
 #include "hcudp/options.h"
+#include "hcudp_internal/thread_annotations.h"
 #include "node_state.h"
 #include "plugin_server.h"
 #include "registrar.h"
@@ -44,10 +64,10 @@ class PluginManager {
   static constexpr std::chrono::milliseconds kBackstop{5000};
   static constexpr std::chrono::milliseconds kStreamGrace{1000};
 
-  // `state` and `builder` must outlive the manager.
+  // `state`, `builder` and `clock` must outlive the manager.
   // `allocate_delegate` (optional) serves Allocate of the HAMi resources.
   PluginManager(const Options& options, NodeState& state, const AllocationBuilder& builder,
-                AllocateDelegate allocate_delegate = nullptr);
+                AllocateDelegate allocate_delegate = nullptr, Clock& clock = Clock::Real());
   ~PluginManager();
 
   // Creates the socket directory if needed, removes stale sockets, serves
@@ -69,8 +89,6 @@ class PluginManager {
   void Wake();
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   // One Register call, run on its own thread so that a slow kubelet (it
   // dials back with a 10 s timeout before answering) never keeps the
   // manager from re-serving a deleted socket.
@@ -93,9 +111,9 @@ class PluginManager {
     std::unique_ptr<PluginServer> server;
     uint64_t serve_generation = 0;  // +1 each time the server is (re)created
     bool registered = false;
-    Clock::time_point registered_at{};
+    Clock::TimePoint registered_at{};
     std::chrono::milliseconds backoff{0};
-    Clock::time_point next_attempt{};
+    Clock::TimePoint next_attempt{};
     uint64_t registered_kubelet_inode = 0;
     std::unique_ptr<Attempt> attempt;  // in flight or finished, not yet collected
   };
@@ -107,9 +125,10 @@ class PluginManager {
   void StartAttempt(Endpoint& e, uint64_t kubelet_inode);
   void CollectAttempt(Endpoint& e);
   static void CancelAttempt(Endpoint& e);
+  // On the poller thread: reads the inotify events and records them.
   void DrainInotify();
   void OnStreamEnd(const std::string& resource);
-  Clock::time_point NextDeadline() const;
+  Clock::TimePoint NextDeadline() const;
 
   const Options options_;
   NodeState& state_;
@@ -120,15 +139,22 @@ class PluginManager {
   std::vector<Endpoint> endpoints_;  // manager thread only (after Start)
   bool kubelet_missing_logged_ = false;
   bool force_register_ = false;
-  Clock::time_point next_backstop_{};
+  Clock::TimePoint next_backstop_{};
 
-  std::mutex mu_;
-  std::vector<std::pair<std::string, Clock::time_point>> stream_ends_;  // guarded by mu_
-
+  Clock& clock_;
   int inotify_fd_ = -1;
-  int watch_wd_ = -1;  // the socket directory's watch; -1 when lost
-  int wake_fd_ = -1;
+  int watch_wd_ = -1;  // the socket directory's watch; -1 when lost; manager thread only
   std::atomic<bool> stopping_{false};
+
+  // What other threads tell the manager thread; a leaf lock.
+  Mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<std::string, Clock::TimePoint>> stream_ends_ HCUDP_GUARDED_BY(mu_);
+  bool woken_ HCUDP_GUARDED_BY(mu_) = false;
+  bool kubelet_created_ HCUDP_GUARDED_BY(mu_) = false;  // kubelet.sock (re)appeared
+  bool watch_lost_ HCUDP_GUARDED_BY(mu_) = false;       // the directory's watch went away
+
+  std::unique_ptr<FdPoller> poller_;  // inotify_fd_; after what its handler uses
   std::thread thread_;
 };
 

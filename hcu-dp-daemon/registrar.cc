@@ -14,20 +14,20 @@
 namespace hcudp::daemon {
 
 void RegistrationCanceller::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   cancelled_ = true;
   if (context_ != nullptr) context_->TryCancel();
 }
 
 bool RegistrationCanceller::Begin(grpc::ClientContext* context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (cancelled_) return false;
   context_ = context;
   return true;
 }
 
 void RegistrationCanceller::End() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   context_ = nullptr;
 }
 

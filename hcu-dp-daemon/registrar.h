@@ -4,10 +4,10 @@
 #define HCU_DP_DAEMON_REGISTRAR_H_
 
 #include <chrono>
-#include <mutex>
 #include <string>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace grpc {
 class ClientContext;
@@ -40,9 +40,9 @@ class RegistrationCanceller {
   bool Begin(grpc::ClientContext* context);
   void End();
 
-  std::mutex mu_;
-  grpc::ClientContext* context_ = nullptr;  // guarded by mu_
-  bool cancelled_ = false;                  // guarded by mu_
+  Mutex mu_;  // a leaf
+  grpc::ClientContext* context_ HCUDP_GUARDED_BY(mu_) = nullptr;
+  bool cancelled_ HCUDP_GUARDED_BY(mu_) = false;
 };
 
 // Unavailable when kubelet is unreachable or answers with an error

@@ -72,6 +72,22 @@ BOOST_AUTO_TEST_CASE(each_path_has_its_own_filter) {
   BOOST_TEST(w.ReadEvents());
 }
 
+// An atomic write (file_util::WriteFileAtomic) makes a hidden "*.tmp" file
+// in the watched directory, then renames it: only the rename counts.
+BOOST_AUTO_TEST_CASE(the_temp_file_of_an_atomic_write_does_not_count_its_rename_does) {
+  Dir d;
+  fs::create_directories(d.Join("vdev"));
+  PathWatcher w({d.Join("vdev")});
+  BOOST_REQUIRE(w.Open().ok());
+  const std::string temp = d.Join("vdev/.vdev6.conf.123.0.tmp");
+  Touch(temp);
+  BOOST_TEST(!w.ReadEvents());
+  fs::rename(temp, d.Join("vdev/vdev6.conf"));
+  BOOST_TEST(w.ReadEvents());
+  Touch(d.Join("vdev/vdev7.conf.tmp"));  // not hidden: another writer's file, counts
+  BOOST_TEST(w.ReadEvents());
+}
+
 BOOST_AUTO_TEST_CASE(a_replaced_directory_is_watched_again) {
   Dir d;
   fs::create_directories(d.Join("etc/vdev"));

@@ -20,6 +20,14 @@ extern char** environ;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Every stream and call of these tests ends by then: a daemon that stops
+// answering fails the test instead of hanging it.
+constexpr std::chrono::seconds kStreamDeadline{60};
+
+void BoundStream(grpc::ClientContext& ctx) {
+  ctx.set_deadline(std::chrono::system_clock::now() + kStreamDeadline);
+}
 using hcudp::testing::KubeletStub;
 
 std::string Slurp(const std::string& path) {
@@ -62,12 +70,22 @@ struct Daemon {
     delete kubelet;
     std::system(("rm -rf " + dir).c_str());
   }
+  // SIGTERM, then SIGKILL if the daemon has not exited within 20 s.
   int Stop() {
     ::kill(pid, SIGTERM);
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);  // SIGKILL cannot be ignored: returns at once
+      status = -1;
+    }
     pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   std::string Endpoint(const std::string& resource) {
     for (const auto& r : kubelet->registrations()) {
@@ -96,6 +114,7 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
 
   auto plugin = d.Plugin("hygon.com/hcu");
   grpc::ClientContext watch_ctx;
+  BoundStream(watch_ctx);
   v1beta1::Empty empty;
   auto stream = plugin->ListAndWatch(&watch_ctx, empty);
   v1beta1::ListAndWatchResponse list;
@@ -111,6 +130,7 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
   // Preferred: 4 of {card 3, cards 4-7} -> the whole second island.
   {
     grpc::ClientContext ctx;
+    BoundStream(ctx);
     v1beta1::PreferredAllocationRequest req;
     auto* c = req.add_container_requests();
     for (size_t i = 3; i < 8; ++i) c->add_available_deviceids(ids[i]);
@@ -123,6 +143,7 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
   // Allocate one card; unknown IDs are INVALID_ARGUMENT.
   {
     grpc::ClientContext ctx;
+    BoundStream(ctx);
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids(ids[0]);
     v1beta1::AllocateResponse resp;
@@ -135,6 +156,7 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
   }
   {
     grpc::ClientContext ctx;
+    BoundStream(ctx);
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids("0000:ff:00.0");
     v1beta1::AllocateResponse resp;
@@ -191,6 +213,7 @@ BOOST_AUTO_TEST_CASE(a_stream_cancelled_by_kubelet_leads_to_re_registration) {
   auto plugin = d.Plugin("hygon.com/hcu");
   {
     grpc::ClientContext ctx;
+    BoundStream(ctx);
     v1beta1::Empty empty;
     auto stream = plugin->ListAndWatch(&ctx, empty);
     v1beta1::ListAndWatchResponse list;
@@ -230,6 +253,7 @@ BOOST_AUTO_TEST_CASE(a_new_vhcu_brings_a_new_resource_without_restart) {
   BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
   auto plugin = d.Plugin("hygon.com/hcu");
   grpc::ClientContext watch_ctx;
+  BoundStream(watch_ctx);
   v1beta1::Empty empty;
   auto stream = plugin->ListAndWatch(&watch_ctx, empty);
   v1beta1::ListAndWatchResponse list;
@@ -266,6 +290,7 @@ BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) 
     BOOST_TEST(::stat((cdi + "/hygon.com-hcu.json").c_str(), &st) == 0);
     auto plugin = d.Plugin("hygon.com/hcu");
     grpc::ClientContext ctx;
+    BoundStream(ctx);
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids("0000:09:00.0");
     v1beta1::AllocateResponse resp;

@@ -1,12 +1,15 @@
 // hcu-dp-daemon registers the right resources, sockets and first device
 // lists with kubelet, per demo node, strategy and naming policy
 // (DESIGN.md §3-4, reference/hcu-hardware.md §6).
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <ostream>
-#include <sys/stat.h>
 #include <thread>
 
 #include "integration/daemon_harness.h"
@@ -38,36 +41,63 @@ std::set<std::string> MigSet(const std::string& profile) {
 }
 
 const RegistrationCase kCases[] = {
-    {"k100ai-8 mixed", "demo/nodes/k100ai-8.yaml", {"--strategy=mixed"},
+    {"k100ai-8 mixed",
+     "demo/nodes/k100ai-8.yaml",
+     {"--strategy=mixed"},
      {{"hygon.com/hcu", kK100All}}},
-    {"k100ai-8 hcu", "demo/nodes/k100ai-8.yaml", {"--strategy=hcu"},
-     {{"hygon.com/hcu", kK100All}}},
-    {"k100ai-8 policy 1", "demo/nodes/k100ai-8.yaml", {"--policy=1"},
+    {"k100ai-8 hcu", "demo/nodes/k100ai-8.yaml", {"--strategy=hcu"}, {{"hygon.com/hcu", kK100All}}},
+    {"k100ai-8 policy 1",
+     "demo/nodes/k100ai-8.yaml",
+     {"--policy=1"},
      {{"hygon.com/K100_AI", kK100All}}},
-    {"k100ai-8 policy 2", "demo/nodes/k100ai-8.yaml", {"--policy=2"},
+    {"k100ai-8 policy 2",
+     "demo/nodes/k100ai-8.yaml",
+     {"--policy=2"},
      {{"hygon.com/K100-AI_64G_120CU", kK100All}}},
-    {"z100l-mixed mixed", "demo/nodes/z100l-mixed.yaml", {"--strategy=mixed"},
+    {"z100l-mixed mixed",
+     "demo/nodes/z100l-mixed.yaml",
+     {"--strategy=mixed"},
      {{"hygon.com/hcu", kZ100Whole},
       {"hygon.com/hcu-share-15c-8g", kZ100Share15},
       {"hygon.com/hcu-share-30c-16g", kZ100Share30}}},
-    {"z100l-mixed hcu", "demo/nodes/z100l-mixed.yaml", {"--strategy=hcu"},
+    {"z100l-mixed hcu",
+     "demo/nodes/z100l-mixed.yaml",
+     {"--strategy=hcu"},
      {{"hygon.com/hcu", kZ100All}}},
-    {"z100l-mixed vhcu", "demo/nodes/z100l-mixed.yaml", {"--strategy=vhcu"},
-     {{"hygon.com/hcu-share-15c-8g", kZ100Share15},
-      {"hygon.com/hcu-share-30c-16g", kZ100Share30}}},
-    {"bw-mig mig", "demo/nodes/bw-mig.yaml", {"--strategy=mig"},
+    {"z100l-mixed vhcu",
+     "demo/nodes/z100l-mixed.yaml",
+     {"--strategy=vhcu"},
+     {{"hygon.com/hcu-share-15c-8g", kZ100Share15}, {"hygon.com/hcu-share-30c-16g", kZ100Share30}}},
+    {"bw-mig mig",
+     "demo/nodes/bw-mig.yaml",
+     {"--strategy=mig"},
      {{"hygon.com/hcu-mig-2g-15gb", MigSet("2g.15gb")},
       {"hygon.com/hcu-mig-4g-31gb", MigSet("4g.31gb")},
       {"hygon.com/hcu-mig-8g-63gb", MigSet("8g.63gb")}}},
 };
 
-// After the expected resources registered, give a stray extra registration
-// this long to show up before comparing the full set.
-constexpr milliseconds kSettle{300};
-
 bool IsSocket(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+// The resources the daemon serves: one socket "hygon.com_<last-name>@<tag>"
+// each in the plugin directory. The daemon serves every resource of a
+// snapshot before it registers any (PluginManager::Start), so once one
+// registration is seen this is the whole set it can ever register for the
+// node as started: a stray resource shows here without waiting for it.
+std::vector<std::string> ServedResources(const DaemonHarness& h) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(h.plugin_dir())) {
+    const std::string file = e.path().filename();
+    const size_t at = file.find('@');
+    const size_t underscore = file.find('_');
+    if (at == std::string::npos || underscore == std::string::npos || !IsSocket(e.path())) continue;
+    names.push_back(file.substr(0, underscore) + "/" +
+                    file.substr(underscore + 1, at - underscore - 1));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 BOOST_AUTO_TEST_SUITE(registration)
@@ -80,9 +110,9 @@ BOOST_DATA_TEST_CASE(registers_exactly_the_expected_resources_and_devices,
     ResourceSnapshot snap = h.RequireRegistered(resource);
     BOOST_TEST(Ids(snap.current_stream_first_devices) == ids, resource);
   }
-  std::this_thread::sleep_for(kSettle);
   std::vector<std::string> expected_names;
   for (const auto& [resource, ids] : c.expected) expected_names.push_back(resource);
+  BOOST_TEST(ServedResources(h) == expected_names, boost::test_tools::per_element());
   BOOST_TEST(h.kubelet().Resources() == expected_names, boost::test_tools::per_element());
 }
 
@@ -176,7 +206,8 @@ BOOST_AUTO_TEST_CASE(vhcus_carry_their_parent_cards_numa_node) {
       BOOST_TEST(d.topology().nodes(0).id() == 1, d.id());
     }
   }
-  for (const v1beta1::Device& d : h.RequireRegistered("hygon.com/hcu").current_stream_first_devices) {
+  for (const v1beta1::Device& d :
+       h.RequireRegistered("hygon.com/hcu").current_stream_first_devices) {
     BOOST_REQUIRE_EQUAL(d.topology().nodes_size(), 1);
     BOOST_TEST(d.topology().nodes(0).id() == 0, d.id());
   }
@@ -197,7 +228,8 @@ BOOST_AUTO_TEST_CASE(mig_instances_carry_their_cards_numa_node) {
 BOOST_AUTO_TEST_CASE(a_daemon_started_before_kubelet_registers_when_kubelet_comes_up) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml");
   h.Start(/*start_kubelet=*/false);
-  std::this_thread::sleep_for(milliseconds(500));  // the daemon is up, kubelet is not
+  // The daemon is up and has looked for kubelet, which is not there.
+  BOOST_REQUIRE(h.daemon().WaitForLog("waiting for kubelet: ", milliseconds(10000)));
   BOOST_REQUIRE(h.daemon().Running());
   h.StartKubelet();
   h.RequireRegistered("hygon.com/hcu");
@@ -207,7 +239,8 @@ BOOST_AUTO_TEST_CASE(the_policy_flag_wins_over_the_policy_env_var) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--policy=0"}, {"POLICY=2"});
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
-  std::this_thread::sleep_for(kSettle);
+  BOOST_TEST(ServedResources(h) == std::vector<std::string>{"hygon.com/hcu"},
+             boost::test_tools::per_element());
   BOOST_TEST(!h.kubelet().Snapshot("hygon.com/K100-AI_64G_120CU").has_value());
 }
 

@@ -27,10 +27,15 @@
 #define HCUDP_ACQUIRED_BEFORE(...) HCUDP_TSA(acquired_before(__VA_ARGS__))
 #define HCUDP_ACQUIRED_AFTER(...) HCUDP_TSA(acquired_after(__VA_ARGS__))
 #define HCUDP_REQUIRES(...) HCUDP_TSA(requires_capability(__VA_ARGS__))
+#define HCUDP_REQUIRES_SHARED(...) HCUDP_TSA(requires_shared_capability(__VA_ARGS__))
+#define HCUDP_ACQUIRE_SHARED(...) HCUDP_TSA(acquire_shared_capability(__VA_ARGS__))
+#define HCUDP_RELEASE_SHARED(...) HCUDP_TSA(release_shared_capability(__VA_ARGS__))
+#define HCUDP_RELEASE_GENERIC(...) HCUDP_TSA(release_generic_capability(__VA_ARGS__))
 #define HCUDP_EXCLUDES(...) HCUDP_TSA(locks_excluded(__VA_ARGS__))
 #define HCUDP_ACQUIRE(...) HCUDP_TSA(acquire_capability(__VA_ARGS__))
 #define HCUDP_RELEASE(...) HCUDP_TSA(release_capability(__VA_ARGS__))
 #define HCUDP_TRY_ACQUIRE(...) HCUDP_TSA(try_acquire_capability(__VA_ARGS__))
+#define HCUDP_TRY_ACQUIRE_SHARED(...) HCUDP_TSA(try_acquire_shared_capability(__VA_ARGS__))
 #define HCUDP_RETURN_CAPABILITY(x) HCUDP_TSA(lock_returned(x))
 #define HCUDP_NO_THREAD_SAFETY_ANALYSIS HCUDP_TSA(no_thread_safety_analysis)
 
@@ -42,6 +47,10 @@ class HCUDP_CAPABILITY("mutex") Mutex {
   void lock() HCUDP_ACQUIRE() { mu_.lock(); }
   void unlock() HCUDP_RELEASE() { mu_.unlock(); }
   bool try_lock() HCUDP_TRY_ACQUIRE(true) { return mu_.try_lock(); }
+
+  // The std::mutex inside, for waits that need one (hcudp::Clock::WaitUntil;
+  // see hcudp_internal/clock_wait.h). Lock it only through this Mutex.
+  std::mutex& native() HCUDP_RETURN_CAPABILITY(this) { return mu_; }
 
  private:
   std::mutex mu_;

@@ -1,14 +1,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/cdi.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -50,9 +49,12 @@ Status ValidateVhcuConfFile(const std::string& host_root, const std::string& pat
     return FailedPreconditionError("vHCU conf " + path + " is not a regular file");
   }
   if (st.st_size == 0) return FailedPreconditionError("vHCU conf " + path + " is empty");
-  std::ifstream in(full, std::ios::binary);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in && !in.eof()) return FailedPreconditionError("vHCU conf " + path + " cannot be read");
+  StatusOr<std::string> read = file_util::ReadFile(full);
+  if (!read.ok()) {
+    return FailedPreconditionError("vHCU conf " + path +
+                                   " cannot be read: " + read.status().message());
+  }
+  const std::string& content = *read;
   if (content.find('\0') != std::string::npos) {
     return FailedPreconditionError("vHCU conf " + path + " is not text (contains NUL)");
   }

@@ -95,7 +95,7 @@ StatusOr<std::vector<Card>> HostBackend::DiscoverCards() {
 }
 
 void HostBackend::ApplyLastHealth(std::vector<Card>* cards) {
-  std::lock_guard<std::mutex> lock(health_mutex_);
+  MutexLock lock(health_mutex_);
   if (!have_health_) return;  // no verdict yet: cards stay as discovered
   for (Card& card : *cards) {
     auto it = last_health_.find(card.bdf);
@@ -163,7 +163,7 @@ StatusOr<NodeInventory> HostBackend::Discover() {
 StatusOr<std::vector<CardHealthReport>> HostBackend::QueryHealth() {
   StatusOr<std::vector<CardHealthReport>> reports = vendor_->QueryHealth();
   if (!reports.ok()) return reports;
-  std::lock_guard<std::mutex> lock(health_mutex_);
+  MutexLock lock(health_mutex_);
   last_health_.clear();
   for (const CardHealthReport& r : *reports) last_health_[Lower(r.bdf)] = r;
   have_health_ = true;

@@ -6,11 +6,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "hcudp/backend.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp {
 
@@ -48,9 +48,9 @@ class HostBackend final : public Backend {
   // which serialises them against hcuctl, other processes and our own threads.
 
   // The last successful QueryHealth(), by BDF; empty until one succeeded.
-  std::mutex health_mutex_;
-  std::map<std::string, CardHealthReport> last_health_;  // guarded by health_mutex_
-  bool have_health_ = false;                             // guarded by health_mutex_
+  Mutex health_mutex_;  // a leaf: no vendor call is made under it
+  std::map<std::string, CardHealthReport> last_health_ HCUDP_GUARDED_BY(health_mutex_);
+  bool have_health_ HCUDP_GUARDED_BY(health_mutex_) = false;
 };
 
 }  // namespace hcudp

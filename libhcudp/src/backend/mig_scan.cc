@@ -11,6 +11,7 @@
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/mig_conf.h"
+#include "hcudp_internal/file_util.h"
 #include "vendor/kfd_topology.h"
 
 namespace hcudp {
@@ -33,7 +34,7 @@ StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::s
                                    " is a directory, not a CI conf (left by a runtime "
                                    "that mounted a vanished conf; remove it)");
   }
-  HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(file));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(file));
   StatusOr<MigConf> conf = ParseMigConf(text);
   if (!conf.ok()) return conf.status().WithContext(file);
 
@@ -57,10 +58,10 @@ StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
   const std::string dir = HostPath(host_root, kKfdNodesDir);
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> nodes, vendor::ListKfdNodes(dir));
   for (const std::string& node : nodes) {
-    auto gpu_id = node_files::ReadFile(node_files::JoinPath({node, "gpu_id"}));
+    auto gpu_id = file_util::ReadFile(node_files::JoinPath({node, "gpu_id"}));
     if (!gpu_id.ok() || ParseDecimal(*gpu_id).value_or(0) == 0) continue;
     const std::string path = node_files::JoinPath({node, "properties"});
-    HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(path));
+    HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(path));
     std::map<std::string, int64_t> props = vendor::ParseKfdProperties(text);
     int64_t arrays = props.count("array_count") ? props["array_count"] : 0;
     int64_t per_engine =

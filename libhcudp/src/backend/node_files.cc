@@ -37,19 +37,6 @@ StatusOr<std::vector<std::string>> ListDir(const std::string& path) {
   return names;
 }
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::string message = "cannot read " + path + ": " + std::strerror(errno);
-    if (errno == ENOENT) return NotFoundError(message);
-    return InternalError(message);
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return InternalError("cannot read " + path);
-  return contents.str();
-}
-
 bool Exists(const std::string& path) {
   std::error_code ec;
   return fs::exists(path, ec);

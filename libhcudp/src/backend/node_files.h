@@ -1,5 +1,6 @@
 // Small, non-throwing file-system helpers for reading node files under a
-// host-root (sysfs, /dev, /etc/vdev, /etc/dmi_mig_config).
+// host-root (sysfs, /dev, /etc/vdev, /etc/dmi_mig_config). Whole files are
+// read with file_util::ReadFile (hcudp_internal/file_util.h).
 #ifndef HCUDP_SRC_BACKEND_NODE_FILES_H_
 #define HCUDP_SRC_BACKEND_NODE_FILES_H_
 
@@ -18,8 +19,6 @@ std::string JoinPath(std::initializer_list<std::string_view> parts);
 // Names of the entries of directory `path`, sorted; NotFound when it does not
 // exist, another error when it cannot be read.
 StatusOr<std::vector<std::string>> ListDir(const std::string& path);
-// The whole file; NotFound when absent.
-StatusOr<std::string> ReadFile(const std::string& path);
 // True if `path` exists (following symlinks, as sysfs needs).
 bool Exists(const std::string& path);
 bool IsDirectory(const std::string& path);

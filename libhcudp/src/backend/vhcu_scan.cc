@@ -5,6 +5,7 @@
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/vdev_conf.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -61,7 +62,7 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
   const std::string file = HostPath(host_root, ConfPath(id));
-  HCUDP_ASSIGN_OR_RETURN(std::string text, node_files::ReadFile(file));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(file));
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   if (!conf.ok()) return conf.status().WithContext(file);
   HCUDP_RETURN_IF_ERROR(CheckVdevConfName(*conf, id).WithContext(file));

@@ -1,14 +1,10 @@
-#include <fcntl.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <set>
 
 #include "hcudp/cdi.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -59,10 +55,6 @@ void WriteEdits(Writer& w, const ContainerAllocation& edits) {
     w.EndArray();
   }
   w.EndObject();
-}
-
-Status ErrnoError(const std::string& what) {
-  return UnavailableError(what + ": " + std::strerror(errno));
 }
 
 }  // namespace
@@ -119,44 +111,13 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
 }
 
 Status WriteCdiSpec(const std::string& dir, const std::string& json) {
-  // mkdir -p
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos == dir.size() || dir[pos] == '/') {
-      std::string prefix = dir.substr(0, pos);
-      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-        return ErrnoError("create CDI spec dir " + prefix);
-      }
-    }
+  Status st = file_util::MakeDirs(dir, 0755);
+  if (st.ok()) {
+    st = file_util::WriteFileAtomic(dir + "/" + std::string(kCdiSpecFileName), json, 0644,
+                                    file_util::Durability::kSyncFileAndDirectory);
   }
-  const std::string final_path = dir + "/" + std::string(kCdiSpecFileName);
-  std::string temp = dir + "/.hygon.com-hcu.json.XXXXXX";
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) return ErrnoError("create temp file in " + dir);
-  size_t done = 0;
-  while (done < json.size()) {
-    ssize_t n = ::write(fd, json.data() + done, json.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status st = ErrnoError("write " + temp);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return st;
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, 0644);
-  bool synced = ::fsync(fd) == 0;
-  bool closed = ::close(fd) == 0;
-  if (!synced || !closed) {
-    Status st = ErrnoError("flush " + temp);
-    ::unlink(temp.c_str());
-    return st;
-  }
-  if (::rename(temp.c_str(), final_path.c_str()) != 0) {
-    Status st = ErrnoError("rename to " + final_path);
-    ::unlink(temp.c_str());
-    return st;
-  }
+  // The daemon retries a failed write on its next refresh: Unavailable, as before.
+  if (!st.ok()) return UnavailableError("write CDI spec: " + st.message());
   return OkStatus();
 }
 

@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "core/fnv1a.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -35,9 +35,9 @@ std::string InstanceTag(int64_t pid, uint64_t start_ticks) {
 
 StatusOr<uint64_t> ProcessStartTicks(int64_t pid) {
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return NotFoundError(path + ": cannot be read");
+  StatusOr<std::string> text = file_util::ReadFile(path);
+  if (!text.ok() || text->empty()) return NotFoundError(path + ": cannot be read");
+  const std::string line = text->substr(0, text->find('\n'));
   // "pid (comm) state ppid ..." — comm may hold spaces and ')', so fields
   // are counted from the last ')'. starttime is field 22; field 3 is the
   // first after the ')'.

@@ -1,8 +1,7 @@
 // Doctor checks on the vendor runtime: libraries, hy-smi, DTK.
-#include <fstream>
-#include <sstream>
 
 #include "doctor/checks.h"
+#include "hcudp_internal/file_util.h"
 #include "vendor/node_files.h"
 #include "vendor/subprocess.h"
 #include "vendor/vendor_api.h"
@@ -95,10 +94,8 @@ DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
 DoctorCheck CheckDtkVersion(const DoctorOptions& o) {
   // DTK follows ROCm's layout: <dtk>/.info/version holds e.g. "24.04.2".
   const std::string path = UnderRoot(UnderRoot(o.host_root, o.dtk_path), "/.info/version");
-  std::ifstream in(path);
-  std::stringstream ss;
-  if (in) ss << in.rdbuf();
-  const std::string version = FirstDottedVersion(ss.str());
+  StatusOr<std::string> text = file_util::ReadFile(path);
+  const std::string version = FirstDottedVersion(text.ok() ? *text : std::string());
   if (version.empty()) {
     return Warn("dtk-version", "no DTK version at " + o.dtk_path + "/.info/version",
                 "install DTK >= " + std::string(kMinDtkVersion) +

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "kube/read_file.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::kube {
 namespace {
@@ -21,13 +21,13 @@ BearerToken::BearerToken(std::string fixed_token, std::string token_file)
     : fixed_token_(std::move(fixed_token)), token_file_(std::move(token_file)) {}
 
 void BearerToken::Invalidate() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   have_cached_ = false;
 }
 
 StatusOr<std::string> BearerToken::Current() {
   if (token_file_.empty()) return fixed_token_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   struct stat st {};
   if (stat(token_file_.c_str(), &st) != 0) {
     if (have_cached_) return cached_;
@@ -36,7 +36,7 @@ StatusOr<std::string> BearerToken::Current() {
   bool changed = !have_cached_ || st.st_ino != inode_ || st.st_size != size_ ||
                  st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec;
   if (!changed) return cached_;
-  StatusOr<std::string> text = ReadWholeFile(token_file_);
+  StatusOr<std::string> text = file_util::ReadFile(token_file_);
   if (!text.ok()) {
     if (have_cached_) return cached_;
     return text.status().WithContext("token file");

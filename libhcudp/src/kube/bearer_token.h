@@ -6,10 +6,10 @@
 #include <sys/types.h>
 
 #include <ctime>
-#include <mutex>
 #include <string>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::kube {
 
@@ -29,12 +29,12 @@ class BearerToken {
  private:
   const std::string fixed_token_;
   const std::string token_file_;
-  std::mutex mu_;
-  std::string cached_;        // guarded by mu_
-  bool have_cached_ = false;  // guarded by mu_
-  ino_t inode_ = 0;           // guarded by mu_
-  off_t size_ = 0;            // guarded by mu_
-  timespec mtime_{};          // guarded by mu_
+  Mutex mu_;  // a leaf
+  std::string cached_ HCUDP_GUARDED_BY(mu_);
+  bool have_cached_ HCUDP_GUARDED_BY(mu_) = false;
+  ino_t inode_ HCUDP_GUARDED_BY(mu_) = 0;
+  off_t size_ HCUDP_GUARDED_BY(mu_) = 0;
+  timespec mtime_ HCUDP_GUARDED_BY(mu_){};
 };
 
 }  // namespace hcudp::kube

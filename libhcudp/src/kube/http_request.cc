@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 namespace hcudp::kube {
 namespace {
@@ -133,7 +132,7 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
                                                 const HttpRequest& request) {
   std::unique_ptr<Channel> channel;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!idle_.empty()) {
       channel = std::move(idle_.back());
       idle_.pop_back();
@@ -144,7 +143,7 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
     return InternalError("curl initialisation failed");
   }
   StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, request);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (idle_.size() < max_idle_) idle_.push_back(std::move(channel));
   return response;
 }

@@ -8,13 +8,13 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::kube {
 
@@ -65,8 +65,8 @@ class HttpChannelPool {
  private:
   struct Channel;
   const size_t max_idle_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Channel>> idle_;  // guarded by mu_
+  Mutex mu_;  // a leaf: no I/O under it
+  std::vector<std::unique_ptr<Channel>> idle_ HCUDP_GUARDED_BY(mu_);
 };
 
 // One request on a fresh connection.

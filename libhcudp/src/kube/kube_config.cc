@@ -9,8 +9,8 @@
 #include <set>
 #include <vector>
 
+#include "hcudp_internal/file_util.h"
 #include "kube/base64.h"
-#include "kube/read_file.h"
 
 namespace hcudp {
 namespace {
@@ -115,7 +115,7 @@ StatusOr<std::string> PemField(const YAML::Node& map, const std::string& where,
     if (!decoded) return FieldError(field, "not valid base64");
     pem = std::move(*decoded);
   } else if (!file.empty()) {
-    StatusOr<std::string> read = kube::ReadWholeFile(ResolvePath(file, base_dir));
+    StatusOr<std::string> read = file_util::ReadFile(ResolvePath(file, base_dir));
     if (!read.ok()) return read.status().WithContext("kubeconfig field " + field);
     pem = std::move(read).value();
   } else {
@@ -231,7 +231,7 @@ StatusOr<KubeConfig> ParseKubeconfig(std::string_view yaml, std::string_view bas
 }
 
 StatusOr<KubeConfig> LoadKubeconfig(const std::string& path) {
-  HCUDP_ASSIGN_OR_RETURN(std::string text, kube::ReadWholeFile(path));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(path));
   std::string dir = fs::path(path).parent_path().string();
   StatusOr<KubeConfig> config = ParseKubeconfig(text, dir.empty() ? "." : dir);
   if (!config.ok()) return config.status().WithContext(path);
@@ -252,14 +252,14 @@ StatusOr<KubeConfig> LoadInClusterConfig(const InClusterSource& source) {
   config.source = "in-cluster";
   bool ipv6 = host.find(':') != std::string::npos;
   config.server = "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
-  StatusOr<std::string> ca = kube::ReadWholeFile(source.ca_file);
+  StatusOr<std::string> ca = file_util::ReadFile(source.ca_file);
   if (!ca.ok()) return ca.status().WithContext("in-cluster CA");
   if (ca->find("BEGIN CERTIFICATE") == std::string::npos) {
     return InvalidArgumentError("in-cluster CA " + source.ca_file + ": not PEM");
   }
   config.ca_pem = std::move(ca).value();
   // Fail early if the token is missing; it is re-read on every change later.
-  StatusOr<std::string> token = kube::ReadWholeFile(source.token_file);
+  StatusOr<std::string> token = file_util::ReadFile(source.token_file);
   if (!token.ok()) return token.status().WithContext("in-cluster token");
   config.token_file = source.token_file;
   return config;

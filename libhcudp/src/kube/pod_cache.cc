@@ -8,10 +8,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "hcudp/kube_ops.h"
+#include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp {
 namespace {
@@ -31,14 +32,14 @@ class PodCache::Impl {
   ~Impl() { Stop(); }
 
   void Start() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (thread_.joinable() || stop_.load()) return;
     thread_ = std::thread([this] { Run(); });
   }
 
   void Stop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
     cv_.notify_all();
@@ -46,19 +47,19 @@ class PodCache::Impl {
   }
 
   bool HasSynced() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return synced_;
   }
 
   std::optional<Pod> Get(const std::string& ns, const std::string& name) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = pods_.find(Key(ns, name));
     if (it == pods_.end()) return std::nullopt;
     return it->second;
   }
 
   std::vector<Pod> List() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Pod> out;
     out.reserve(pods_.size());
     for (const auto& [key, pod] : pods_) out.push_back(pod);
@@ -66,7 +67,7 @@ class PodCache::Impl {
   }
 
   std::string ResourceVersion() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return resource_version_;
   }
 
@@ -116,9 +117,9 @@ class PodCache::Impl {
   bool stopping() const { return stop_.load(); }
 
   void SleepMs(int ms) {
-    std::unique_lock<std::mutex> lock(mu_);
-    clock_.WaitUntil(lock, cv_, clock_.Now() + std::chrono::milliseconds(ms),
-                     [this] { return stop_.load(); });
+    MutexLock lock(mu_);
+    WaitUntil(clock_, mu_, cv_, clock_.Now() + std::chrono::milliseconds(ms),
+              [this] { return stop_.load(); });
   }
 
   ListOptions BaseOptions() const {
@@ -139,7 +140,7 @@ class PodCache::Impl {
     for (Pod& pod : list.items) fresh.emplace(Key(pod), std::move(pod));
     std::vector<PodEvent> events;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (const auto& [key, pod] : fresh) {
         auto old = pods_.find(key);
         if (old == pods_.end()) {
@@ -157,7 +158,7 @@ class PodCache::Impl {
     Emit(events);
     {
       // Synced only once the handlers have seen the initial state.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       synced_ = true;
     }
     cv_.notify_all();
@@ -184,7 +185,7 @@ class PodCache::Impl {
 
   Status Apply(const WatchEvent& e) {
     if (e.type == WatchEventType::kBookmark) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!e.resource_version.empty()) resource_version_ = e.resource_version;
       return OkStatus();
     }
@@ -192,7 +193,7 @@ class PodCache::Impl {
     if (!pod.ok()) return pod.status().WithContext("pod cache: watch event");
     std::vector<PodEvent> events;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       const std::string key = Key(*pod);
       auto old = pods_.find(key);
       if (e.type == WatchEventType::kDeleted) {
@@ -221,11 +222,11 @@ class PodCache::Impl {
   KubeClient* const client_;
   const PodCacheOptions options_;
   Clock& clock_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;  // a leaf: handlers run and the API server is called outside it
   mutable std::condition_variable cv_;
-  std::map<std::string, Pod> pods_;  // guarded by mu_; key "ns/name"
-  std::string resource_version_;     // guarded by mu_
-  bool synced_ = false;              // guarded by mu_
+  std::map<std::string, Pod> pods_ HCUDP_GUARDED_BY(mu_);  // key "ns/name"
+  std::string resource_version_ HCUDP_GUARDED_BY(mu_);
+  bool synced_ HCUDP_GUARDED_BY(mu_) = false;
   // Set under mu_ (for cv_ waiters); read without it, and by
   // KubeClient::Watch as its cancel flag.
   std::atomic<bool> stop_{false};

@@ -4,19 +4,19 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::sim {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::uintmax_t kMaxSmallFileBytes = 1 << 20;
+constexpr mode_t kDirMode = 0755;
+constexpr mode_t kFileMode = 0644;
 
 std::string ErrnoText() { return std::strerror(errno); }
 
@@ -24,55 +24,13 @@ std::string ErrnoText() { return std::strerror(errno); }
 
 std::string StateDir(const std::string& host_root) { return host_root + "/.hcudp-sim"; }
 
-Status MakeDirs(const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec) return InternalError("cannot create directory " + path + ": " + ec.message());
-  return OkStatus();
-}
+Status MakeDirs(const std::string& path) { return file_util::MakeDirs(path, kDirMode); }
 
-StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  std::error_code ec;
-  std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) return NotFoundError(path + ": " + ec.message());
-  if (size > kMaxSmallFileBytes) return InvalidArgumentError(path + " is larger than 1 MiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError(path + ": cannot open");
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-Status WriteFileAtomic(const std::string& host_root, const std::string& path,
-                       const std::string& content) {
-  StatusOr<std::string> current = ReadSmallFile(path);
+Status WriteFileIfChanged(const std::string& path, const std::string& content) {
+  StatusOr<std::string> current = file_util::ReadFile(path);
   if (current.ok() && *current == content) return OkStatus();
-  HCUDP_RETURN_IF_ERROR(MakeDirs(fs::path(path).parent_path().string()));
-  std::string tmp_dir = StateDir(host_root) + "/tmp";
-  HCUDP_RETURN_IF_ERROR(MakeDirs(tmp_dir));
-  static std::atomic<unsigned> counter{0};
-  std::string tmp = tmp_dir + "/" + std::to_string(getpid()) + "-" +
-                    std::to_string(counter.fetch_add(1)) + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return InternalError("cannot create " + tmp + ": " + ErrnoText());
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = InternalError("cannot write " + tmp + ": " + ErrnoText());
-      close(fd);
-      unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = InternalError("cannot write " + path + ": " + ErrnoText());
-    unlink(tmp.c_str());
-    return s;
-  }
-  return OkStatus();
+  HCUDP_RETURN_IF_ERROR(MakeDirs(file_util::ParentDir(path)));
+  return file_util::WriteFileAtomic(path, content, kFileMode, file_util::Durability::kNoSync);
 }
 
 std::vector<std::string> ListDir(const std::string& dir) {

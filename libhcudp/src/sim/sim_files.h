@@ -1,6 +1,8 @@
-// File-system helpers for the simulated node's host-root. Writes are atomic
-// (temp file in <host_root>/.hcudp-sim/tmp, then rename), so a reader never
-// sees a half-written file or a stray temp name in a directory it scans.
+// File-system helpers for the simulated node's host-root, on the library's
+// file module (hcudp_internal/file_util.h). Writes are atomic (a hidden "*.tmp" file in
+// the target's directory, then rename), so a reader never sees a
+// half-written file; they are not fsync-ed (a simulated node need not
+// survive a power cut).
 #ifndef HCUDP_SRC_SIM_SIM_FILES_H_
 #define HCUDP_SRC_SIM_SIM_FILES_H_
 
@@ -15,12 +17,11 @@ namespace hcudp::sim {
 // <host_root>/.hcudp-sim: the sim's own bookkeeping, outside the node tree.
 std::string StateDir(const std::string& host_root);
 
-// Writes `content` to `path` (parents created) unless it already holds it.
-Status WriteFileAtomic(const std::string& host_root, const std::string& path,
-                       const std::string& content);
+// Writes `content` to `path` (mode 0644; parents created 0755) unless it
+// already holds it.
+Status WriteFileIfChanged(const std::string& path, const std::string& content);
+// "mkdir -p" with mode 0755.
 Status MakeDirs(const std::string& path);
-// Reads a whole (small) file; NotFound when it does not exist.
-StatusOr<std::string> ReadSmallFile(const std::string& path);
 // Names of the entries of `dir` (empty when it does not exist).
 std::vector<std::string> ListDir(const std::string& dir);
 // Removes `path` recursively; OK when it did not exist.

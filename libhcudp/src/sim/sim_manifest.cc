@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "hcudp_internal/file_util.h"
 #include "sim/sim_files.h"
 
 namespace hcudp::sim {
@@ -17,7 +18,7 @@ std::string ManifestPath(const std::string& host_root) { return StateDir(host_ro
 }  // namespace
 
 RenderManifest::RenderManifest(std::string host_root) : root_(std::move(host_root)) {
-  StatusOr<std::string> text = ReadSmallFile(ManifestPath(root_));
+  StatusOr<std::string> text = file_util::ReadFile(ManifestPath(root_));
   if (!text.ok()) return;
   std::istringstream lines(*text);
   std::string line;
@@ -71,7 +72,7 @@ Status RenderManifest::RemoveRendered(const std::string& path) {
 Status RenderManifest::Save() {
   std::string text;
   for (const std::string& rel : current_) text += rel + "\n";
-  return WriteFileAtomic(root_, ManifestPath(root_), text);
+  return WriteFileIfChanged(ManifestPath(root_), text);
 }
 
 }  // namespace hcudp::sim

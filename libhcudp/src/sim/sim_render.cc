@@ -37,10 +37,9 @@ std::string Join(const std::string& dir, const std::string& name) {
 }
 
 // Writes a file of this render and records it in the manifest.
-Status Write(RenderManifest& m, const std::string& root, const std::string& path,
-             const std::string& content) {
+Status Write(RenderManifest& m, const std::string& path, const std::string& content) {
   m.Add(path);
-  return sim::WriteFileAtomic(root, path, content);
+  return sim::WriteFileIfChanged(path, content);
 }
 
 Status MakeDir(RenderManifest& m, const std::string& path) {
@@ -76,8 +75,8 @@ Status RefuseRealRoot(const std::string& host_root, const std::string& root) {
 
 Status RenderModule(RenderManifest& m, const SimNode& node, const std::string& root) {
   std::string module = root + "/sys/module/hycu";
-  HCUDP_RETURN_IF_ERROR(Write(m, root, module + "/initstate", "live\n"));
-  HCUDP_RETURN_IF_ERROR(Write(m, root, module + "/version", node.driver_version + "\n"));
+  HCUDP_RETURN_IF_ERROR(Write(m, module + "/initstate", "live\n"));
+  HCUDP_RETURN_IF_ERROR(Write(m, module + "/version", node.driver_version + "\n"));
   std::string drivers = module + "/drivers/pci:hycu";
   std::set<std::string> bdfs;
   for (const SimCard& c : node.cards) {
@@ -97,10 +96,10 @@ Status RenderPciDevices(RenderManifest& m, const SimNode& node, const std::strin
   for (const SimCard& c : node.cards) {
     bdfs.insert(c.bdf);
     std::string dir = devices + "/" + c.bdf;
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/device", Hex4(c.pci_device_id) + "\n"));
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/class", "0x038000\n"));
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/device", Hex4(c.pci_device_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/class", "0x038000\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
   }
   return Prune(m, devices, bdfs);
 }
@@ -112,22 +111,22 @@ Status RenderKfd(RenderManifest& m, const SimNode& node, const std::string& root
   for (size_t n = 0; n < nodes.size(); ++n) {
     std::string dir = nodes_dir + "/" + std::to_string(n);
     keep.insert(std::to_string(n));
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/gpu_id", std::to_string(nodes[n].gpu_id) + "\n"));
-    HCUDP_RETURN_IF_ERROR(Write(m, root, dir + "/properties", nodes[n].properties));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/gpu_id", std::to_string(nodes[n].gpu_id) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, dir + "/properties", nodes[n].properties));
   }
   return Prune(m, nodes_dir, keep);
 }
 
 Status RenderDev(RenderManifest& m, const SimNode& node, const std::string& root) {
-  HCUDP_RETURN_IF_ERROR(Write(m, root, root + "/dev/kfd", ""));
-  HCUDP_RETURN_IF_ERROR(Write(m, root, root + "/dev/mkfd", ""));
+  HCUDP_RETURN_IF_ERROR(Write(m, root + "/dev/kfd", ""));
+  HCUDP_RETURN_IF_ERROR(Write(m, root + "/dev/mkfd", ""));
   std::string dri = root + "/dev/dri";
   std::set<std::string> keep;
   for (const SimCard& c : node.cards) {
     for (const std::string& name :
          {"card" + std::to_string(c.card_minor), "renderD" + std::to_string(c.render_minor)}) {
       keep.insert(name);
-      HCUDP_RETURN_IF_ERROR(Write(m, root, Join(dri, name), ""));
+      HCUDP_RETURN_IF_ERROR(Write(m, Join(dri, name), ""));
     }
   }
   return Prune(m, dri, keep);
@@ -144,9 +143,9 @@ Status SeedVhcus(const SimNode& node, const std::string& root) {
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
   for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
     HCUDP_RETURN_IF_ERROR(
-        sim::WriteFileAtomic(root, sim::VdevConfPath(root, id), FormatVdevConf(conf)));
+        sim::WriteFileIfChanged(sim::VdevConfPath(root, id), FormatVdevConf(conf)));
   }
-  return sim::WriteFileAtomic(root, marker, "vHCUs of the SimNode written to etc/vdev\n");
+  return sim::WriteFileIfChanged(marker, "vHCUs of the SimNode written to etc/vdev\n");
 }
 
 Status RenderMig(RenderManifest& m, const SimNode& node, const std::string& root) {
@@ -156,14 +155,14 @@ Status RenderMig(RenderManifest& m, const SimNode& node, const std::string& root
   for (const SimCard& c : node.cards) {
     std::string name = "dev" + std::to_string(c.index);
     keep.insert(name);
-    HCUDP_RETURN_IF_ERROR(Write(m, root, Join(mig_dir, name), c.bdf + "\n"));
+    HCUDP_RETURN_IF_ERROR(Write(m, Join(mig_dir, name), c.bdf + "\n"));
   }
   HCUDP_RETURN_IF_ERROR(Prune(m, mig_dir, keep));
   HCUDP_RETURN_IF_ERROR(MakeDir(m, mig_dir + "/ci"));
   std::set<std::string> confs;
   for (const auto& [name, conf] : sim::MigConfs(node)) {
     confs.insert(name);
-    HCUDP_RETURN_IF_ERROR(Write(m, root, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
+    HCUDP_RETURN_IF_ERROR(Write(m, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
   }
   return Prune(m, mig_dir + "/ci", confs);
 }

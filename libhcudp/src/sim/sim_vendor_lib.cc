@@ -6,9 +6,9 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 
 #include "hcudp/sim_node.h"
+#include "hcudp_internal/thread_annotations.h"
 #include "sim/sim_layout.h"
 #include "sim/sim_vhcu_store.h"
 
@@ -155,7 +155,7 @@ class SimVendorLib final : public VendorLib {
  private:
   // The node as of now: reloads and re-renders when the file changed.
   std::shared_ptr<const SimNode> Current() {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(mu_);
     std::optional<FileStamp> stamp = Stamp(path_);
     if (!stamp) {
       if (!missing_logged_)
@@ -191,10 +191,10 @@ class SimVendorLib final : public VendorLib {
 
   const std::string path_;
   const std::string host_root_;
-  std::mutex mu_;
-  std::shared_ptr<const SimNode> node_;  // guarded by mu_
-  FileStamp stamp_;                      // guarded by mu_
-  bool missing_logged_ = false;          // guarded by mu_
+  Mutex mu_;  // a leaf
+  std::shared_ptr<const SimNode> node_ HCUDP_GUARDED_BY(mu_);
+  FileStamp stamp_ HCUDP_GUARDED_BY(mu_);
+  bool missing_logged_ HCUDP_GUARDED_BY(mu_) = false;
   sim::VhcuStore vhcus_;
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "hcudp_internal/file_util.h"
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
 
@@ -14,7 +15,7 @@ namespace hcudp::sim {
 
 StatusOr<VdevConf> VhcuStore::Read(int id) const {
   std::string path = VdevConfPath(host_root_, id);
-  StatusOr<std::string> text = ReadSmallFile(path);
+  StatusOr<std::string> text = file_util::ReadFile(path);
   if (!text.ok()) return NotFoundError("vHCU " + std::to_string(id) + " does not exist");
   StatusOr<VdevConf> conf = ParseVdevConf(*text);
   if (!conf.ok()) return conf.status().WithContext(path);
@@ -67,7 +68,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   if (node.mig_enabled) {
     return FailedPreconditionError("MIG mode is on: vHCUs cannot be created");
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
 
@@ -115,13 +116,12 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   conf.vdev_id = id;
   conf.pipe_id = pipe;
   conf.enable = 1;
-  HCUDP_RETURN_IF_ERROR(
-      WriteFileAtomic(host_root_, VdevConfPath(host_root_, id), FormatVdevConf(conf)));
+  HCUDP_RETURN_IF_ERROR(WriteFileIfChanged(VdevConfPath(host_root_, id), FormatVdevConf(conf)));
   return id;
 }
 
 Status VhcuStore::Destroy(int id) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(mu_);
   HostRootLock lock(host_root_);
   HCUDP_RETURN_IF_ERROR(lock.status());
   std::string path = VdevConfPath(host_root_, id);

@@ -8,11 +8,11 @@
 #define HCUDP_SRC_SIM_SIM_VHCU_STORE_H_
 
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "hcudp/sim_node.h"
 #include "hcudp/vdev_conf.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::sim {
 
@@ -40,7 +40,7 @@ class VhcuStore {
   std::vector<int> TakenIds() const;
 
   const std::string host_root_;
-  std::mutex mu_;  // serialises Create/Destroy within this process
+  Mutex mu_;  // serialises Create/Destroy within this process; taken before HostRootLock
 };
 
 }  // namespace hcudp::sim

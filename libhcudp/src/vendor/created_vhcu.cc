@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend/node_files.h"
+#include "hcudp_internal/file_util.h"
 #include "vendor/node_files.h"
 
 namespace hcudp::vendor {
@@ -27,7 +28,7 @@ std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
     StatusOr<int> id = ParseVdevConfFileName(name);
     const std::string path = node_files::JoinPath({dir, name});
     if (!id.ok() || !node_files::IsRegularFile(path)) continue;
-    StatusOr<std::string> text = node_files::ReadFile(path);
+    StatusOr<std::string> text = file_util::ReadFile(path);
     if (!text.ok()) continue;
     StatusOr<VdevConf> conf = ParseVdevConf(*text);
     if (conf.ok()) out[*id] = *conf;

@@ -58,7 +58,7 @@ Status DlopenVendorLib::CheckInitializedLocked() const {
 }
 
 Status DlopenVendorLib::Init() {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   if (initialized_) return OkStatus();
   HCUDP_RETURN_IF_ERROR(WaitForDriverLiveLocked());
   HCUDP_RETURN_IF_ERROR(RsmiInitWithRetriesLocked());
@@ -82,7 +82,7 @@ Status DlopenVendorLib::Init() {
 }
 
 void DlopenVendorLib::Shutdown() {
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   reinit_failed_ = false;
   if (!initialized_) return;
   const rsmi_status_t st = api_->rsmi.shut_down();
@@ -230,7 +230,7 @@ std::string DlopenVendorLib::CountSignatureLocked(bool* agree) const {
 
 void DlopenVendorLib::ResyncIfCountsDisagree() {
   {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (!initialized_ && !reinit_failed_) return;
     bool agree = false;
     const std::string signature = CountSignatureLocked(&agree);
@@ -238,7 +238,7 @@ void DlopenVendorLib::ResyncIfCountsDisagree() {
     // but PCI still lists) is not retried until the counts change again.
     if (agree || signature == unresolved_mismatch_) return;
   }
-  std::unique_lock lock(mu_);
+  WriterLock lock(mu_);
   bool agree = false;
   std::string why;
   if (reinit_failed_) {
@@ -263,14 +263,14 @@ void DlopenVendorLib::ResyncIfCountsDisagree() {
 }
 
 CardMap DlopenVendorLib::card_map() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return card_map_;
 }
 
 StatusOr<std::string> DlopenVendorLib::DriverVersion() {
   StatusOr<std::string> from_module = DriverModuleVersion(options_.host_root);
   if (from_module.ok()) return from_module;
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   if (initialized_ && api_->rsmi.version_str_get != nullptr) {
     char buf[256] = {};
     if (api_->rsmi.version_str_get(0 /* RSMI_SW_COMP_DRIVER */, buf, sizeof(buf)) ==

@@ -26,7 +26,7 @@ void MarkUnhealthy(CardHealthReport* report, const std::string& reason) {
 void DlopenVendorLib::LogSkippedLines(const std::vector<std::string>& skipped) {
   if (skipped.empty()) return;
   const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> guard(health_mu_);
+  MutexLock guard(health_mu_);
   if (skipped_logged_at_ != std::chrono::steady_clock::time_point() &&
       now - skipped_logged_at_ < kSkippedLogInterval) {
     skipped_suppressed_ += skipped.size();
@@ -66,14 +66,14 @@ StatusOr<std::vector<CardHealthReport>> DlopenVendorLib::QueryHealth() {
 
   std::set<std::string> needs_reset;
   {
-    std::lock_guard<std::mutex> guard(dmi_down_mu_);
+    MutexLock guard(dmi_down_mu_);
     needs_reset = reset_required_;
   }
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   HCUDP_ASSIGN_OR_RETURN(const int count, RsmiCountLocked());
   std::vector<CardHealthReport> reports;
-  std::lock_guard<std::mutex> health_guard(health_mu_);
+  MutexLock health_guard(health_mu_);
   for (int card = 0; card < count; ++card) {
     HCUDP_ASSIGN_OR_RETURN(std::string bdf, BdfLocked(card));
     CardHealthReport report;
@@ -135,14 +135,14 @@ StatusOr<std::vector<CardHealthReport>> DlopenVendorLib::QueryHealth() {
 void DlopenVendorLib::ProbeResetRequired() {
   // dmiGetDeviceInfo is the cheapest call that names a card: RESET_REQUIRED
   // there marks the card; an answer clears it (the card was reset).
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   if (!initialized_) return;
   for (size_t card = 0; card < card_map_.bdfs.size(); ++card) {
     const int dmi = card_map_.dmi_index[card];
     if (dmi < 0) continue;
     dmiDeviceInfo raw{};
     const dmiStatus st = api_->dmi.get_device_info(dmi, &raw);
-    std::lock_guard<std::mutex> guard(dmi_down_mu_);
+    MutexLock guard(dmi_down_mu_);
     if (st == DMI_STATUS_RESET_REQUIRED) {
       if (reset_required_.insert(card_map_.bdfs[card]).second) {
         LOG(ERROR) << "card " << card_map_.bdfs[card]

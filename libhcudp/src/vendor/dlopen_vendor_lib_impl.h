@@ -94,21 +94,21 @@ class DlopenVendorLib final : public VendorLib {
 
  private:
   // All Locked* helpers expect mu_ held (shared suffices unless noted).
-  Status CheckInitializedLocked() const;
+  Status CheckInitializedLocked() const HCUDP_REQUIRES_SHARED(mu_);
   Status Rsmi(rsmi_status_t code, const char* call) const;
   Status Dmi(dmiStatus code, const char* call) const;
-  StatusOr<int> RsmiCountLocked() const;
-  StatusOr<int> DmiCountLocked() const;
-  StatusOr<std::string> BdfLocked(int card) const;
-  StatusOr<uint64_t> EccLocked(int card) const;
+  StatusOr<int> RsmiCountLocked() const HCUDP_REQUIRES_SHARED(mu_);
+  StatusOr<int> DmiCountLocked() const HCUDP_REQUIRES_SHARED(mu_);
+  StatusOr<std::string> BdfLocked(int card) const HCUDP_REQUIRES_SHARED(mu_);
+  StatusOr<uint64_t> EccLocked(int card) const HCUDP_REQUIRES_SHARED(mu_);
   // Up XHCL links of `src` whose remote BDF is `dst`; 0 when unknown.
-  int UpXhclLinksLocked(int src, int dst) const;
+  int UpXhclLinksLocked(int src, int dst) const HCUDP_REQUIRES_SHARED(mu_);
   // The card's DMI index; an error when the map gives it none.
-  StatusOr<int> DmiIndexLocked(int card) const;
+  StatusOr<int> DmiIndexLocked(int card) const HCUDP_REQUIRES_SHARED(mu_);
   // -1 when no card has that DMI index.
-  int RsmiIndexForDmiLocked(int dmi_index) const;
+  int RsmiIndexForDmiLocked(int dmi_index) const HCUDP_REQUIRES_SHARED(mu_);
   // Dmi() that also notes "DMI is down for this process" (13 after start).
-  Status DmiLocked(dmiStatus code, const char* call) const;
+  Status DmiLocked(dmiStatus code, const char* call) const HCUDP_REQUIRES_SHARED(mu_);
   // Remembers that `card` needs a reset when `st` says so (RESET_REQUIRED).
   void NoteResetRequired(const Status& st, int card);
   // Calls `call` (which locks mu_ itself) again while it fails transiently
@@ -121,21 +121,21 @@ class DlopenVendorLib final : public VendorLib {
   static const Status& StatusOf(const StatusOr<T>& s) {
     return s.status();
   }
-  StatusOr<DmiDeviceInfo> DmiInfoLocked(int dmi_index, bool vhcu) const;
+  StatusOr<DmiDeviceInfo> DmiInfoLocked(int dmi_index, bool vhcu) const HCUDP_REQUIRES_SHARED(mu_);
   Status DestroyOnceShared(int vhcu_id);
 
   // Exclusive. Start-up steps.
-  Status WaitForDriverLiveLocked();
-  Status RsmiInitWithRetriesLocked();
-  Status AwaitCountAgreementLocked();
-  Status RebuildCardMapLocked();
+  Status WaitForDriverLiveLocked() HCUDP_REQUIRES(mu_);
+  Status RsmiInitWithRetriesLocked() HCUDP_REQUIRES(mu_);
+  Status AwaitCountAgreementLocked() HCUDP_REQUIRES(mu_);
+  Status RebuildCardMapLocked() HCUDP_REQUIRES(mu_);
   // Exclusive: shut down and init again (count mismatch while running).
-  Status ReinitLocked(const std::string& why);
+  Status ReinitLocked(const std::string& why) HCUDP_REQUIRES(mu_);
   // Takes mu_ exclusive when the library's count disagrees with the PCI scan
   // or with the cards known from the last map.
   void ResyncIfCountsDisagree();
   // "rsmi=N pci=N known=N"; *agree when all three match (pci when scanned).
-  std::string CountSignatureLocked(bool* agree) const;
+  std::string CountSignatureLocked(bool* agree) const HCUDP_REQUIRES_SHARED(mu_);
 
   void Sleep(int ms) const;
 
@@ -151,18 +151,19 @@ class DlopenVendorLib final : public VendorLib {
   const DlopenVendorLibOptions options_;
   const std::unique_ptr<VendorApi> api_;
 
-  mutable RwMutex mu_;
-  bool initialized_ = false;             // guarded by mu_
-  CardMap card_map_;                     // guarded by mu_
-  std::vector<std::string> known_bdfs_;  // every BDF ever listed; guarded by mu_
-  std::string unresolved_mismatch_;      // signature a re-init did not cure; guarded by mu_
-  bool reinit_failed_ = false;           // the last re-init left the library down; guarded by mu_
-  bool started_ = false;                 // Init succeeded once; guarded by mu_
+  // Lock order: mu_ before dmi_down_mu_ and health_mu_ (both leaves).
+  mutable RwMutex mu_ HCUDP_ACQUIRED_BEFORE(dmi_down_mu_, health_mu_);
+  bool initialized_ HCUDP_GUARDED_BY(mu_) = false;
+  CardMap card_map_ HCUDP_GUARDED_BY(mu_);
+  std::vector<std::string> known_bdfs_ HCUDP_GUARDED_BY(mu_);  // every BDF ever listed
+  std::string unresolved_mismatch_ HCUDP_GUARDED_BY(mu_);      // a re-init did not cure it
+  bool reinit_failed_ HCUDP_GUARDED_BY(mu_) = false;           // the last re-init left it down
+  bool started_ HCUDP_GUARDED_BY(mu_) = false;                 // Init succeeded once
 
   // DMI's process-wide state, written under a shared mu_ too.
-  mutable std::mutex dmi_down_mu_;
-  mutable std::string dmi_down_;          // why DMI is gone for good; guarded by dmi_down_mu_
-  std::set<std::string> reset_required_;  // BDFs; guarded by dmi_down_mu_
+  mutable Mutex dmi_down_mu_;
+  mutable std::string dmi_down_ HCUDP_GUARDED_BY(dmi_down_mu_);          // why DMI is gone for good
+  std::set<std::string> reset_required_ HCUDP_GUARDED_BY(dmi_down_mu_);  // BDFs
 
   // What hy-smi said last about each card, by BDF.
   struct HySmiVerdict {
@@ -170,10 +171,10 @@ class DlopenVendorLib final : public VendorLib {
     Health health = Health::kHealthy;
     int missing = 0;  // consecutive readings without the card
   };
-  std::mutex health_mu_;
-  std::map<std::string, HySmiVerdict> hysmi_verdicts_;       // guarded by health_mu_
-  std::chrono::steady_clock::time_point skipped_logged_at_;  // guarded by health_mu_
-  size_t skipped_suppressed_ = 0;                            // guarded by health_mu_
+  Mutex health_mu_;
+  std::map<std::string, HySmiVerdict> hysmi_verdicts_ HCUDP_GUARDED_BY(health_mu_);
+  std::chrono::steady_clock::time_point skipped_logged_at_ HCUDP_GUARDED_BY(health_mu_);
+  size_t skipped_suppressed_ HCUDP_GUARDED_BY(health_mu_) = 0;
 };
 
 }  // namespace hcudp::vendor

@@ -31,7 +31,7 @@ constexpr rsmi_gpu_block_t kEccBlocks[] = {
 }  // namespace
 
 StatusOr<int> DlopenVendorLib::CardCount() {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   return RsmiCountLocked();
 }
@@ -45,14 +45,14 @@ StatusOr<std::string> DlopenVendorLib::BdfLocked(int card) const {
 
 StatusOr<std::string> DlopenVendorLib::PciBdf(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   return BdfLocked(card);
 }
 
 StatusOr<std::string> DlopenVendorLib::Serial(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   char buf[256] = {};
   HCUDP_RETURN_IF_ERROR(
@@ -63,7 +63,7 @@ StatusOr<std::string> DlopenVendorLib::Serial(int card) {
 
 StatusOr<uint64_t> DlopenVendorLib::UniqueId(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t id = 0;
   HCUDP_RETURN_IF_ERROR(Rsmi(api_->rsmi.dev_unique_id_get(static_cast<uint32_t>(card), &id),
@@ -73,7 +73,7 @@ StatusOr<uint64_t> DlopenVendorLib::UniqueId(int card) {
 
 StatusOr<uint16_t> DlopenVendorLib::PciDeviceId(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint16_t id = 0;
   HCUDP_RETURN_IF_ERROR(
@@ -83,7 +83,7 @@ StatusOr<uint16_t> DlopenVendorLib::PciDeviceId(int card) {
 
 StatusOr<uint64_t> DlopenVendorLib::MemoryTotalBytes(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t total = 0;
   HCUDP_RETURN_IF_ERROR(
@@ -94,7 +94,7 @@ StatusOr<uint64_t> DlopenVendorLib::MemoryTotalBytes(int card) {
 
 StatusOr<int> DlopenVendorLib::NumaNode(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint32_t node = 0;
   HCUDP_RETURN_IF_ERROR(
@@ -109,7 +109,7 @@ StatusOr<int> DlopenVendorLib::NumaNode(int card) {
 StatusOr<RsmiLink> DlopenVendorLib::LinkBetween(int src, int dst) {
   HCUDP_RETURN_IF_ERROR(CheckCard(src));
   HCUDP_RETURN_IF_ERROR(CheckCard(dst));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   uint64_t hops = 0;
   RSMI_IO_LINK_TYPE type = RSMI_IOLINK_TYPE_UNDEFINED;
@@ -197,7 +197,7 @@ StatusOr<uint64_t> DlopenVendorLib::EccLocked(int card) const {
 
 StatusOr<uint64_t> DlopenVendorLib::UncorrectableEccCount(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   HCUDP_RETURN_IF_ERROR(CheckInitializedLocked());
   return EccLocked(card);
 }
@@ -230,7 +230,7 @@ Status DlopenVendorLib::DmiLocked(dmiStatus code, const char* call) const {
   if (code == DMI_STATUS_ERROR_NOT_INITIALIZED && started_) {
     // libhydmi initialises on its first call, once per process: from now on
     // every call fails, and only a restart of the process recovers.
-    std::lock_guard<std::mutex> guard(dmi_down_mu_);
+    MutexLock guard(dmi_down_mu_);
     if (dmi_down_.empty()) {
       dmi_down_ = std::string(call) + " says DMI is not initialised; only a restart recovers (" +
                   kDmiInitHint + ")";
@@ -241,7 +241,7 @@ Status DlopenVendorLib::DmiLocked(dmiStatus code, const char* call) const {
 }
 
 Status DlopenVendorLib::RestartRequired() const {
-  std::lock_guard<std::mutex> guard(dmi_down_mu_);
+  MutexLock guard(dmi_down_mu_);
   if (dmi_down_.empty()) return OkStatus();
   return FailedPreconditionError(dmi_down_);
 }
@@ -250,11 +250,11 @@ void DlopenVendorLib::NoteResetRequired(const Status& st, int card) {
   if (st.code() != StatusCode::kAborted) return;
   std::string bdf;
   {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     if (card < 0 || card >= static_cast<int>(card_map_.bdfs.size())) return;
     bdf = card_map_.bdfs[card];
   }
-  std::lock_guard<std::mutex> guard(dmi_down_mu_);
+  MutexLock guard(dmi_down_mu_);
   if (reset_required_.insert(bdf).second) {
     LOG(ERROR) << "card " << bdf << " needs a reset: " << st.message();
   }
@@ -277,7 +277,7 @@ Result DlopenVendorLib::RetryTransient(const std::string& what, Call call) const
 
 StatusOr<int> DlopenVendorLib::DmiCardCount() {
   return RetryTransient<StatusOr<int>>("dmiGetDeviceCount", [this]() -> StatusOr<int> {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     int n = 0;
     HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_device_count(&n), "dmiGetDeviceCount"));
     return n;
@@ -312,7 +312,7 @@ StatusOr<DmiDeviceInfo> DlopenVendorLib::DeviceInfo(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
   StatusOr<DmiDeviceInfo> info =
       RetryTransient<StatusOr<DmiDeviceInfo>>("dmiGetDeviceInfo", [&]() -> StatusOr<DmiDeviceInfo> {
-        std::shared_lock lock(mu_);
+        ReaderLock lock(mu_);
         HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
         StatusOr<DmiDeviceInfo> got = DmiInfoLocked(dmi, /*vhcu=*/false);
         if (got.ok()) {
@@ -328,7 +328,7 @@ StatusOr<DmiDeviceInfo> DlopenVendorLib::DeviceInfo(int card) {
 
 StatusOr<int> DlopenVendorLib::MaxVhcusPerCard() {
   return RetryTransient<StatusOr<int>>("dmiGetMaxVDeviceCount", [this]() -> StatusOr<int> {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     int n = 0;
     HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_max_vdevice_count(&n), "dmiGetMaxVDeviceCount"));
     return n;
@@ -339,7 +339,7 @@ StatusOr<DmiDeviceInfo> DlopenVendorLib::VhcuInfo(int vhcu_id) {
   if (vhcu_id < 0)
     return InvalidArgumentError("vHCU id " + std::to_string(vhcu_id) + " is negative");
   return RetryTransient<StatusOr<DmiDeviceInfo>>("dmiGetVDeviceInfo", [&]() {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     return DmiInfoLocked(vhcu_id, /*vhcu=*/true);
   });
 }
@@ -348,7 +348,7 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
   StatusOr<DmiRemaining> left = RetryTransient<StatusOr<DmiRemaining>>(
       "dmiGetDeviceRemainingInfo", [&]() -> StatusOr<DmiRemaining> {
-        std::shared_lock lock(mu_);
+        ReaderLock lock(mu_);
         HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
         size_t cus = 0, bytes = 0;
         HCUDP_RETURN_IF_ERROR(DmiLocked(api_->dmi.get_device_remaining_info(dmi, &cus, &bytes),
@@ -377,7 +377,7 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
   Status st;
   int id = -1;
   {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
     HCUDP_ASSIGN_OR_RETURN(const std::string bdf, BdfLocked(card));
     const std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
@@ -403,12 +403,12 @@ Status DlopenVendorLib::StopVhcu(int vhcu_id) {
   if (api_->dmi.stop_vdevice == nullptr) {
     return UnimplementedError(api_->dmi_library->path() + " has no dmiStopVDevice");
   }
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return DmiLocked(api_->dmi.stop_vdevice(vhcu_id), "dmiStopVDevice");
 }
 
 Status DlopenVendorLib::DestroyOnceShared(int vhcu_id) {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   return DmiLocked(api_->dmi.destroy_single_vdevice(vhcu_id), "dmiDestroySingleVDevice");
 }
 
@@ -428,7 +428,7 @@ Status DlopenVendorLib::DestroyVhcu(int vhcu_id) {
 
 StatusOr<bool> DlopenVendorLib::MigEnabled() {
   if (api_->mig.get_system_mig_mode == nullptr) return false;
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   unsigned current = 0, pending = 0;
   HCUDP_RETURN_IF_ERROR(
       FromNvml(api_->mig.get_system_mig_mode(&current, &pending), "nvmlGetSystemMigMode"));

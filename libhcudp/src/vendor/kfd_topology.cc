@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "backend/node_files.h"
+#include "hcudp_internal/file_util.h"
 #include "vendor/node_files.h"
 
 namespace hcudp::vendor {
@@ -72,10 +73,10 @@ StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root) 
   }
   std::vector<std::string> bdfs;
   for (const std::string& node_dir : *nodes) {
-    StatusOr<std::string> gpu_id = node_files::ReadFile(node_dir + "/gpu_id");
+    StatusOr<std::string> gpu_id = file_util::ReadFile(node_dir + "/gpu_id");
     if (!gpu_id.ok()) return NotFoundError(node_dir + "/gpu_id: cannot be read");
     if (std::strtoull(gpu_id->c_str(), nullptr, 10) == 0) continue;  // a CPU node
-    StatusOr<std::string> text = node_files::ReadFile(node_dir + "/properties");
+    StatusOr<std::string> text = file_util::ReadFile(node_dir + "/properties");
     if (!text.ok()) return NotFoundError(node_dir + "/properties: cannot be read");
     const std::map<std::string, int64_t> props = ParseKfdProperties(*text);
     auto domain = props.find("domain");

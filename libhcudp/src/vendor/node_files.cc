@@ -4,19 +4,17 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
+
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::vendor {
 namespace {
 
 bool ReadTrimmed(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
+  StatusOr<std::string> text = file_util::ReadFile(path);
+  if (!text.ok()) return false;
+  std::string s = std::move(*text);
   const auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());

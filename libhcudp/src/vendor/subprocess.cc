@@ -14,8 +14,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <thread>
+
+#include "hcudp_internal/thread_annotations.h"
 
 extern char** environ;
 
@@ -35,12 +36,12 @@ int CancelFd() {
   return fd;
 }
 
-std::mutex g_unreaped_mu;
-std::vector<pid_t> g_unreaped;  // guarded by g_unreaped_mu
+Mutex g_unreaped_mu;  // a leaf
+std::vector<pid_t> g_unreaped HCUDP_GUARDED_BY(g_unreaped_mu);
 
 // Reaps what earlier calls had to leave, without waiting.
 void ReapLeftovers() {
-  std::lock_guard<std::mutex> lock(g_unreaped_mu);
+  MutexLock lock(g_unreaped_mu);
   g_unreaped.erase(std::remove_if(g_unreaped.begin(), g_unreaped.end(),
                                   [](pid_t pid) {
                                     int st = 0;
@@ -69,7 +70,7 @@ void KillAndReap(pid_t pid, const std::string& what, int* wstatus) {
   if (WaitUntil(pid, Clock::now() + kReapGrace, wstatus)) return;
   LOG(WARNING) << what << " (pid " << pid << ") did not exit " << kReapGrace.count()
                << " ms after SIGKILL; leaving it unreaped";
-  std::lock_guard<std::mutex> lock(g_unreaped_mu);
+  MutexLock lock(g_unreaped_mu);
   g_unreaped.push_back(pid);
 }
 

@@ -1,0 +1,134 @@
+// NodeMonitor keeps its schedules (the pulse, the restart grace) on the
+// hcudp::Clock it is given: with a SimClock they run in simulated time, so
+// "not before 30 s" is shown without waiting 30 s and cannot flake.
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "hcudp/allocation.h"
+#include "hcudp/backend.h"
+#include "node_monitor.h"
+#include "node_state.h"
+#include "testing/sim_clock.h"
+
+namespace hcudp::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::SimClock;
+
+// Counts what the monitor asks; RestartRequired fails while `restart` is set.
+class CountingBackend final : public Backend {
+ public:
+  StatusOr<NodeInventory> Discover() override {
+    ++discovers;
+    return NodeInventory{};
+  }
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override {
+    return std::vector<CardHealthReport>{};
+  }
+  StatusOr<Vhcu> CreateVhcu(int, int, uint64_t) override { return InternalError("not here"); }
+  Status DestroyVhcu(int) override { return InternalError("not here"); }
+  const std::string& host_root() const override { return root_; }
+  std::vector<std::string> WatchPaths() const override { return {}; }
+  Status RestartRequired() const override {
+    ++checks;
+    return restart ? UnavailableError("lost hymgr") : OkStatus();
+  }
+
+  std::atomic<int> discovers{0};
+  mutable std::atomic<int> checks{0};
+  std::atomic<bool> restart{false};
+
+ private:
+  std::string root_ = "/";
+};
+
+// Polls `done` in real time until it holds or `timeout` passes.
+bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  return true;
+}
+
+struct Fixture {
+  Fixture() {
+    options.pulse_seconds = 30;
+    monitor = std::make_unique<NodeMonitor>(options, backend, state, builder, clock);
+    monitor->set_restart_handler([this] { restarted = true; });
+    BOOST_REQUIRE(monitor->Start().ok());
+    BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  }
+  ~Fixture() { monitor->Stop(); }
+
+  // Moves simulated time by `d` and waits (in real time, bounded) until the
+  // monitor has handled it: it checks the backend's restart state on every
+  // wake-up (after any re-discovery), then waits on the clock again.
+  void Step(std::chrono::nanoseconds d) {
+    BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+    const int before = backend.checks;
+    clock.Advance(d);
+    BOOST_REQUIRE(WaitFor([&] { return backend.checks > before; }));
+    BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));  // the wake-up is over
+  }
+
+  Options options;
+  CountingBackend backend;
+  NodeState state;
+  AllocationBuilder builder{AllocationBuilderOptions{}};
+  SimClock clock;
+  std::atomic<bool> restarted{false};
+  std::unique_ptr<NodeMonitor> monitor;
+};
+
+BOOST_AUTO_TEST_SUITE(node_monitor_clock)
+
+BOOST_AUTO_TEST_CASE(the_pulse_rediscovers_at_30_simulated_seconds_not_before) {
+  Fixture f;
+  BOOST_TEST(f.backend.discovers.load() == 1);  // Start's first look
+  f.Step(seconds(29));
+  BOOST_TEST(f.backend.discovers.load() == 1);
+  f.Step(seconds(1));
+  BOOST_TEST(f.backend.discovers.load() == 2);
+  f.Step(seconds(29));
+  BOOST_TEST(f.backend.discovers.load() == 2);
+  f.Step(seconds(1));
+  BOOST_TEST(f.backend.discovers.load() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_required_restart_is_acted_on_after_the_grace_not_before) {
+  Fixture f;
+  f.backend.restart = true;
+  f.Step(NodeMonitor::kRestartCheck);  // first seen: the grace starts
+  for (int i = 1; i < 5; ++i) {
+    f.Step(NodeMonitor::kRestartCheck);
+    BOOST_TEST(!f.restarted.load(), "after " << i << " s of the 5 s grace");
+  }
+  f.Step(NodeMonitor::kRestartCheck);
+  BOOST_TEST(f.restarted.load());
+  BOOST_TEST(f.monitor->restart_requested());
+}
+
+BOOST_AUTO_TEST_CASE(a_restart_condition_that_clears_within_the_grace_is_forgiven) {
+  Fixture f;
+  f.backend.restart = true;
+  for (int i = 0; i < 4; ++i) f.Step(NodeMonitor::kRestartCheck);
+  f.backend.restart = false;
+  f.Step(NodeMonitor::kRestartCheck);
+  f.backend.restart = true;
+  for (int i = 0; i < 5; ++i) f.Step(NodeMonitor::kRestartCheck);  // a new grace
+  BOOST_TEST(!f.restarted.load());
+  f.Step(NodeMonitor::kRestartCheck);
+  BOOST_TEST(f.restarted.load());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::daemon
