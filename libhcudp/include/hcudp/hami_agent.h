@@ -4,17 +4,19 @@
 //
 // Background (two threads, plus the pod cache's; neither waits for the
 // other, so a slow destroy or a busy vHCU lock never delays the handshake):
-//   - registration (its own thread): hami.io/node-hcu-register, hygon.com/node-hcu-register
-//     and hami.io/node-handshake-hcu, patched at start, after every vHCU
-//     change and at least every register_interval (unchanged lists are not
-//     re-sent, the handshake always is); with resource_multiple also
-//     status.capacity/allocatable <hcumem resource> when the node's value
-//     differs; with topology_register the kube-system/hcu-topology-info
-//     entry of this node when it changed. A failed patch is retried in 5 s.
-//   - lifecycle (the sweep thread): once the pod cache (spec.nodeName=<node>) has synced,
-//     VhcuManager::Recover; then Reconcile on every pod deletion or
-//     Succeeded/Failed transition and every sweep_interval, and
-//     VhcuManager::Tick every second for busy-destroy retries.
+//   - registration (its own thread): hami.io/node-hcu-register,
+//     hygon.com/node-hcu-register and hami.io/node-handshake-hcu, patched at
+//     start, after every vHCU change and at least every register_interval
+//     (unchanged lists are not re-sent, the handshake always is); with
+//     resource_multiple also status.capacity/allocatable <hcumem resource>
+//     when the node's value differs; with topology_register the
+//     kube-system/hcu-topology-info entry of this node when it changed. A
+//     failed patch is retried in 5 s.
+//   - lifecycle (the sweep thread): once the pod cache
+//     (spec.nodeName=<node>) has synced, VhcuManager::Recover; then Reconcile
+//     on every pod deletion or Succeeded/Failed transition and every
+//     sweep_interval, and VhcuManager::Tick every second for busy-destroy
+//     retries.
 //   - opt-in (evict_unaccounted_pods): Running pods that request hcumem and
 //     hold no mark file are deleted with a UID precondition.
 //   - stale node lock: at the first sync and on every sweep, a

@@ -161,8 +161,8 @@ struct CreatedVhcu {
 };
 
 // Is this pod (by UID) still live on this node: known to the (synced) pod
-// cache, not Succeeded or Failed, not deleted. Called with the manager's
-// mutex held: it must be quick and must not call back into the manager.
+// cache, not Succeeded or Failed, not deleted. Called with the host-wide vHCU
+// lock held: it must be quick and must not call back into the manager.
 using PodLivenessFn = std::function<bool(const std::string& pod_uid)>;
 
 // What a Recover/Reconcile/Tick pass did.
