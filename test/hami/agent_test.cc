@@ -104,6 +104,33 @@ BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_change
   }));
 }
 
+// A registration the API server refuses is retried 5 s later, in simulated
+// time: not before the clock moved, and then without a request.
+BOOST_AUTO_TEST_CASE(a_refused_registration_is_retried_after_5_s) {
+  SimClock clock(TestWallStart());
+  AgentFixture f(
+      [](HamiAgentOptions& o) {
+        o.start_wait = std::chrono::milliseconds(0);
+        o.register_interval = std::chrono::seconds(60);
+      },
+      &clock);
+  f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":403,"count":1})");
+  f.api_.ClearRequests();
+  f.agent_ = std::make_unique<HamiAgent>(f.backend_.get(), f.client_.get(), f.options_, clock);
+  BOOST_REQUIRE(f.agent_->Start().ok());
+  auto patches = [&] { return CountRequests(f.api_.Requests(), "PATCH", "/api/v1/nodes/node1"); };
+  BOOST_REQUIRE(WaitUntil([&] { return patches() == 1 && f.agent_->ready(); }));
+  // Both threads wait on the clock: the sweep is over, the registration
+  // backs off.
+  BOOST_REQUIRE(clock.WaitForSleepers(2, std::chrono::seconds(10)));
+  BOOST_TEST(patches() == 1);
+  BOOST_TEST(!f.agent_->settled());
+  clock.Advance(std::chrono::seconds(5));
+  BOOST_TEST(WaitUntil([&] { return f.agent_->settled(); }));
+  BOOST_TEST(patches() >= 2);
+  BOOST_TEST(f.NodeAnnotations()["hami.io/node-handshake-hcu"] == "Reported 2026-03-01T02:00:05Z");
+}
+
 // The handshake has a thread of its own: a destroy that hangs in the vendor
 // library (holding the host-wide vHCU lock) does not delay it.
 BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_while_a_destroy_hangs) {
