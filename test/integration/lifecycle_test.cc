@@ -179,9 +179,10 @@ BOOST_AUTO_TEST_CASE(an_unchanged_list_is_not_sent_again_on_every_pulse) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
-  // Two whole pulses after the registration: five looks at one or two each.
+  // Pulses after the registration: three looks are two whole pulses (one
+  // look each, as the sim and the stand-ins do), at least one at two.
   NodeLooks looks(h.host_root() + "/etc/vdev");
-  BOOST_REQUIRE(looks.WaitFor(5, milliseconds(15000)));
+  BOOST_REQUIRE(looks.WaitFor(3, milliseconds(15000)));
   ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
   BOOST_TEST(snap.current_stream_messages == 1, "messages: " << snap.current_stream_messages);
 }
@@ -195,8 +196,8 @@ BOOST_AUTO_TEST_CASE(an_invalid_node_file_edit_keeps_the_last_good_state) {
   NodeLooks looks(h.host_root() + "/etc/vdev");
   fs::rename(tmp, h.node_path());
   if (UsingHostBackend()) {
-    // The stand-ins read the edit at the next pulse: two whole pulses.
-    BOOST_REQUIRE(looks.WaitFor(5, milliseconds(15000)));
+    // The stand-ins read the edit at the next pulse: wait for two more.
+    BOOST_REQUIRE(looks.WaitFor(3, milliseconds(15000)));
   } else {
     BOOST_REQUIRE(h.daemon().WaitForLog("sim: ignoring invalid edit", milliseconds(10000)));
   }
