@@ -1,19 +1,21 @@
 // The HamiAgent test fixture: the fake API server, the simulated k100ai-8
-// node under a private host root, a client and a manual clock.
+// node under a private host root, a client, and the real clock or a SimClock.
 #ifndef HCUDP_TEST_HAMI_AGENT_FIXTURE_H_
 #define HCUDP_TEST_HAMI_AGENT_FIXTURE_H_
 
-#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/backend.h"
+#include "hcudp/clock.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_objects.h"
 #include "testing/testutil.h"
@@ -32,17 +34,57 @@ inline bool WaitUntil(const std::function<bool()>& done, int timeout_ms = 5000) 
   return done();
 }
 
-// A test clock that moves only when told.
-struct ManualClock {
-  std::atomic<int64_t> seconds{1772330400};  // 2026-03-01T02:00:00Z
-  std::chrono::system_clock::time_point Now() const {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(seconds.load()));
+// 2026-03-01T02:00:00Z: the wall time a SimClock of these tests starts at.
+inline Clock::WallTime TestWallStart() { return Clock::WallTime(std::chrono::seconds(1772330400)); }
+
+// A stand-in Backend that passes every call to `inner`, except that a
+// DestroyVhcu waits while destroys are held (a slow vendor destroy).
+class HoldingBackend final : public Backend {
+ public:
+  explicit HoldingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  StatusOr<NodeInventory> Discover() override { return inner_->Discover(); }
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override { return inner_->QueryHealth(); }
+  StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
+    return inner_->CreateVhcu(card, compute_units, memory_mib);
   }
+  Status DestroyVhcu(int id) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++destroys_entered_;
+      changed_.notify_all();
+      // Bounded: a test that forgets to release fails instead of hanging.
+      changed_.wait_for(lock, std::chrono::seconds(30), [this] { return !held_; });
+    }
+    return inner_->DestroyVhcu(id);
+  }
+  const std::string& host_root() const override { return inner_->host_root(); }
+  std::vector<std::string> WatchPaths() const override { return inner_->WatchPaths(); }
+
+  void Hold(bool held) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = held;
+    changed_.notify_all();
+  }
+  // Waits (real time, at most `timeout`) until a DestroyVhcu has started.
+  bool WaitForDestroy(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, timeout, [this] { return destroys_entered_ > 0; });
+  }
+
+ private:
+  const std::unique_ptr<Backend> inner_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool held_ = false;         // guarded by mu_
+  int destroys_entered_ = 0;  // guarded by mu_
 };
 
 class AgentFixture {
  public:
-  explicit AgentFixture(std::function<void(HamiAgentOptions&)> tweak = nullptr) {
+  // `clock`: the agent's clock (not owned); the real one when null.
+  explicit AgentFixture(std::function<void(HamiAgentOptions&)> tweak = nullptr,
+                        Clock* clock = nullptr)
+      : clock_(clock != nullptr ? *clock : Clock::Real()) {
     api_.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"node1"}})");
     Options o;
     o.backend = BackendKind::kSim;
@@ -50,7 +92,8 @@ class AgentFixture {
     o.host_root = root_.path();
     auto backend = OpenBackend(o);
     BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-    backend_ = std::move(*backend);
+    holding_ = new HoldingBackend(std::move(*backend));
+    backend_.reset(holding_);
     KubeConfig config;
     config.source = "test";
     config.server = api_.server_url();
@@ -64,13 +107,12 @@ class AgentFixture {
     client_ = std::move(*client);
     options_.node_name = "node1";
     options_.host_root = root_.path();
-    options_.now = [this] { return clock_.Now(); };
     options_.register_interval = std::chrono::milliseconds(200);
     if (tweak) tweak(options_);
   }
 
   void Start() {
-    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_);
+    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_, clock_);
     BOOST_REQUIRE(agent_->Start().ok());
     BOOST_REQUIRE(agent_->ready());
   }
@@ -111,8 +153,9 @@ class AgentFixture {
 
   FakeApiServer api_;
   TempDir root_;
-  ManualClock clock_;
+  Clock& clock_;
   std::unique_ptr<Backend> backend_;
+  HoldingBackend* holding_ = nullptr;  // backend_
   std::unique_ptr<KubeClient> client_;
   HamiAgentOptions options_;
   std::unique_ptr<HamiAgent> agent_;

@@ -5,13 +5,13 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hami/agent_fixture.h"
 #include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_objects.h"
+#include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
 namespace hcudp::testing {
@@ -92,14 +92,65 @@ BOOST_AUTO_TEST_CASE(a_conflicting_lock_release_is_re_read_and_retried) {
 }
 
 BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_changed) {
-  AgentFixture f;
+  SimClock clock(TestWallStart());
+  AgentFixture f([](HamiAgentOptions& o) { o.register_interval = std::chrono::seconds(30); },
+                 &clock);
   f.Start();
   std::string first = f.NodeAnnotations()["hami.io/node-handshake-hcu"];
   BOOST_TEST(first == "Reported 2026-03-01T02:00:00Z");
-  f.clock_.seconds += 30;
+  clock.Advance(std::chrono::seconds(30));
   BOOST_TEST(WaitUntil([&] {
     return f.NodeAnnotations()["hami.io/node-handshake-hcu"] == "Reported 2026-03-01T02:00:30Z";
   }));
+}
+
+// A registration the API server refuses is retried 5 s later, in simulated
+// time: not before the clock moved, and then without a request.
+BOOST_AUTO_TEST_CASE(a_refused_registration_is_retried_after_5_s) {
+  SimClock clock(TestWallStart());
+  AgentFixture f(
+      [](HamiAgentOptions& o) {
+        o.start_wait = std::chrono::milliseconds(0);
+        o.register_interval = std::chrono::seconds(60);
+      },
+      &clock);
+  f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":403,"count":1})");
+  f.api_.ClearRequests();
+  f.agent_ = std::make_unique<HamiAgent>(f.backend_.get(), f.client_.get(), f.options_, clock);
+  BOOST_REQUIRE(f.agent_->Start().ok());
+  auto patches = [&] { return CountRequests(f.api_.Requests(), "PATCH", "/api/v1/nodes/node1"); };
+  BOOST_REQUIRE(WaitUntil([&] { return patches() == 1 && f.agent_->ready(); }));
+  // Both threads wait on the clock: the sweep is over, the registration
+  // backs off.
+  BOOST_REQUIRE(clock.WaitForSleepers(2, std::chrono::seconds(10)));
+  BOOST_TEST(patches() == 1);
+  BOOST_TEST(!f.agent_->settled());
+  clock.Advance(std::chrono::seconds(5));
+  BOOST_TEST(WaitUntil([&] { return f.agent_->settled(); }));
+  BOOST_TEST(patches() >= 2);
+  BOOST_TEST(f.NodeAnnotations()["hami.io/node-handshake-hcu"] == "Reported 2026-03-01T02:00:05Z");
+}
+
+// The handshake has a thread of its own: a destroy that hangs in the vendor
+// library (holding the host-wide vHCU lock) does not delay it.
+BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_while_a_destroy_hangs) {
+  SimClock clock(TestWallStart());
+  AgentFixture f([](HamiAgentOptions& o) { o.register_interval = std::chrono::seconds(20); },
+                 &clock);
+  f.CreatePod("default", "p", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  f.Start();
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_REQUIRE_EQUAL(f.backend_->Discover()->vhcus.size(), 1u);
+  f.holding_->Hold(true);
+  f.DeletePod("default", "p");  // the sweep destroys its vHCU, and hangs there
+  BOOST_REQUIRE(f.holding_->WaitForDestroy(std::chrono::seconds(10)));
+  clock.Advance(std::chrono::seconds(20));
+  BOOST_TEST(WaitUntil([&] {
+    return f.NodeAnnotations()["hami.io/node-handshake-hcu"] == "Reported 2026-03-01T02:00:20Z";
+  }));
+  f.holding_->Hold(false);
+  BOOST_TEST(WaitUntil([&] { return f.backend_->Discover()->vhcus.empty(); }));
 }
 
 BOOST_AUTO_TEST_CASE(topology_and_hcumem_are_reported_when_enabled) {
@@ -135,14 +186,14 @@ BOOST_AUTO_TEST_CASE(hcucores_allocations_are_one_response_of_kfd_and_mkfd) {
 BOOST_AUTO_TEST_CASE(unaccounted_running_pods_are_evicted_only_when_asked) {
   for (bool evict : {false, true}) {
     BOOST_TEST_CONTEXT("evict_unaccounted_pods " << evict) {
-      AgentFixture f([evict](HamiAgentOptions& o) {
-        o.evict_unaccounted_pods = evict;
-        o.sweep_interval = std::chrono::milliseconds(100);
-      });
+      SimClock clock(TestWallStart());
+      AgentFixture f([evict](HamiAgentOptions& o) { o.evict_unaccounted_pods = evict; }, &clock);
       f.CreatePod("default", "rogue", "", 0, "Running", R"({"hygon.com/hcumem":"8192"})");
       f.CreatePod("default", "plain", "", 0, "Running", R"({"cpu":"1"})");
       f.Start();
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      // Once ready, the sweep thread sweeps at once; when it and the
+      // registration thread both wait on the clock, that sweep is over.
+      BOOST_REQUIRE(clock.WaitForSleepers(2, std::chrono::seconds(10)));
       FakeResponse rogue = f.api_.Request("GET", "/api/v1/namespaces/default/pods/rogue");
       BOOST_TEST(rogue.status == (evict ? 404 : 200));
       BOOST_TEST(f.api_.Request("GET", "/api/v1/namespaces/default/pods/plain").status == 200);

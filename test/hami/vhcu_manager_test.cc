@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "hami/fake_backend.h"
+#include "hami/vhcu_manager_impl.h"
+#include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
 namespace hcudp {
@@ -30,12 +32,11 @@ const std::set<std::string> kOwnerLive{kOwner.pod_uid};
 struct Node {
   TempDir root;
   FakeBackend backend{root.path()};
-  system_clock::time_point now = system_clock::time_point(seconds(1772330400));
+  testing::SimClock clock{system_clock::time_point(seconds(1772330400))};
 
   VhcuManagerOptions Options(std::function<bool(VhcuCreateStep)> crash = nullptr) {
     VhcuManagerOptions o;
     o.host_root = root.path();
-    o.now = [this] { return now; };
     o.initial_retry_delay = milliseconds(1000);
     o.max_retry_delay = milliseconds(8000);
     o.fresh_mark_grace = milliseconds(0);
@@ -78,7 +79,7 @@ auto Always() {
 
 BOOST_AUTO_TEST_CASE(create_makes_the_vhcu_and_its_mark_file_with_vendor_content_and_modes) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE_MESSAGE(created.ok(), created.status().ToString());
 
@@ -89,7 +90,7 @@ BOOST_AUTO_TEST_CASE(create_makes_the_vhcu_and_its_mark_file_with_vendor_content
   std::string path = node.MarkPath(kOwner.pod_uid + "_main_0_" + std::to_string(created->vhcu.id));
   BOOST_TEST(created->mark.path == path);
   BOOST_REQUIRE(PathExists(path));
-  BOOST_TEST(testing::ReadFile(path) == hami::FormatMarkFileTime(node.now));
+  BOOST_TEST(testing::ReadFile(path) == hami::FormatMarkFileTime(node.clock.WallNow()));
   BOOST_TEST(ModeOf(path) == 0644u);
   BOOST_TEST(ModeOf(node.root.Join("etc/vdev/dynamic")) == 0755u);
   BOOST_TEST(node.Intents() == 0u);  // completed
@@ -97,7 +98,7 @@ BOOST_AUTO_TEST_CASE(create_makes_the_vhcu_and_its_mark_file_with_vendor_content
 
 BOOST_AUTO_TEST_CASE(whole_card_mark_uses_vdev_index_minus_one) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto mark = manager.MarkWholeCard(kOwner, 1);
   BOOST_REQUIRE(mark.ok());
   BOOST_TEST(PathExists(node.MarkPath(kOwner.pod_uid + "_main_1_-1")));
@@ -106,7 +107,7 @@ BOOST_AUTO_TEST_CASE(whole_card_mark_uses_vdev_index_minus_one) {
 
 BOOST_AUTO_TEST_CASE(create_rejects_owners_that_cannot_name_a_mark_file) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   for (const VhcuOwner& bad :
        {VhcuOwner{"", "main"}, VhcuOwner{"uid", "a_b"}, VhcuOwner{"u/id", "main"}}) {
     auto created = manager.CreateVhcu(bad, 0, 36, 8192);
@@ -118,7 +119,7 @@ BOOST_AUTO_TEST_CASE(create_rejects_owners_that_cannot_name_a_mark_file) {
 
 BOOST_AUTO_TEST_CASE(reconcile_destroys_a_dead_pods_vhcu_before_removing_its_mark) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
   bool mark_present_at_destroy = false;
@@ -135,7 +136,7 @@ BOOST_AUTO_TEST_CASE(reconcile_destroys_a_dead_pods_vhcu_before_removing_its_mar
 
 BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
   auto result = manager.Reconcile(kOwnerLive);
@@ -149,7 +150,7 @@ BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
 BOOST_AUTO_TEST_CASE(reconcile_leaves_vhcus_without_mark_or_intent_alone) {
   Node node;
   int admins = node.backend.AddVhcu(0, 30, 8192);
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto result = manager.Reconcile(kNoPods);
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(node.backend.HasVhcu(admins));
@@ -160,7 +161,7 @@ BOOST_AUTO_TEST_CASE(reconcile_keeps_a_mark_this_process_just_wrote_for_the_grac
   Node node;
   VhcuManagerOptions options = node.Options();
   options.fresh_mark_grace = seconds(60);
-  VhcuManager manager(&node.backend, options);
+  VhcuManager manager(&node.backend, options, node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
 
@@ -170,7 +171,7 @@ BOOST_AUTO_TEST_CASE(reconcile_keeps_a_mark_this_process_just_wrote_for_the_grac
   BOOST_TEST(early->left_alone == 1);
   BOOST_TEST(node.backend.HasVhcu(created->vhcu.id));
 
-  node.now += seconds(61);
+  node.clock.Advance(seconds(61));
   auto later = manager.Reconcile(kNoPods);
   BOOST_REQUIRE(later.ok());
   BOOST_TEST(later->destroyed == 1);
@@ -179,7 +180,7 @@ BOOST_AUTO_TEST_CASE(reconcile_keeps_a_mark_this_process_just_wrote_for_the_grac
 
 BOOST_AUTO_TEST_CASE(reconcile_removes_whole_card_marks_of_dead_pods_without_destroying) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   BOOST_REQUIRE(manager.MarkWholeCard(kOwner, 1).ok());
   auto result = manager.Reconcile(kNoPods);
   BOOST_REQUIRE(result.ok());
@@ -197,7 +198,7 @@ BOOST_AUTO_TEST_CASE(reconcile_drops_marks_of_vanished_or_moved_vhcus_without_de
   testing::WriteFile(node.MarkPath("not-a-mark"), "");
   int admins = node.backend.AddVhcu(0, 30, 8192);
   BOOST_REQUIRE_EQUAL(admins, 0);
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto result = manager.Reconcile(kNoPods);
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->marks_removed == 2);
@@ -206,14 +207,15 @@ BOOST_AUTO_TEST_CASE(reconcile_drops_marks_of_vanished_or_moved_vhcus_without_de
   BOOST_TEST(PathExists(node.MarkPath("not-a-mark")));
 }
 
+// The manager's state directly (VhcuManager::Impl), to read the retry queue.
 BOOST_AUTO_TEST_CASE(busy_destroy_is_retried_with_capped_exponential_backoff_until_it_succeeds) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager::Impl manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
   node.backend.busy_destroys = 5;
 
-  auto result = manager.Reconcile(kNoPods);
+  auto result = manager.Reconcile([](const std::string&) { return false; });
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->queued == 1);
   BOOST_TEST(manager.pending_destroys() == 1u);
@@ -224,10 +226,10 @@ BOOST_AUTO_TEST_CASE(busy_destroy_is_retried_with_capped_exponential_backoff_unt
   for (int delay : delays_s) {
     auto next = manager.next_retry_time();
     BOOST_REQUIRE(next.has_value());
-    BOOST_TEST((*next - node.now == seconds(delay)));
-    node.now += seconds(delay) - milliseconds(1);
+    BOOST_TEST((*next - node.clock.Now() == seconds(delay)));
+    node.clock.Advance(seconds(delay) - milliseconds(1));
     BOOST_TEST(manager.Tick().destroyed == 0);  // not due yet: no attempt
-    node.now += milliseconds(1);
+    node.clock.Advance(milliseconds(1));
     VhcuSweepResult tick = manager.Tick();
     BOOST_TEST(PathExists(created->mark.path) == (tick.destroyed == 0));
   }
@@ -240,7 +242,7 @@ BOOST_AUTO_TEST_CASE(busy_destroy_is_retried_with_capped_exponential_backoff_unt
 
 BOOST_AUTO_TEST_CASE(reconcile_does_not_retry_a_queued_destroy_ahead_of_its_backoff) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   BOOST_REQUIRE(manager.CreateVhcu(kOwner, 0, 36, 8192).ok());
   node.backend.busy_destroys = 1;
   BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());
@@ -250,14 +252,14 @@ BOOST_AUTO_TEST_CASE(reconcile_does_not_retry_a_queued_destroy_ahead_of_its_back
 
 BOOST_AUTO_TEST_CASE(release_destroys_then_unmarks_and_reports_a_busy_device) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
   node.backend.busy_destroys = 1;
   Status busy = manager.Release(created->mark.name);
   BOOST_TEST((busy.code() == StatusCode::kUnavailable));
   BOOST_TEST(PathExists(created->mark.path));
-  node.now += seconds(1);
+  node.clock.Advance(seconds(1));
   BOOST_TEST(manager.Tick().destroyed == 1);
   BOOST_TEST(!PathExists(created->mark.path));
 
@@ -270,7 +272,7 @@ BOOST_AUTO_TEST_CASE(release_destroys_then_unmarks_and_reports_a_busy_device) {
 
 BOOST_AUTO_TEST_CASE(a_failed_backend_create_leaves_no_vhcu_and_no_intent) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   node.backend.fail_create = true;
   BOOST_TEST(!manager.CreateVhcu(kOwner, 0, 36, 8192).ok());
   node.backend.fail_create = false;
@@ -289,7 +291,8 @@ const VhcuCreateStep kSteps[] = {VhcuCreateStep::kIntentRecorded, VhcuCreateStep
 // Crashes CreateVhcu right after `step`, with an administrator's vHCU of the
 // same size already on the card.
 int CrashAt(Node& node, VhcuCreateStep step) {
-  VhcuManager crashing(&node.backend, node.Options([step](VhcuCreateStep s) { return s == step; }));
+  VhcuManager crashing(&node.backend, node.Options([step](VhcuCreateStep s) { return s == step; }),
+                       node.clock);
   auto created = crashing.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(!created.ok());
   BOOST_REQUIRE((created.status().code() == StatusCode::kAborted));
@@ -303,7 +306,7 @@ BOOST_AUTO_TEST_CASE(crash_at_any_step_then_restart_for_a_dead_pod_leaks_nothing
       int admins = node.backend.AddVhcu(0, 36, 8192);
       CrashAt(node, step);
 
-      VhcuManager restarted(&node.backend, node.Options());
+      VhcuManager restarted(&node.backend, node.Options(), node.clock);
       BOOST_REQUIRE(restarted.Recover(Never()).ok());
       BOOST_REQUIRE(restarted.Reconcile(kNoPods).ok());
 
@@ -323,7 +326,7 @@ BOOST_AUTO_TEST_CASE(crash_at_any_step_then_restart_never_destroys_a_live_pods_m
       int admins = node.backend.AddVhcu(0, 36, 8192);
       CrashAt(node, step);
 
-      VhcuManager restarted(&node.backend, node.Options());
+      VhcuManager restarted(&node.backend, node.Options(), node.clock);
       BOOST_REQUIRE(restarted.Recover(Always()).ok());
       BOOST_REQUIRE(restarted.Reconcile(kOwnerLive).ok());
 
@@ -351,13 +354,13 @@ BOOST_AUTO_TEST_CASE(recovery_that_hits_a_busy_device_keeps_the_intent_across_an
   CrashAt(node, VhcuCreateStep::kIdRecorded);
   node.backend.busy_destroys = 1;
   {
-    VhcuManager first(&node.backend, node.Options());
+    VhcuManager first(&node.backend, node.Options(), node.clock);
     auto result = first.Recover(Never());
     BOOST_REQUIRE(result.ok());
     BOOST_TEST(result->queued == 1);
     BOOST_TEST(node.Intents() == 1u);
   }  // crashes again before the retry
-  VhcuManager second(&node.backend, node.Options());
+  VhcuManager second(&node.backend, node.Options(), node.clock);
   auto result = second.Recover(Never());
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->destroyed == 1);
@@ -369,7 +372,7 @@ BOOST_AUTO_TEST_CASE(recovery_without_an_id_destroys_only_the_new_vhcu_of_the_in
   Node node;
   CrashAt(node, VhcuCreateStep::kVhcuCreated);     // our 36 CU vHCU, id unrecorded
   int admins = node.backend.AddVhcu(0, 12, 1024);  // made by an admin after the crash
-  VhcuManager restarted(&node.backend, node.Options());
+  VhcuManager restarted(&node.backend, node.Options(), node.clock);
   auto result = restarted.Recover(Never());
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->destroyed == 1);
@@ -382,7 +385,7 @@ BOOST_AUTO_TEST_CASE(recovery_without_an_id_destroys_nothing_when_it_cannot_tell
   Node node;
   CrashAt(node, VhcuCreateStep::kVhcuCreated);
   node.backend.AddVhcu(0, 36, 8192);  // same size, made after the crash
-  VhcuManager restarted(&node.backend, node.Options());
+  VhcuManager restarted(&node.backend, node.Options(), node.clock);
   auto result = restarted.Recover(Never());
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->destroyed == 0);
@@ -402,7 +405,7 @@ BOOST_AUTO_TEST_CASE(recovery_without_an_id_keeps_a_single_admin_vhcu_of_another
   Node node;
   CrashAt(node, VhcuCreateStep::kIntentRecorded);  // nothing created
   int admins = node.backend.AddVhcu(0, 12, 1024);  // an admin's, after the crash
-  VhcuManager restarted(&node.backend, node.Options());
+  VhcuManager restarted(&node.backend, node.Options(), node.clock);
   auto result = restarted.Recover(Never());
   BOOST_REQUIRE(result.ok());
   BOOST_TEST(result->destroyed == 0);
@@ -413,7 +416,7 @@ BOOST_AUTO_TEST_CASE(recovery_without_an_id_keeps_a_single_admin_vhcu_of_another
 // The same rule after a failed driver create at run time.
 BOOST_AUTO_TEST_CASE(a_failed_create_never_destroys_a_foreign_vhcu_of_another_size) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options());
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
   node.backend.on_create = [&] { node.backend.AddVhcu(0, 12, 1024); };  // a concurrent admin
   node.backend.fail_create = true;
   BOOST_TEST(!manager.CreateVhcu(kOwner, 0, 36, 8192).ok());
@@ -427,7 +430,7 @@ BOOST_AUTO_TEST_CASE(recovery_matches_the_card_by_bdf_not_by_index) {
   CrashAt(node, VhcuCreateStep::kIntentRecorded);
   int other = node.backend.AddVhcu(0, 36, 8192);
   node.backend.SetBdf(other, "0000:0a:00.0");  // index 0, but card 1's BDF
-  VhcuManager restarted(&node.backend, node.Options());
+  VhcuManager restarted(&node.backend, node.Options(), node.clock);
   BOOST_REQUIRE(restarted.Recover(Never()).ok());
   BOOST_TEST(node.backend.HasVhcu(other));
 }
@@ -435,9 +438,9 @@ BOOST_AUTO_TEST_CASE(recovery_matches_the_card_by_bdf_not_by_index) {
 // Issue 9.4: intents are resolved in every Reconcile, not only at start.
 BOOST_AUTO_TEST_CASE(reconcile_resolves_an_intent_left_by_a_runtime_failure) {
   Node node;
-  VhcuManager manager(&node.backend, node.Options([](VhcuCreateStep s) {
-    return s == VhcuCreateStep::kIdRecorded;
-  }));
+  VhcuManager manager(
+      &node.backend,
+      node.Options([](VhcuCreateStep s) { return s == VhcuCreateStep::kIdRecorded; }), node.clock);
   BOOST_REQUIRE(!manager.CreateVhcu(kOwner, 0, 36, 8192).ok());  // left: a vHCU and its intent
   BOOST_REQUIRE_EQUAL(node.backend.vhcus().size(), 1u);
   BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());
@@ -450,7 +453,8 @@ BOOST_AUTO_TEST_CASE(an_intent_left_by_a_runtime_failure_does_not_block_the_next
   bool crash = true;
   VhcuManager manager(&node.backend, node.Options([&](VhcuCreateStep s) {
     return crash && s == VhcuCreateStep::kIntentRecorded;
-  }));
+  }),
+                      node.clock);
   BOOST_REQUIRE(!manager.CreateVhcu(kOwner, 0, 36, 8192).ok());
   crash = false;
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
@@ -472,7 +476,9 @@ BOOST_AUTO_TEST_CASE(concurrent_creates_and_reconciles_keep_every_live_vhcu) {
   Node node;
   VhcuManagerOptions options = node.Options();
   options.fresh_mark_grace = seconds(60);
-  VhcuManager manager(&node.backend, options);
+  // The real clock: the threads wait for each other's host-wide vHCU lock,
+  // which a simulated time that nobody advances would never time out or poll.
+  VhcuManager manager(&node.backend, options, Clock::Real());
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};  // Boost.Test assertions are not thread-safe
   for (int t = 0; t < 4; ++t) {

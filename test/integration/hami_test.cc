@@ -202,8 +202,18 @@ BOOST_AUTO_TEST_CASE(a_succeeded_pod_gives_its_vhcu_back) {
   n.SchedulePod({"job", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
   n.MustAllocate(1);
   n.SetPhase("job", "Running");
-  std::this_thread::sleep_for(milliseconds(300));
+  // A sweep that sees the job Running: started by another pod's deletion
+  // (after the job's phase change in the watch), over when it logs what it
+  // reclaimed. It took the other pod's vHCU and kept the live job's.
+  n.SchedulePod({"other", {{"main", std::string(kSn1) + ",HCU,8192,30:"}}});
+  n.MustAllocate(1);
+  BOOST_REQUIRE_EQUAL(n.Confs().size(), 2u);
+  const std::set<std::string> both = n.Marks();
+  n.api().MustRequest("DELETE", "/api/v1/namespaces/default/pods/other");
+  BOOST_REQUIRE(n.h().daemon().WaitForLog("HAMi: reclaimed 1 vHCUs", milliseconds(10000)));
   BOOST_TEST(n.Confs().size() == 1u);  // a live pod's vHCU stays
+  BOOST_TEST(n.Marks().size() == 1u);
+  BOOST_TEST(both.count(*n.Marks().begin()) == 1u);
   n.SetPhase("job", "Succeeded");
   BOOST_TEST(WaitUntil([&] { return n.Confs().empty() && n.Marks().empty(); }));
 }

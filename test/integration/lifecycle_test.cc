@@ -1,7 +1,10 @@
 // hcu-dp-daemon over time: health faults and recovery, device-set changes
 // without a restart, kubelet restarts and dropped streams, SIGTERM, and
 // start-up errors (DESIGN.md §3, §4.2; kubelet-contract.md §3-5).
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/test/data/test_case.hpp>
@@ -36,6 +39,50 @@ std::function<bool(const std::vector<v1beta1::Device>&)> HealthIs(
 // node-file events on the sim backend; on the host backend the stand-in
 // vendor libraries and hy-smi answer them, which the daemon polls each pulse.
 std::string PulseForNodeEdits() { return UsingHostBackend() ? "--pulse=1" : "--pulse=0"; }
+
+// Counts the daemon's looks at the node: every refresh (a pulse, or a
+// node-file event) lists <host-root>/etc/vdev, which inotify reports as an
+// IN_OPEN of the directory itself. The vendor stand-ins may list it too, so a
+// refresh counts once or twice.
+class NodeLooks {
+ public:
+  explicit NodeLooks(const std::string& dir) : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    BOOST_REQUIRE(fd_ >= 0);
+    BOOST_REQUIRE_MESSAGE(inotify_add_watch(fd_, dir.c_str(), IN_OPEN) >= 0, "watch " << dir);
+  }
+  ~NodeLooks() { ::close(fd_); }
+  NodeLooks(const NodeLooks&) = delete;
+  NodeLooks& operator=(const NodeLooks&) = delete;
+
+  // Waits (at most `timeout`) until the directory was opened `n` times since
+  // the watch began.
+  bool WaitFor(int n, milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (opens_ < n) {
+      const long left = MillisLeft(deadline);
+      if (left <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      alignas(inotify_event) char buf[4096];
+      const ssize_t len = ::read(fd_, buf, sizeof(buf));
+      for (ssize_t i = 0; i < len;) {
+        const auto* e = reinterpret_cast<const inotify_event*>(buf + i);
+        if ((e->mask & IN_OPEN) && (e->mask & IN_ISDIR) && e->len == 0) ++opens_;
+        i += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+      }
+    }
+    return true;
+  }
+
+ private:
+  static long MillisLeft(Clock::time_point deadline) {
+    return static_cast<long>(
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count());
+  }
+
+  const int fd_;
+  int opens_ = 0;
+};
 
 long MillisSince(Clock::time_point start) {
   return static_cast<long>(
@@ -132,7 +179,10 @@ BOOST_AUTO_TEST_CASE(an_unchanged_list_is_not_sent_again_on_every_pulse) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1"});
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
-  std::this_thread::sleep_for(milliseconds(2500));  // two and a half pulses
+  // Pulses after the registration: three looks are two whole pulses (one
+  // look each, as the sim and the stand-ins do), at least one at two.
+  NodeLooks looks(h.host_root() + "/etc/vdev");
+  BOOST_REQUIRE(looks.WaitFor(3, milliseconds(15000)));
   ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
   BOOST_TEST(snap.current_stream_messages == 1, "messages: " << snap.current_stream_messages);
 }
@@ -143,8 +193,14 @@ BOOST_AUTO_TEST_CASE(an_invalid_node_file_edit_keeps_the_last_good_state) {
   h.RequireRegistered("hygon.com/hcu");
   const std::string tmp = h.node_path() + ".tmp";
   WriteFile(tmp, "apiVersion: hcudp.hygon.com/v1\nkind: SimNode\ncards: [ {index: oops\n");
+  NodeLooks looks(h.host_root() + "/etc/vdev");
   fs::rename(tmp, h.node_path());
-  std::this_thread::sleep_for(milliseconds(2500));
+  if (UsingHostBackend()) {
+    // The stand-ins read the edit at the next pulse: wait for two more.
+    BOOST_REQUIRE(looks.WaitFor(3, milliseconds(15000)));
+  } else {
+    BOOST_REQUIRE(h.daemon().WaitForLog("sim: ignoring invalid edit", milliseconds(10000)));
+  }
   ResourceSnapshot snap = *h.kubelet().Snapshot("hygon.com/hcu");
   BOOST_TEST(h.daemon().Running());
   BOOST_TEST(Ids(snap.devices).size() == 8u);

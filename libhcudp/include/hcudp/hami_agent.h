@@ -2,18 +2,21 @@
 // §5) — the node registration the HCU scheduler reads, Allocate for the
 // hcunum/hcucores resources, and the vHCU lifecycle driven by a pod cache.
 //
-// Background (one thread, plus the pod cache's):
-//   - registration: hami.io/node-hcu-register, hygon.com/node-hcu-register
-//     and hami.io/node-handshake-hcu, patched at start, after every vHCU
-//     change and at least every register_interval (unchanged lists are not
-//     re-sent, the handshake always is); with resource_multiple also
-//     status.capacity/allocatable <hcumem resource> when the node's value
-//     differs; with topology_register the kube-system/hcu-topology-info
-//     entry of this node when it changed. A failed patch is retried in 5 s.
-//   - lifecycle: once the pod cache (spec.nodeName=<node>) has synced,
-//     VhcuManager::Recover; then Reconcile on every pod deletion or
-//     Succeeded/Failed transition and every sweep_interval, and
-//     VhcuManager::Tick every second for busy-destroy retries.
+// Background (two threads, plus the pod cache's; neither waits for the
+// other, so a slow destroy or a busy vHCU lock never delays the handshake):
+//   - registration (its own thread): hami.io/node-hcu-register,
+//     hygon.com/node-hcu-register and hami.io/node-handshake-hcu, patched at
+//     start, after every vHCU change and at least every register_interval
+//     (unchanged lists are not re-sent, the handshake always is); with
+//     resource_multiple also status.capacity/allocatable <hcumem resource>
+//     when the node's value differs; with topology_register the
+//     kube-system/hcu-topology-info entry of this node when it changed. A
+//     failed patch is retried in 5 s.
+//   - lifecycle (the sweep thread): once the pod cache
+//     (spec.nodeName=<node>) has synced, VhcuManager::Recover; then Reconcile
+//     on every pod deletion or Succeeded/Failed transition and every
+//     sweep_interval, and VhcuManager::Tick every second for busy-destroy
+//     retries.
 //   - opt-in (evict_unaccounted_pods): Running pods that request hcumem and
 //     hold no mark file are deleted with a UID precondition.
 //   - stale node lock: at the first sync and on every sweep, a
@@ -48,27 +51,19 @@
 #ifndef HCUDP_HAMI_AGENT_H_
 #define HCUDP_HAMI_AGENT_H_
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
+#include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/hami/size_rule.h"
 #include "hcudp/kube_client.h"
-#include "hcudp/kube_objects.h"
-#include "hcudp/pod_cache.h"
 #include "hcudp/status.h"
 #include "hcudp/vhcu_manager.h"
 
@@ -92,8 +87,6 @@ struct HamiAgentOptions {
   std::string host_root;
   // Host path of the vendor runtime, mounted read-only at /opt/hyhal.
   std::string hyhal_path = "/opt/hyhal";
-  // Wall clock. Default system_clock::now.
-  std::function<std::chrono::system_clock::time_point()> now;
   std::chrono::milliseconds register_interval{20000};
   std::chrono::milliseconds sweep_interval{30000};
   std::chrono::milliseconds allocate_deadline{10000};
@@ -126,13 +119,19 @@ HCUDP_EXPORT std::vector<RbacRule> HamiRbacRules();
 
 class HCUDP_EXPORT HamiAgent {
  public:
-  // `backend` and `client` are not owned and must outlive the agent.
-  HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options);
+  // `backend`, `client` and `clock` are not owned and must outlive the
+  // agent. `clock` times every interval, backoff and deadline of the agent
+  // and its VhcuManager and stamps the handshake (its wall time); the
+  // deadlines it computes are handed to `client` (CallOptions::deadline), so
+  // it must be the clock the client measures them on (Clock::Real() for a
+  // KubeClient).
+  HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options,
+            Clock& clock = Clock::Real());
   ~HamiAgent();  // Stop()s
   HamiAgent(const HamiAgent&) = delete;
   HamiAgent& operator=(const HamiAgent&) = delete;
 
-  // Starts the pod cache and the background thread; waits up to start_wait
+  // Starts the pod cache and the background threads; waits up to start_wait
   // for the cache sync, the journal recovery and the first registration.
   // InvalidArgument for bad options; Cancelled when Stop() is called during
   // the wait; otherwise OK (not being ready yet is logged, and retried in
@@ -142,9 +141,9 @@ class HCUDP_EXPORT HamiAgent {
   // background work and joins the threads; idempotent, any thread.
   void Stop();
   // True once the pod cache synced and Recover ran.
-  bool ready() const { return ready_.load(); }
+  bool ready() const;
   // True once ready() and the first registration went through.
-  bool settled() const { return ready_.load() && first_register_done_.load(); }
+  bool settled() const;
 
   // hcunum: one allocation per container request; `device_counts[i]` is the
   // number of device IDs kubelet chose for request i.
@@ -153,112 +152,14 @@ class HCUDP_EXPORT HamiAgent {
   // number of requests.
   StatusOr<std::vector<ContainerAllocation>> AllocateCores() const;
 
-  // Asks the background thread to re-register soon (e.g. after a node change).
+  // Asks the registration thread to re-register soon (e.g. after a node
+  // change).
   void RequestRegister();
 
+  class Impl;  // libhcudp/src/hami/agent_impl.h
+
  private:
-  struct PendingPod {
-    Pod pod;
-    std::string lock_value;  // the node lock, when this pod holds it
-  };
-
-  std::chrono::system_clock::time_point Now() const;
-  void Loop();
-  bool SyncAndRecover();
-  void RegisterIfDue(bool force);
-  Status Register(bool lists_only_if_changed);
-  void ReportHcumem(const NodeInventory& inventory, const Node& node);
-  void ReportTopology(const NodeInventory& inventory);
-  void Sweep();
-  // Releases the node lock when its pod's Allocate can no longer complete
-  // (see the header comment). `first` at the first sync.
-  void ReleaseStaleLock(bool first);
-  // Retries the bind-phase=failed patches the failure path could not make.
-  void MarkUnmarkedFailures();
-  // Liveness for Reconcile: live in the cache and not failed by us.
-  bool IsLive(const std::string& uid, const std::set<std::string>& live) const;
-  CallOptions BackgroundCall() const;
-  // Waits up to `delay` for Stop(); true when stopping.
-  bool WaitForStop(std::chrono::milliseconds delay);
-  void EvictUnaccountedPods(const std::vector<MarkFile>& marks);
-  void OnPodEvent(const PodEvent& event);
-  std::set<std::string> LivePodUids() const;
-  bool IsAllocating(const std::string& uid) const;
-
-  StatusOr<PendingPod> FindPendingPod(std::chrono::steady_clock::time_point deadline);
-  std::optional<Pod> FreshestPod(const std::string& namespace_name, const std::string& name);
-  StatusOr<ContainerAllocation> AllocateOne(int device_count,
-                                            std::chrono::steady_clock::time_point work_deadline,
-                                            std::chrono::steady_clock::time_point hard_deadline);
-  Status ServeContainer(PendingPod& pending, int device_count,
-                        std::chrono::steady_clock::time_point work_deadline,
-                        std::chrono::steady_clock::time_point hard_deadline,
-                        std::vector<hami::MarkFileName>* created, ContainerAllocation* out);
-  void FailPod(const PendingPod& pending, const std::vector<hami::MarkFileName>& created,
-               const Status& why, std::chrono::steady_clock::time_point deadline);
-  void ReleaseLock(const PendingPod& pending, std::chrono::steady_clock::time_point deadline);
-  // Marks pod "ns/name" as having an Allocate (or a lock release) in
-  // progress; false when it already has one.
-  bool Claim(const std::string& key);
-  void Unclaim(const std::string& key);
-  CallOptions CallBy(std::chrono::steady_clock::time_point deadline) const;
-  ContainerAllocation CommonEdits() const;
-  // The vHCU a mark of `owner` on the plan's card already holds, when it
-  // has the planned size (a retried Allocate).
-  std::optional<CreatedVhcu> MarkedVhcu(const VhcuOwner& owner, const hami::DevicePlan& plan);
-  // The cards as the registration loop last saw them (they change only
-  // with hardware or driver events); Discover()s when there is none yet.
-  StatusOr<NodeInventory> CardInventory(bool fresh);
-
-  Backend* const backend_;
-  KubeClient* const client_;
-  const HamiAgentOptions options_;
-  VhcuManager vhcus_;
-  std::unique_ptr<PodCache> pods_;
-
-  // Never held across an API call or a backend call.
-  mutable std::mutex pods_mu_;
-  // Guarded by pods_mu_: the pod as our last patch returned it, by
-  // "ns/name", while more of its containers are to be served (the cache may
-  // not have seen our own patch yet).
-  std::map<std::string, Pod> patched_;
-  // Guarded by pods_mu_: pods ("ns/name") with an Allocate or a stale-lock
-  // release in progress.
-  std::set<std::string> claimed_;
-  // Guarded by pods_mu_: UIDs of pods whose allocation failed here (they no
-  // longer hold vHCUs; their lock is released by the next sweep if the
-  // failure path could not).
-  std::set<std::string> failed_uids_;
-  // Guarded by pods_mu_: pods ("ns/name" -> UID) failed here whose
-  // bind-phase=failed patch did not go through; the sweep retries it.
-  std::map<std::string, std::string> unmarked_failures_;
-  // Set by Stop(): the cancel flag of every API call.
-  std::atomic<bool> stopping_{false};
-
-  std::mutex inventory_mu_;
-  std::optional<NodeInventory> inventory_;  // guarded by inventory_mu_
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;               // guarded by mu_
-  bool register_requested_ = true;  // guarded by mu_
-  bool sweep_requested_ = false;    // guarded by mu_
-  std::atomic<bool> ready_{false};
-  std::atomic<bool> first_register_done_{false};
-
-  // Background thread only.
-  std::string last_full_;
-  std::string last_remaining_;
-  std::chrono::steady_clock::time_point last_handshake_{};
-  std::chrono::steady_clock::time_point next_register_retry_{};
-  std::optional<uint64_t> last_hcumem_mib_;
-  std::string last_topology_;
-  std::chrono::steady_clock::time_point next_sweep_{};
-  // The node lock found at the first sync (left by an earlier process).
-  std::string inherited_lock_;
-  bool inherited_known_ = false;
-  std::thread thread_;
-  bool started_ = false;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace hcudp

@@ -18,9 +18,11 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/status.h"
 
@@ -33,25 +35,25 @@ HCUDP_EXPORT std::string VhcuLockPath(const std::string& host_root);
 
 class HCUDP_EXPORT VhcuHostLock {
  public:
-  // Takes the lock, waiting at most `timeout` (0: one try). `on_wait`, when
-  // set, is called once with the holder's description if the lock is busy.
+  // Takes the lock, waiting at most `timeout` (0: one try) as `clock` tells
+  // the time; the wait polls every 20 ms. `on_wait`, when set, is called
+  // once with the holder's description if the lock is busy.
   static StatusOr<VhcuHostLock> Acquire(
       const std::string& host_root, std::chrono::milliseconds timeout,
-      const std::function<void(const std::string& holder)>& on_wait = nullptr);
+      const std::function<void(const std::string& holder)>& on_wait = nullptr,
+      Clock& clock = Clock::Real());
 
   VhcuHostLock(VhcuHostLock&& other) noexcept;
   VhcuHostLock& operator=(VhcuHostLock&& other) noexcept;
   VhcuHostLock(const VhcuHostLock&) = delete;
   VhcuHostLock& operator=(const VhcuHostLock&) = delete;
-  ~VhcuHostLock();
+  ~VhcuHostLock();  // releases the hold
+
+  class Hold;  // libhcudp/src/backend/vhcu_lock.cc
 
  private:
-  VhcuHostLock(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  void Release();
-
-  std::string path_;
-  int fd_ = -1;  // -1: a nested hold (or moved from)
-  bool held_ = false;
+  explicit VhcuHostLock(std::unique_ptr<Hold> hold);
+  std::unique_ptr<Hold> hold_;
 };
 
 }  // namespace hcudp

@@ -71,22 +71,22 @@
 //
 // Thread-safety: all methods may be called from any thread. The host-wide
 // lock serialises creates and destroys (threads of this process included);
-// mu_ guards only in-memory state and is never held across a backend call, a
-// file write or a wait.
+// the manager's in-memory state (retry queue, fresh marks) has its own lock,
+// which is never held across a backend call, a file write or a wait.
 #ifndef HCUDP_VHCU_MANAGER_H_
 #define HCUDP_VHCU_MANAGER_H_
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "hcudp/backend.h"
+#include "hcudp/clock.h"
 #include "hcudp/device.h"
 #include "hcudp/export.h"
 #include "hcudp/hami/mark_file.h"
@@ -104,9 +104,6 @@ struct VhcuManagerOptions {
   // Prefix of every path the manager reads and writes. Required ("/" on a
   // node).
   std::string host_root;
-  // Wall clock: backoff due times, the fresh-mark grace, mark file content.
-  // Default: std::chrono::system_clock::now.
-  std::function<std::chrono::system_clock::time_point()> now;
   // Retry backoff: first delay, doubled per failure, capped. Defaults 1 s, 60 s.
   std::chrono::milliseconds initial_retry_delay{1000};
   std::chrono::milliseconds max_retry_delay{60000};
@@ -164,8 +161,8 @@ struct CreatedVhcu {
 };
 
 // Is this pod (by UID) still live on this node: known to the (synced) pod
-// cache, not Succeeded or Failed, not deleted. Called with the manager's
-// mutex held: it must be quick and must not call back into the manager.
+// cache, not Succeeded or Failed, not deleted. Called with the host-wide vHCU
+// lock held: it must be quick and must not call back into the manager.
 using PodLivenessFn = std::function<bool(const std::string& pod_uid)>;
 
 // What a Recover/Reconcile/Tick pass did.
@@ -179,8 +176,11 @@ struct VhcuSweepResult {
 
 class HCUDP_EXPORT VhcuManager {
  public:
-  // `backend` is not owned and must outlive the manager.
-  VhcuManager(Backend* backend, VhcuManagerOptions options);
+  // `backend` and `clock` are not owned and must outlive the manager. The
+  // clock times the retry backoff and the fresh-mark grace and stamps mark
+  // files (its wall time).
+  VhcuManager(Backend* backend, VhcuManagerOptions options, Clock& clock = Clock::Real());
+  ~VhcuManager();
   VhcuManager(const VhcuManager&) = delete;
   VhcuManager& operator=(const VhcuManager&) = delete;
 
@@ -225,63 +225,10 @@ class HCUDP_EXPORT VhcuManager {
   // cheap when nothing is due.
   VhcuSweepResult Tick();
 
-  // Destroys waiting for a retry.
-  size_t pending_destroys() const;
-  // When Tick() next has work, if anything is queued.
-  std::optional<std::chrono::system_clock::time_point> next_retry_time() const;
+  class Impl;  // libhcudp/src/hami/vhcu_manager_impl.h
 
  private:
-  struct Intent;
-  // A destroy waiting to be retried. `card_bdf`, `compute_units` and
-  // `memory_mib` say which vHCU it is, so that a retry never destroys another
-  // vHCU that took over the id meanwhile.
-  struct Retry {
-    int vhcu_id = -1;
-    std::string card_bdf;
-    int compute_units = 0;
-    uint64_t memory_mib = 0;
-    std::optional<MarkFile> mark;  // removed after the destroy succeeded
-    std::string intent_path;       // removed after that, when non-empty
-    int failures = 0;
-    std::chrono::system_clock::time_point due;
-  };
-
-  std::chrono::system_clock::time_point Now() const;
-  bool CrashAfter(VhcuCreateStep step) const;
-  std::string MarkDir() const;
-  std::string IntentDirPath() const;
-  StatusOr<MarkFile> WriteMark(const hami::MarkFileName& name);
-  // The intent journal. Read under the host-wide lock, which a create holds
-  // from its intent to its end: it never holds the intent of a create still
-  // running (in this process or another).
-  StatusOr<std::vector<Intent>> ReadIntents();
-  // Destroys `vhcu` (its id) now, or queues a retry. On success removes
-  // `mark` (if set) and then `intent_path` (if set). Host lock held.
-  void DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>& mark,
-                      const std::string& intent_path, VhcuSweepResult* result);
-  void Queue(Retry retry, const Status& why, VhcuSweepResult* result);
-  // Host lock held.
-  void ResolveIntents(const std::vector<Intent>& intents, const NodeInventory& inventory,
-                      const std::vector<MarkFile>& marks, const PodLivenessFn& is_allocating,
-                      VhcuSweepResult* result);
-  void ResolveIntent(const Intent& intent, const NodeInventory& inventory,
-                     const std::vector<MarkFile>& marks, const std::set<int>& claimed_by_intents,
-                     const PodLivenessFn& is_allocating, VhcuSweepResult* result);
-  bool IsQueued(int vhcu_id) const;
-  StatusOr<VhcuHostLock> Lock(std::chrono::milliseconds timeout) const;
-
-  Backend* const backend_;
-  const VhcuManagerOptions options_;
-
-  // Guards the members below; never held across a backend call or file I/O.
-  mutable std::mutex mu_;
-  // Destroys waiting for a retry, by vHCU id (-1 never).
-  std::map<int, Retry> retries_;
-  // Pod UIDs this process wrote a mark for, and when.
-  std::map<std::string, std::chrono::system_clock::time_point> fresh_pods_;
-  // Ambiguous intents already logged.
-  std::set<std::string> reported_;
-  uint64_t attempts_ = 0;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace hcudp

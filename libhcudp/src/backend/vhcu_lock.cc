@@ -5,12 +5,14 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <thread>
+#include <memory>
+#include <utility>
 
 #include "hami/durable_file.h"
 #include "hcudp/backend.h"
@@ -52,23 +54,45 @@ std::string VhcuLockPath(const std::string& host_root) {
   return HostPath(host_root, std::string(kVhcuLockFile));
 }
 
+// One hold of the lock: the file descriptor that holds the flock, or a
+// nested hold of a thread that already has it (fd -1).
+class VhcuHostLock::Hold {
+ public:
+  Hold(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~Hold() {
+    auto it = t_depth.find(path_);
+    if (it != t_depth.end() && --it->second <= 0) t_depth.erase(it);
+    if (fd_ >= 0) {
+      if (::ftruncate(fd_, 0) != 0) {
+        // A stale name is harmless: it is read only while the lock is held.
+      }
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+  }
+  Hold(const Hold&) = delete;
+  Hold& operator=(const Hold&) = delete;
+
+ private:
+  const std::string path_;
+  const int fd_;
+};
+
 StatusOr<VhcuHostLock> VhcuHostLock::Acquire(
     const std::string& host_root, std::chrono::milliseconds timeout,
-    const std::function<void(const std::string& holder)>& on_wait) {
+    const std::function<void(const std::string& holder)>& on_wait, Clock& clock) {
   std::string path = VhcuLockPath(host_root);
   auto nested = t_depth.find(path);
   if (nested != t_depth.end() && nested->second > 0) {
     ++nested->second;
-    VhcuHostLock lock(path, -1);
-    lock.held_ = true;
-    return lock;
+    return VhcuHostLock(std::make_unique<Hold>(path, -1));
   }
   HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(Parent(path), 0755));
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return UnavailableError("cannot open the vHCU lock " + path + ": " + std::strerror(errno));
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const Clock::TimePoint deadline = clock.Now() + timeout;
   bool told = false;
   while (true) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
@@ -81,57 +105,26 @@ StatusOr<VhcuHostLock> VhcuHostLock::Acquire(
     const std::string holder = ReadHolder(fd);
     if (!told && on_wait) on_wait(holder);
     told = true;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    const Clock::TimePoint now = clock.Now();
+    if (now >= deadline) {
       ::close(fd);
       return UnavailableError("the vHCU lock " + path + " is held by " + holder +
                               "; gave up after " + std::to_string(timeout.count()) + " ms");
     }
     // Waiting to take the lock; nothing of ours is held here.
-    std::this_thread::sleep_for(kPollInterval);
+    clock.SleepUntil(std::min(deadline, now + kPollInterval));
   }
   const std::string me = SelfDescription() + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, me.data(), me.size(), 0) < 0) {
     // Only the holder's name is lost; the lock itself is held.
   }
   t_depth[path] = 1;
-  VhcuHostLock lock(path, fd);
-  lock.held_ = true;
-  return lock;
+  return VhcuHostLock(std::make_unique<Hold>(path, fd));
 }
 
-VhcuHostLock::VhcuHostLock(VhcuHostLock&& other) noexcept
-    : path_(std::move(other.path_)), fd_(other.fd_), held_(other.held_) {
-  other.fd_ = -1;
-  other.held_ = false;
-}
-
-VhcuHostLock& VhcuHostLock::operator=(VhcuHostLock&& other) noexcept {
-  if (this != &other) {
-    Release();
-    path_ = std::move(other.path_);
-    fd_ = other.fd_;
-    held_ = other.held_;
-    other.fd_ = -1;
-    other.held_ = false;
-  }
-  return *this;
-}
-
-VhcuHostLock::~VhcuHostLock() { Release(); }
-
-void VhcuHostLock::Release() {
-  if (!held_) return;
-  held_ = false;
-  auto it = t_depth.find(path_);
-  if (it != t_depth.end() && --it->second <= 0) t_depth.erase(it);
-  if (fd_ >= 0) {
-    if (::ftruncate(fd_, 0) != 0) {
-      // A stale name is harmless: it is read only while the lock is held.
-    }
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-    fd_ = -1;
-  }
-}
+VhcuHostLock::VhcuHostLock(std::unique_ptr<Hold> hold) : hold_(std::move(hold)) {}
+VhcuHostLock::VhcuHostLock(VhcuHostLock&& other) noexcept = default;
+VhcuHostLock& VhcuHostLock::operator=(VhcuHostLock&& other) noexcept = default;
+VhcuHostLock::~VhcuHostLock() = default;
 
 }  // namespace hcudp

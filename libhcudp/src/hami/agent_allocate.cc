@@ -1,11 +1,11 @@
-// HamiAgent::AllocateCount / AllocateCores: reference/seed-behaviour.md §5.4
+// Allocator::AllocateCount / AllocateCores: reference/seed-behaviour.md §5.4
 // with the defects of §8.15-8.20 fixed (see hami_agent.h).
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
+#include "hami/allocator.h"
 #include "hcudp/hami/container_index.h"
 #include "hcudp/hami/keys.h"
 #include "hcudp/hami/mark_file.h"
@@ -16,10 +16,8 @@
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
 
-namespace hcudp {
+namespace hcudp::internal {
 namespace {
-
-using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kFindAttempts = 5;
 constexpr std::chrono::milliseconds kFindRetryDelay{200};
@@ -30,8 +28,13 @@ std::string Annotation(const Pod& pod, std::string_view key) {
   return it == pod.metadata.annotations.end() ? std::string() : it->second;
 }
 
-std::string PodName(const Pod& pod) {
-  return pod.metadata.namespace_name + "/" + pod.metadata.name;
+std::string PodName(const Pod& pod) { return PodKey(pod); }
+
+ContainerAllocation CommonEdits() {
+  ContainerAllocation out;
+  out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
+  out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
+  return out;
 }
 
 bool IsPendingOn(const Pod& pod, const std::string& node) {
@@ -53,34 +56,19 @@ const Pod& Newer(const Pod& cached, const Pod& ours) {
   return a > b ? cached : ours;
 }
 
-Status CheckDeadline(SteadyClock::time_point deadline, std::string_view step) {
-  if (SteadyClock::now() <= deadline) return OkStatus();
+}  // namespace
+
+Allocator::Allocator(AgentContext& ctx, Wakeup& stop, std::function<void()> on_done)
+    : ctx_(ctx), stop_(stop), on_done_(std::move(on_done)) {}
+
+Status Allocator::CheckDeadline(Clock::TimePoint deadline, std::string_view step) const {
+  if (ctx_.clock.Now() <= deadline) return OkStatus();
   return DeadlineExceededError("HAMi Allocate ran out of time before " + std::string(step));
 }
 
-}  // namespace
-
-ContainerAllocation HamiAgent::CommonEdits() const {
-  ContainerAllocation out;
-  out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
-  out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
-  return out;
-}
-
-StatusOr<NodeInventory> HamiAgent::CardInventory(bool fresh) {
-  if (!fresh) {
-    std::lock_guard<std::mutex> lock(inventory_mu_);
-    if (inventory_) return *inventory_;
-  }
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
-  std::lock_guard<std::mutex> lock(inventory_mu_);
-  inventory_ = inventory;
-  return inventory;
-}
-
-std::optional<CreatedVhcu> HamiAgent::MarkedVhcu(const VhcuOwner& owner,
+std::optional<CreatedVhcu> Allocator::MarkedVhcu(const VhcuOwner& owner,
                                                  const hami::DevicePlan& plan) {
-  auto marks = ListMarkFiles(options_.host_root, nullptr);
+  auto marks = ListMarkFiles(ctx_.options.host_root, nullptr);
   if (!marks.ok()) return std::nullopt;
   std::optional<NodeInventory> inventory;  // discovered once, at the first matching mark
   for (const MarkFile& mark : *marks) {
@@ -90,7 +78,7 @@ std::optional<CreatedVhcu> HamiAgent::MarkedVhcu(const VhcuOwner& owner,
       continue;
     }
     if (!inventory) {
-      auto discovered = backend_->Discover();
+      auto discovered = ctx_.backend->Discover();
       if (!discovered.ok()) return std::nullopt;
       inventory = std::move(discovered).value();
     }
@@ -104,33 +92,23 @@ std::optional<CreatedVhcu> HamiAgent::MarkedVhcu(const VhcuOwner& owner,
   return std::nullopt;
 }
 
-StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCores() const {
+StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCores() const {
   return std::vector<ContainerAllocation>{CommonEdits()};
 }
 
-bool HamiAgent::Claim(const std::string& key) {
-  std::lock_guard<std::mutex> lock(pods_mu_);
-  return claimed_.insert(key).second;
-}
-
-void HamiAgent::Unclaim(const std::string& key) {
-  std::lock_guard<std::mutex> lock(pods_mu_);
-  claimed_.erase(key);
-}
-
-StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCount(
+StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCount(
     const std::vector<int>& device_counts) {
-  if (stopping_) return UnavailableError("HAMi: the device plugin is stopping");
-  if (!ready_) {
-    return UnavailableError("HAMi: the pod cache of node " + options_.node_name +
+  if (ctx_.stopping) return UnavailableError("HAMi: the device plugin is stopping");
+  if (!ctx_.ready) {
+    return UnavailableError("HAMi: the pod cache of node " + ctx_.options.node_name +
                             " has not synced yet; retry");
   }
   // The whole Allocate, failure path included, ends by `hard`; the work
   // leaves failure_reserve of it for marking the pod failed and releasing
   // the lock.
-  const auto start = SteadyClock::now();
-  const auto hard = start + options_.allocate_deadline;
-  const auto work = std::max(start, hard - options_.failure_reserve);
+  const auto start = ctx_.clock.Now();
+  const auto hard = start + ctx_.options.allocate_deadline;
+  const auto work = std::max(start, hard - ctx_.options.failure_reserve);
   std::vector<ContainerAllocation> out;
   Status failed;
   for (int count : device_counts) {
@@ -141,34 +119,36 @@ StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCount(
     }
     out.push_back(std::move(*one));
   }
-  RequestRegister();
+  if (on_done_) on_done_();
   if (!failed.ok()) return failed;
   return out;
 }
 
-std::optional<Pod> HamiAgent::FreshestPod(const std::string& namespace_name,
+std::optional<Pod> Allocator::FreshestPod(const std::string& namespace_name,
                                           const std::string& name) {
-  std::optional<Pod> cached = pods_->Get(namespace_name, name);
-  std::lock_guard<std::mutex> lock(pods_mu_);
-  auto it = patched_.find(namespace_name + "/" + name);
-  if (it == patched_.end()) return cached;
-  if (!cached || cached->metadata.uid != it->second.metadata.uid) {
-    if (cached) patched_.erase(it);
+  std::optional<Pod> cached = ctx_.pods->Get(namespace_name, name);
+  const std::string key = namespace_name + "/" + name;
+  std::optional<Pod> ours = ctx_.ledger.Patched(key);
+  if (!ours) return cached;
+  if (!cached || cached->metadata.uid != ours->metadata.uid) {
+    if (cached) ctx_.ledger.ErasePatchedOf(key, ours->metadata.uid);
     return cached;
   }
-  return Newer(*cached, it->second);
+  return Newer(*cached, *ours);
 }
 
-StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_point deadline) {
+StatusOr<Allocator::PendingPod> Allocator::FindPendingPod(Clock::TimePoint deadline) {
   Status last;
   for (int attempt = 0; attempt < kFindAttempts; ++attempt) {
     if (attempt > 0) {
-      if (SteadyClock::now() + kFindRetryDelay > deadline) break;
-      if (WaitForStop(kFindRetryDelay)) {
+      const Clock::TimePoint retry_at = ctx_.clock.Now() + kFindRetryDelay;
+      if (retry_at > deadline) break;
+      stop_.WaitUntil(retry_at);
+      if (stop_.stopped()) {
         return Status(StatusCode::kCancelled, "HAMi: the device plugin is stopping");
       }
     }
-    auto node = GetNode(*client_, options_.node_name, CallBy(deadline));
+    auto node = GetNode(*ctx_.client, ctx_.options.node_name, ctx_.CallBy(deadline));
     if (!node.ok() && (node.status().code() == StatusCode::kCancelled ||
                        node.status().code() == StatusCode::kDeadlineExceeded)) {
       return node.status();
@@ -191,21 +171,21 @@ StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_poin
     }
     if (lock) {
       std::optional<Pod> holder = FreshestPod(lock->pod_namespace, lock->pod_name);
-      if (!holder || !IsPendingOn(*holder, options_.node_name)) {
+      if (!holder || !IsPendingOn(*holder, ctx_.options.node_name)) {
         // The cache may lag behind the scheduler's bind: ask once.
-        auto got = GetPod(*client_, lock->pod_namespace, lock->pod_name, CallBy(deadline));
+        auto got = GetPod(*ctx_.client, lock->pod_namespace, lock->pod_name, ctx_.CallBy(deadline));
         if (got.ok()) holder = std::move(*got);
       }
-      if (holder && IsPendingOn(*holder, options_.node_name)) {
+      if (holder && IsPendingOn(*holder, ctx_.options.node_name)) {
         return PendingPod{std::move(*holder), lock_value};
       }
     }
     // No usable lock holder: the oldest pod being allocated here.
     std::optional<Pod> oldest;
     int64_t oldest_time = 0;
-    for (const Pod& listed : pods_->List()) {
+    for (const Pod& listed : ctx_.pods->List()) {
       std::optional<Pod> pod = FreshestPod(listed.metadata.namespace_name, listed.metadata.name);
-      if (!pod || !IsPendingOn(*pod, options_.node_name)) continue;
+      if (!pod || !IsPendingOn(*pod, ctx_.options.node_name)) continue;
       auto bind_time = hami::ParseBindTime(Annotation(*pod, hami::kBindTimeAnnotation));
       if (!bind_time.ok()) continue;
       if (!oldest || *bind_time < oldest_time) {
@@ -218,37 +198,33 @@ StatusOr<HamiAgent::PendingPod> HamiAgent::FindPendingPod(SteadyClock::time_poin
                                                 oldest->metadata.name);
       return PendingPod{std::move(*oldest), holds ? lock_value : std::string()};
     }
-    last = NotFoundError("HAMi: no pod on node " + options_.node_name +
+    last = NotFoundError("HAMi: no pod on node " + ctx_.options.node_name +
                          " is pending with hami.io/bind-phase=allocating (lock: " +
                          (lock ? lock->pod_namespace + "/" + lock->pod_name : "none") + ")");
   }
   return last.ok() ? DeadlineExceededError("HAMi: no time left to find the pending pod") : last;
 }
 
-StatusOr<ContainerAllocation> HamiAgent::AllocateOne(int device_count,
-                                                     SteadyClock::time_point work_deadline,
-                                                     SteadyClock::time_point hard_deadline) {
+StatusOr<ContainerAllocation> Allocator::AllocateOne(int device_count,
+                                                     Clock::TimePoint work_deadline,
+                                                     Clock::TimePoint hard_deadline) {
   HCUDP_ASSIGN_OR_RETURN(PendingPod pending, FindPendingPod(work_deadline));
   const std::string key = PodName(pending.pod);
-  if (!Claim(key)) {
+  if (!ctx_.ledger.Claim(key)) {
     return AbortedError("HAMi: another Allocate for pod " + key + " is in progress");
   }
-  {
-    std::lock_guard<std::mutex> lock(pods_mu_);
-    failed_uids_.erase(pending.pod.metadata.uid);  // allocating again
-  }
+  ctx_.ledger.ClearFailed(pending.pod.metadata.uid);  // allocating again
   std::vector<hami::MarkFileName> created;
   ContainerAllocation out;
   Status st = ServeContainer(pending, device_count, work_deadline, hard_deadline, &created, &out);
   if (!st.ok()) FailPod(pending, created, st, hard_deadline);
-  Unclaim(key);
+  ctx_.ledger.Unclaim(key);
   if (!st.ok()) return st;
   return out;
 }
 
-Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
-                                 SteadyClock::time_point deadline,
-                                 SteadyClock::time_point hard_deadline,
+Status Allocator::ServeContainer(PendingPod& pending, int device_count, Clock::TimePoint deadline,
+                                 Clock::TimePoint hard_deadline,
                                  std::vector<hami::MarkFileName>* created,
                                  ContainerAllocation* out) {
   const Pod& pod = pending.pod;
@@ -283,15 +259,15 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
                                 std::to_string(device_count));
   }
   HCUDP_RETURN_IF_ERROR(CheckDeadline(deadline, "creating devices"));
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, CardInventory(/*fresh=*/false));
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, ctx_.inventory.Get(/*fresh=*/false));
   auto planned = hami::PlanContainerDevices(served, inventory);
   if (!planned.ok()) {  // the cards may have changed since the last look
-    HCUDP_ASSIGN_OR_RETURN(inventory, CardInventory(/*fresh=*/true));
+    HCUDP_ASSIGN_OR_RETURN(inventory, ctx_.inventory.Get(/*fresh=*/true));
     planned = hami::PlanContainerDevices(served, inventory);
   }
   HCUDP_ASSIGN_OR_RETURN(std::vector<hami::DevicePlan> plans, std::move(planned));
   *out = CommonEdits();
-  out->mounts.push_back({options_.hyhal_path, std::string(kHyhalContainerPath), true});
+  out->mounts.push_back({ctx_.options.hyhal_path, std::string(kHyhalContainerPath), true});
   const VhcuOwner owner{pod.metadata.uid, container};
   for (const hami::DevicePlan& plan : plans) {
     const Card* card = inventory.FindCard(plan.card);
@@ -300,7 +276,7 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
     }
     for (const auto& node : card->dri_nodes) out->devices.push_back({node, node, "rw"});
     if (!plan.create_vhcu) {
-      HCUDP_ASSIGN_OR_RETURN(MarkFile mark, vhcus_.MarkWholeCard(owner, plan.card));
+      HCUDP_ASSIGN_OR_RETURN(MarkFile mark, ctx_.vhcus.MarkWholeCard(owner, plan.card));
       created->push_back(mark.name);
       continue;
     }
@@ -308,12 +284,13 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
     // died after the mark was written): hand out the same vHCU again.
     std::optional<CreatedVhcu> existing = MarkedVhcu(owner, plan);
     if (!existing) {
-      HCUDP_ASSIGN_OR_RETURN(existing, vhcus_.CreateVhcu(owner, plan.card, plan.vhcu_compute_units,
-                                                         plan.vhcu_memory_mib));
+      HCUDP_ASSIGN_OR_RETURN(
+          existing,
+          ctx_.vhcus.CreateVhcu(owner, plan.card, plan.vhcu_compute_units, plan.vhcu_memory_mib));
     }
     const CreatedVhcu& vhcu = *existing;
     created->push_back(vhcu.mark.name);
-    HCUDP_RETURN_IF_ERROR(ValidateVhcuConfFile(options_.host_root, vhcu.vhcu.conf_path));
+    HCUDP_RETURN_IF_ERROR(ValidateVhcuConfFile(ctx_.options.host_root, vhcu.vhcu.conf_path));
     const std::string file = vhcu.vhcu.conf_path.substr(vhcu.vhcu.conf_path.rfind('/') + 1);
     out->mounts.push_back({vhcu.vhcu.conf_path, kVdevContainerDir + file, true});
     LOG(INFO) << "HAMi: pod " << PodName(pod) << " container " << container << ": vHCU "
@@ -332,64 +309,55 @@ Status HamiAgent::ServeContainer(PendingPod& pending, int device_count,
       hami::EncodeContainerIndex(rest.empty() ? *indexes : rest);
   if (done) patch[std::string(hami::kBindPhaseAnnotation)] = std::string(hami::kBindPhaseSuccess);
   HCUDP_ASSIGN_OR_RETURN(
-      Pod patched, PatchPodAnnotations(*client_, pod.metadata.namespace_name, pod.metadata.name,
-                                       patch, CallBy(deadline)));
+      Pod patched, PatchPodAnnotations(*ctx_.client, pod.metadata.namespace_name, pod.metadata.name,
+                                       patch, ctx_.CallBy(deadline)));
   const std::string key = PodName(pod);
   if (done) {
-    {
-      std::lock_guard<std::mutex> lock(pods_mu_);
-      patched_.erase(key);
-    }
+    ctx_.ledger.ErasePatched(key);
     // Not releasing it is no failure: the pod is allocated, and the next
     // sweep releases the lock of a pod no longer allocating.
     ReleaseLock(pending, hard_deadline);
     LOG(INFO) << "HAMi: pod " << key << " allocated";
   } else {
-    std::lock_guard<std::mutex> lock(pods_mu_);
-    patched_[key] = std::move(patched);
+    ctx_.ledger.SetPatched(key, std::move(patched));
   }
   return OkStatus();
 }
 
-void HamiAgent::FailPod(const PendingPod& pending, const std::vector<hami::MarkFileName>& created,
-                        const Status& why, SteadyClock::time_point deadline) {
+void Allocator::FailPod(const PendingPod& pending, const std::vector<hami::MarkFileName>& created,
+                        const Status& why, Clock::TimePoint deadline) {
   const Pod& pod = pending.pod;
   LOG(WARNING) << "HAMi: Allocate for pod " << PodName(pod) << " failed: " << why.ToString();
-  {
-    // Whatever the calls below manage, the pod holds nothing any more, and
-    // the next sweep finishes what they could not (stale lock).
-    std::lock_guard<std::mutex> lock(pods_mu_);
-    patched_.erase(PodName(pod));
-    failed_uids_.insert(pod.metadata.uid);
-  }
-  vhcus_.ForgetFresh(pod.metadata.uid);
+  // Whatever the calls below manage, the pod holds nothing any more, and
+  // the next sweep finishes what they could not (stale lock).
+  ctx_.ledger.Fail(PodName(pod), pod.metadata.uid);
+  ctx_.vhcus.ForgetFresh(pod.metadata.uid);
   for (const auto& mark : created) {
-    Status st = vhcus_.Release(mark);
+    Status st = ctx_.vhcus.Release(mark);
     if (!st.ok()) LOG(WARNING) << "HAMi: undo: " << st.ToString();
   }
   // The lock first: while it is held the scheduler can place nothing here.
   ReleaseLock(pending, deadline);
   auto patched = PatchPodAnnotations(
-      *client_, pod.metadata.namespace_name, pod.metadata.name,
+      *ctx_.client, pod.metadata.namespace_name, pod.metadata.name,
       {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}},
-      CallBy(deadline));
+      ctx_.CallBy(deadline));
   if (!patched.ok()) {
     LOG(WARNING) << "HAMi: marking pod " << PodName(pod)
                  << " failed: " << patched.status().ToString() << " (retried by the next sweep)";
-    std::lock_guard<std::mutex> lock(pods_mu_);
-    unmarked_failures_[PodName(pod)] = pod.metadata.uid;
+    ctx_.ledger.AddUnmarked(PodName(pod), pod.metadata.uid);
   }
 }
 
-void HamiAgent::ReleaseLock(const PendingPod& pending, SteadyClock::time_point deadline) {
+void Allocator::ReleaseLock(const PendingPod& pending, Clock::TimePoint deadline) {
   if (pending.lock_value.empty()) return;
-  auto removed = RemoveNodeAnnotationIfEquals(*client_, options_.node_name,
+  auto removed = RemoveNodeAnnotationIfEquals(*ctx_.client, ctx_.options.node_name,
                                               std::string(hami::kNodeLockAnnotation),
-                                              pending.lock_value, 5, CallBy(deadline));
+                                              pending.lock_value, 5, ctx_.CallBy(deadline));
   if (!removed.ok()) {
     LOG(WARNING) << "HAMi: releasing the node lock of pod " << PodName(pending.pod)
                  << " failed: " << removed.status().ToString();
   }
 }
 
-}  // namespace hcudp
+}  // namespace hcudp::internal

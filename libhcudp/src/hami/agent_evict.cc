@@ -1,13 +1,13 @@
-// HamiAgent::EvictUnaccountedPods: the vendor's pod killer (seed-behaviour
+// Evictor::EvictUnaccountedPods: the vendor's pod killer (seed-behaviour
 // §5.6), opt-in only and restricted to Running pods (defect §8.21).
 #include <glog/logging.h>
 
 #include <cstdlib>
 
-#include "hcudp/hami_agent.h"
+#include "hami/evictor.h"
 #include "hcudp/kube_ops.h"
 
-namespace hcudp {
+namespace hcudp::internal {
 namespace {
 
 // A limit hygon.com/...hcumem with a value above 0.
@@ -25,20 +25,20 @@ bool RequestsHcumem(const Pod& pod) {
 
 }  // namespace
 
-void HamiAgent::EvictUnaccountedPods(const std::vector<MarkFile>& marks) {
+void Evictor::EvictUnaccountedPods(const std::vector<MarkFile>& marks) {
   std::set<std::string> accounted;
   for (const MarkFile& m : marks) accounted.insert(m.name.pod_uid);
-  for (const Pod& pod : pods_->List()) {
+  for (const Pod& pod : ctx_.pods->List()) {
     if (pod.phase != "Running" || !RequestsHcumem(pod) || accounted.count(pod.metadata.uid)) {
       continue;
     }
     LOG(WARNING) << "HAMi: pod " << pod.metadata.namespace_name << "/" << pod.metadata.name
                  << " uses HCU memory without a mark file; deleting it "
                     "(--evict-unaccounted-pods)";
-    Status st = DeletePodWithUid(*client_, pod.metadata.namespace_name, pod.metadata.name,
-                                 pod.metadata.uid, 0, BackgroundCall());
+    Status st = DeletePodWithUid(*ctx_.client, pod.metadata.namespace_name, pod.metadata.name,
+                                 pod.metadata.uid, 0, ctx_.BackgroundCall());
     if (!st.ok() && !IsNotFound(st)) LOG(WARNING) << "HAMi: delete failed: " << st.ToString();
   }
 }
 
-}  // namespace hcudp
+}  // namespace hcudp::internal

@@ -1,24 +1,20 @@
-// HamiAgent::ReleaseStaleLock: the node lock of a pod whose Allocate can no
+// StaleLock::Release: the node lock of a pod whose Allocate can no
 // longer complete is released, so that the scheduler does not wait for it to
 // expire (issue 9 item 6; see hami_agent.h).
 #include <glog/logging.h>
 
+#include "hami/stale_lock.h"
 #include "hcudp/hami/keys.h"
 #include "hcudp/hami/node_lock.h"
 #include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
 
-namespace hcudp {
-namespace {
+namespace hcudp::internal {
 
-bool Ended(const Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
-
-}  // namespace
-
-void HamiAgent::ReleaseStaleLock(bool first) {
+void StaleLock::Release(bool first) {
   if (first) inherited_known_ = true;
-  auto node = GetNode(*client_, options_.node_name, BackgroundCall());
+  auto node = GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
   if (!node.ok()) {
     LOG(WARNING) << "HAMi: cannot check the node lock: " << node.status().ToString();
     return;
@@ -36,15 +32,11 @@ void HamiAgent::ReleaseStaleLock(bool first) {
     return;
   }
   const std::string key = lock->pod_namespace + "/" + lock->pod_name;
-  auto in_progress = [&] {
-    std::lock_guard<std::mutex> guard(pods_mu_);
-    return claimed_.count(key) > 0 || patched_.count(key) > 0;
-  };
-  if (in_progress()) return;  // being allocated by this process
+  if (ctx_.ledger.InProgress(key)) return;  // being allocated by this process
 
   // Why can the Allocate of the lock's pod no longer complete, if it can't?
   std::string why;
-  auto pod = GetPod(*client_, lock->pod_namespace, lock->pod_name, BackgroundCall());
+  auto pod = GetPod(*ctx_.client, lock->pod_namespace, lock->pod_name, ctx_.BackgroundCall());
   if (!pod.ok() && !IsNotFound(pod.status())) {
     LOG(WARNING) << "HAMi: cannot check the pod of the node lock " << value << ": "
                  << pod.status().ToString();
@@ -53,22 +45,17 @@ void HamiAgent::ReleaseStaleLock(bool first) {
   bool allocating_here = false;
   if (!pod.ok()) {
     why = "the pod is gone";
-  } else if (Ended(*pod)) {
+  } else if (PodEnded(*pod)) {
     why = "the pod has ended (" + pod->phase + ")";
-  } else if (!pod->node_name.empty() && pod->node_name != options_.node_name) {
+  } else if (!pod->node_name.empty() && pod->node_name != ctx_.options.node_name) {
     why = "the pod is bound to node " + pod->node_name;
-  } else if (!hami::IsAllocatingOn(pod->metadata.annotations, options_.node_name)) {
+  } else if (!hami::IsAllocatingOn(pod->metadata.annotations, ctx_.options.node_name)) {
     why = "the pod is no longer allocating on this node";
   } else if (pod->node_name.empty()) {
     return;  // the scheduler has not bound it yet
   } else {
     allocating_here = true;
-    bool failed_here = false;
-    {
-      std::lock_guard<std::mutex> guard(pods_mu_);
-      failed_here = failed_uids_.count(pod->metadata.uid) > 0;
-    }
-    if (failed_here) {
+    if (ctx_.ledger.Failed(pod->metadata.uid)) {
       why = "its Allocate failed";
     } else if (value == inherited_lock_) {
       why = "the lock was taken before this process started and no Allocate of it is in progress";
@@ -76,37 +63,31 @@ void HamiAgent::ReleaseStaleLock(bool first) {
       return;  // kubelet's Allocate is still to come
     }
   }
-  if (!Claim(key)) return;  // an Allocate for it started meanwhile
+  if (!ctx_.ledger.Claim(key)) return;  // an Allocate for it started meanwhile
   struct Unclaimer {
-    HamiAgent* agent;
+    PodLedger& ledger;
     const std::string& key;
-    ~Unclaimer() { agent->Unclaim(key); }
-  } unclaim{this, key};
-  {
-    std::lock_guard<std::mutex> guard(pods_mu_);
-    if (patched_.count(key)) return;
-  }
+    ~Unclaimer() { ledger.Unclaim(key); }
+  } unclaim{ctx_.ledger, key};
+  if (ctx_.ledger.HasPatched(key)) return;
   LOG(WARNING) << "HAMi: releasing the node lock of pod " << key << ": " << why;
   if (allocating_here) {
     // As the failure path: the scheduler sees bind-phase=failed, and the
     // pod's vHCUs are reclaimed by the reconcile that follows.
-    {
-      std::lock_guard<std::mutex> guard(pods_mu_);
-      failed_uids_.insert(pod->metadata.uid);
-    }
-    vhcus_.ForgetFresh(pod->metadata.uid);
+    ctx_.ledger.SetFailed(pod->metadata.uid);
+    ctx_.vhcus.ForgetFresh(pod->metadata.uid);
     auto patched = PatchPodAnnotations(
-        *client_, lock->pod_namespace, lock->pod_name,
+        *ctx_.client, lock->pod_namespace, lock->pod_name,
         {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}},
-        BackgroundCall());
+        ctx_.BackgroundCall());
     if (!patched.ok()) {
       LOG(WARNING) << "HAMi: marking pod " << key << " failed: " << patched.status().ToString();
       return;  // the lock stays until the pod is marked; next sweep
     }
   }
-  auto removed = RemoveNodeAnnotationIfEquals(*client_, options_.node_name,
+  auto removed = RemoveNodeAnnotationIfEquals(*ctx_.client, ctx_.options.node_name,
                                               std::string(hami::kNodeLockAnnotation), value,
-                                              /*max_attempts=*/5, BackgroundCall());
+                                              /*max_attempts=*/5, ctx_.BackgroundCall());
   if (!removed.ok()) {
     LOG(WARNING) << "HAMi: releasing the node lock of pod " << key
                  << " failed: " << removed.status().ToString();
@@ -115,36 +96,29 @@ void HamiAgent::ReleaseStaleLock(bool first) {
   }
 }
 
-void HamiAgent::MarkUnmarkedFailures() {
-  std::map<std::string, std::string> todo;
-  {
-    std::lock_guard<std::mutex> guard(pods_mu_);
-    todo = unmarked_failures_;
-  }
+void StaleLock::MarkUnmarkedFailures() {
+  const std::map<std::string, std::string> todo = ctx_.ledger.Unmarked();
   for (const auto& [key, uid] : todo) {
     const size_t slash = key.find('/');
     const std::string ns = key.substr(0, slash);
     const std::string name = key.substr(slash + 1);
-    auto pod = GetPod(*client_, ns, name, BackgroundCall());
+    auto pod = GetPod(*ctx_.client, ns, name, ctx_.BackgroundCall());
     bool done = !pod.ok() && IsNotFound(pod.status());
     if (pod.ok()) {
       // Only the very pod, and only while it still waits for us.
-      done = pod->metadata.uid != uid || Ended(*pod) ||
-             !hami::IsAllocatingOn(pod->metadata.annotations, options_.node_name);
+      done = pod->metadata.uid != uid || PodEnded(*pod) ||
+             !hami::IsAllocatingOn(pod->metadata.annotations, ctx_.options.node_name);
       if (!done) {
         auto patched = PatchPodAnnotations(
-            *client_, ns, name,
+            *ctx_.client, ns, name,
             {{std::string(hami::kBindPhaseAnnotation), std::string(hami::kBindPhaseFailed)}},
-            BackgroundCall());
+            ctx_.BackgroundCall());
         done = patched.ok();
         if (done) LOG(INFO) << "HAMi: pod " << key << " marked failed (its Allocate failed)";
       }
     }
-    if (done) {
-      std::lock_guard<std::mutex> guard(pods_mu_);
-      unmarked_failures_.erase(key);
-    }
+    if (done) ctx_.ledger.EraseUnmarked(key);
   }
 }
 
-}  // namespace hcudp
+}  // namespace hcudp::internal

@@ -1,7 +1,8 @@
-// HamiAgent: node registration (annotations, hcumem, topology ConfigMap).
+// Registrar: node registration (annotations, hcumem, topology ConfigMap).
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "hami/registrar.h"
 #include "hcudp/hami/handshake.h"
 #include "hcudp/hami/keys.h"
 #include "hcudp/hami/node_devices.h"
@@ -9,7 +10,7 @@
 #include "hcudp/kube_ops.h"
 #include "hcudp/topology.h"
 
-namespace hcudp {
+namespace hcudp::internal {
 namespace {
 
 constexpr std::chrono::milliseconds kRetryAfterFailure{5000};
@@ -32,89 +33,116 @@ std::optional<std::string> NodeCapacity(const std::string& node_json, const std:
 
 }  // namespace
 
-void HamiAgent::RegisterIfDue(bool force) {
-  using Clock = std::chrono::steady_clock;
-  const auto now = Clock::now();
-  const bool failed_before = next_register_retry_ != Clock::time_point{};
-  if (failed_before && now < next_register_retry_) return;  // backing off
-  const bool handshake_due =
-      last_handshake_ == Clock::time_point{} || now - last_handshake_ >= options_.register_interval;
-  if (!force && !handshake_due && !failed_before) return;
-  Status st = Register(/*lists_only_if_changed=*/!handshake_due && !failed_before);
-  if (st.ok()) {
-    next_register_retry_ = {};
-    first_register_done_ = true;
-  } else {
-    LOG(WARNING) << "HAMi: registering node " << options_.node_name
-                 << " failed (retry in 5 s): " << st.ToString();
-    next_register_retry_ = now + kRetryAfterFailure;
+Registrar::Registrar(AgentContext& ctx, std::function<void()> on_first)
+    : ctx_(ctx), on_first_(std::move(on_first)), wake_(ctx.clock) {
+  Request();  // the first registration, at once
+}
+
+Registrar::~Registrar() { Stop(); }
+
+void Registrar::Start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+}
+
+void Registrar::Stop() {
+  wake_.Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+Clock::TimePoint Registrar::NextDue() const {
+  if (next_retry_ != Clock::TimePoint{}) return next_retry_;  // backing off
+  if (last_handshake_ == Clock::TimePoint{}) return ctx_.clock.Now();
+  return last_handshake_ + ctx_.options.register_interval;
+}
+
+void Registrar::Run() {
+  while (true) {
+    const unsigned requests = wake_.WaitUntil(NextDue());
+    if (wake_.stopped() || ctx_.stopping) return;
+    RegisterIfDue(requests != 0);
   }
 }
 
-Status HamiAgent::Register(bool lists_only_if_changed) {
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
-  {
-    std::lock_guard<std::mutex> lock(inventory_mu_);
-    inventory_ = inventory;
+void Registrar::RegisterIfDue(bool requested) {
+  const Clock::TimePoint now = ctx_.clock.Now();
+  const bool failed_before = next_retry_ != Clock::TimePoint{};
+  if (failed_before && now < next_retry_) return;  // backing off
+  const bool handshake_due = last_handshake_ == Clock::TimePoint{} ||
+                             now - last_handshake_ >= ctx_.options.register_interval;
+  if (!requested && !handshake_due && !failed_before) return;
+  Status st = Register(/*lists_only_if_changed=*/!handshake_due && !failed_before);
+  if (st.ok()) {
+    next_retry_ = {};
+    if (!registered_.exchange(true) && on_first_) on_first_();
+  } else {
+    LOG(WARNING) << "HAMi: registering node " << ctx_.options.node_name
+                 << " failed (retry in 5 s): " << st.ToString();
+    next_retry_ = now + kRetryAfterFailure;
   }
-  if (options_.card_health) {
+}
+
+Status Registrar::Register(bool lists_only_if_changed) {
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, ctx_.inventory.Refresh());
+  if (ctx_.options.card_health) {
     // One health pipeline: the verdict ListAndWatch sends, never Discover's
     // raw reading (a failed query must change nothing).
     for (Card& card : inventory.cards) {
-      std::optional<Health> verdict = options_.card_health(card.bdf);
+      std::optional<Health> verdict = ctx_.options.card_health(card.bdf);
       card.health = verdict.value_or(Health::kUnhealthy);
     }
   }
-  hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, options_.split_count);
+  hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
   HCUDP_ASSIGN_OR_RETURN(std::string full, hami::EncodeNodeDevices(reg.full));
   HCUDP_ASSIGN_OR_RETURN(std::string remaining, hami::EncodeNodeDevices(reg.remaining));
   bool changed = full != last_full_ || remaining != last_remaining_;
   if (!lists_only_if_changed || changed) {
     std::map<std::string, std::optional<std::string>> patch;
-    patch[std::string(hami::kNodeHandshakeAnnotation)] = hami::FormatHandshakeReported(Now());
+    patch[std::string(hami::kNodeHandshakeAnnotation)] =
+        hami::FormatHandshakeReported(ctx_.clock.WallNow());
     if (changed || last_full_.empty()) {
       patch[std::string(hami::kNodeRegisterAnnotation)] = full;
       patch[std::string(hami::kNodeRemainingAnnotation)] = remaining;
     }
-    HCUDP_ASSIGN_OR_RETURN(
-        Node node, PatchNodeAnnotations(*client_, options_.node_name, patch, BackgroundCall()));
+    HCUDP_ASSIGN_OR_RETURN(Node node, PatchNodeAnnotations(*ctx_.client, ctx_.options.node_name,
+                                                           patch, ctx_.BackgroundCall()));
     last_full_ = full;
     last_remaining_ = remaining;
-    last_handshake_ = std::chrono::steady_clock::now();
+    last_handshake_ = ctx_.clock.Now();
     VLOG(2) << "HAMi: registered " << reg.full.size() << " cards"
             << (patch.size() == 1 ? " (handshake only)" : "");
-    if (options_.resource_multiple) ReportHcumem(inventory, node);
+    if (ctx_.options.resource_multiple) ReportHcumem(inventory, node);
   }
-  if (options_.topology_register) ReportTopology(inventory);
+  if (ctx_.options.topology_register) ReportTopology(inventory);
   return OkStatus();
 }
 
-void HamiAgent::ReportHcumem(const NodeInventory& inventory, const Node& node) {
+void Registrar::ReportHcumem(const NodeInventory& inventory, const Node& node) {
   uint64_t total_mib = 0;
   for (const Card& card : inventory.cards) total_mib += card.memory_mib();
   const std::string value = std::to_string(total_mib);
-  if (NodeCapacity(node.raw_json, options_.hcumem_resource) == value &&
+  if (NodeCapacity(node.raw_json, ctx_.options.hcumem_resource) == value &&
       last_hcumem_mib_ == total_mib) {
     return;
   }
-  const std::string key = JsonQuote(options_.hcumem_resource);
+  const std::string key = JsonQuote(ctx_.options.hcumem_resource);
   const std::string patch = "{\"status\":{\"capacity\":{" + key + ":" + JsonQuote(value) +
                             "},\"allocatable\":{" + key + ":" + JsonQuote(value) + "}}}";
-  auto patched = PatchNodeStatus(*client_, options_.node_name, patch, BackgroundCall());
+  auto patched =
+      PatchNodeStatus(*ctx_.client, ctx_.options.node_name, patch, ctx_.BackgroundCall());
   if (!patched.ok()) {
-    LOG(WARNING) << "HAMi: reporting " << options_.hcumem_resource
+    LOG(WARNING) << "HAMi: reporting " << ctx_.options.hcumem_resource
                  << " failed: " << patched.status().ToString();
     return;
   }
   last_hcumem_mib_ = total_mib;
 }
 
-void HamiAgent::ReportTopology(const NodeInventory& inventory) {
+void Registrar::ReportTopology(const NodeInventory& inventory) {
   std::string json = TopologyInfoJson(BuildTopologyInfo(inventory));
   if (json == last_topology_) return;
-  Status st = MergeConfigMapData(*client_, kTopologyNamespace, kTopologyConfigMap,
-                                 {{options_.node_name, json}}, BackgroundCall());
+  Status st = MergeConfigMapData(*ctx_.client, kTopologyNamespace, kTopologyConfigMap,
+                                 {{ctx_.options.node_name, json}}, ctx_.BackgroundCall());
   if (!st.ok()) {
     LOG(WARNING) << "HAMi: updating " << kTopologyNamespace << "/" << kTopologyConfigMap
                  << " failed: " << st.ToString();
@@ -123,4 +151,4 @@ void HamiAgent::ReportTopology(const NodeInventory& inventory) {
   last_topology_ = std::move(json);
 }
 
-}  // namespace hcudp
+}  // namespace hcudp::internal

@@ -8,7 +8,7 @@
 
 #include "hami/durable_file.h"
 #include "hami/intent_record.h"
-#include "hami/vhcu_manager_intent.h"
+#include "hami/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 
 namespace hcudp {
@@ -49,43 +49,66 @@ StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
   return marks;
 }
 
-VhcuManager::VhcuManager(Backend* backend, VhcuManagerOptions options)
-    : backend_(backend), options_(std::move(options)) {}
+VhcuManager::VhcuManager(Backend* backend, VhcuManagerOptions options, Clock& clock)
+    : impl_(std::make_unique<Impl>(backend, std::move(options), clock)) {}
+VhcuManager::~VhcuManager() = default;
 
-std::chrono::system_clock::time_point VhcuManager::Now() const {
-  return options_.now ? options_.now() : std::chrono::system_clock::now();
+StatusOr<VhcuSweepResult> VhcuManager::Recover(const PodLivenessFn& is_allocating) {
+  return impl_->Recover(is_allocating);
 }
+StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, int compute_units,
+                                              uint64_t memory_mib) {
+  return impl_->CreateVhcu(owner, card, compute_units, memory_mib);
+}
+StatusOr<MarkFile> VhcuManager::MarkWholeCard(const VhcuOwner& owner, int card) {
+  return impl_->WriteMark({owner.pod_uid, owner.container, card, hami::kWholeCardVhcuId});
+}
+Status VhcuManager::Release(const hami::MarkFileName& mark) { return impl_->Release(mark); }
+StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
+  return impl_->Reconcile(is_live);
+}
+StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const std::set<std::string>& live_pod_uids) {
+  return impl_->Reconcile([&](const std::string& uid) { return live_pod_uids.count(uid) > 0; });
+}
+void VhcuManager::ForgetFresh(const std::string& pod_uid) { impl_->ForgetFresh(pod_uid); }
+VhcuSweepResult VhcuManager::Tick() { return impl_->Tick(); }
 
-bool VhcuManager::CrashAfter(VhcuCreateStep step) const {
+VhcuManager::Impl::Impl(Backend* backend, VhcuManagerOptions options, Clock& clock)
+    : backend_(backend), options_(std::move(options)), clock_(clock) {}
+
+bool VhcuManager::Impl::CrashAfter(VhcuCreateStep step) const {
   return options_.crash_after && options_.crash_after(step);
 }
 
-std::string VhcuManager::MarkDir() const {
+std::string VhcuManager::Impl::MarkDir() const {
   return HostPath(options_.host_root, std::string(hami::kMarkFileDir));
 }
 
-std::string VhcuManager::IntentDirPath() const {
+std::string VhcuManager::Impl::IntentDirPath() const {
   return HostPath(options_.host_root, std::string(kVhcuIntentDir));
 }
 
-StatusOr<VhcuHostLock> VhcuManager::Lock(std::chrono::milliseconds timeout) const {
-  return VhcuHostLock::Acquire(options_.host_root, timeout, [](const std::string& holder) {
-    LOG(INFO) << "waiting for the host-wide vHCU lock, held by " << holder;
-  });
+StatusOr<VhcuHostLock> VhcuManager::Impl::Lock(std::chrono::milliseconds timeout) const {
+  return VhcuHostLock::Acquire(
+      options_.host_root, timeout,
+      [](const std::string& holder) {
+        LOG(INFO) << "waiting for the host-wide vHCU lock, held by " << holder;
+      },
+      clock_);
 }
 
-StatusOr<MarkFile> VhcuManager::WriteMark(const hami::MarkFileName& name) {
+StatusOr<MarkFile> VhcuManager::Impl::WriteMark(const hami::MarkFileName& name) {
   HCUDP_ASSIGN_OR_RETURN(std::string file_name, hami::FormatMarkFileName(name));
   HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(MarkDir(), kDirMode));
   MarkFile mark{name, MarkDir() + "/" + file_name};
   HCUDP_RETURN_IF_ERROR(
-      internal::WriteFileDurably(mark.path, hami::FormatMarkFileTime(Now()), kFileMode));
-  std::lock_guard<std::mutex> lock(mu_);
-  fresh_pods_[name.pod_uid] = Now();
+      internal::WriteFileDurably(mark.path, hami::FormatMarkFileTime(clock_.WallNow()), kFileMode));
+  MutexLock lock(mu_);
+  fresh_pods_[name.pod_uid] = clock_.Now();
   return mark;
 }
 
-StatusOr<std::vector<VhcuManager::Intent>> VhcuManager::ReadIntents() {
+StatusOr<std::vector<VhcuManager::Impl::Intent>> VhcuManager::Impl::ReadIntents() {
   HCUDP_ASSIGN_OR_RETURN(auto journal, internal::ReadIntentJournal(IntentDirPath()));
   std::vector<Intent> intents;
   for (auto& [record, path] : journal) intents.push_back({std::move(record), std::move(path)});
@@ -94,8 +117,8 @@ StatusOr<std::vector<VhcuManager::Intent>> VhcuManager::ReadIntents() {
 
 // ------------------------------------------------------------- create ----
 
-StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, int compute_units,
-                                              uint64_t memory_mib) {
+StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int card,
+                                                    int compute_units, uint64_t memory_mib) {
   HCUDP_RETURN_IF_ERROR(
       hami::FormatMarkFileName({owner.pod_uid, owner.container, card, 0}).status());
   if (compute_units <= 0) {
@@ -114,8 +137,9 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
   HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(IntentDirPath(), kDirMode));
   std::string attempt;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    attempt = std::to_string(Now().time_since_epoch().count()) + "-" + std::to_string(++attempts_);
+    MutexLock lock(mu_);
+    attempt = std::to_string(clock_.WallNow().time_since_epoch().count()) + "-" +
+              std::to_string(++attempts_);
   }
   intent.path = IntentDirPath() + "/" + internal::IntentFileName(intent.record, attempt);
   HCUDP_RETURN_IF_ERROR(internal::ReplaceFileDurably(
@@ -169,14 +193,10 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
   return CreatedVhcu{*vhcu, *mark};
 }
 
-StatusOr<MarkFile> VhcuManager::MarkWholeCard(const VhcuOwner& owner, int card) {
-  return WriteMark({owner.pod_uid, owner.container, card, hami::kWholeCardVhcuId});
-}
-
 // ------------------------------------------------------------ destroy ----
 
-void VhcuManager::DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>& mark,
-                                 const std::string& intent_path, VhcuSweepResult* result) {
+void VhcuManager::Impl::DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>& mark,
+                                       const std::string& intent_path, VhcuSweepResult* result) {
   const int id = vhcu.id;
   Status st = id >= 0 ? backend_->DestroyVhcu(id) : OkStatus();
   if (st.ok() || st.code() == StatusCode::kNotFound) {
@@ -186,7 +206,7 @@ void VhcuManager::DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>
                 << (mark ? " of " + Describe(mark->name) : std::string());
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       retries_.erase(id);
     }
     if (mark) {
@@ -213,8 +233,8 @@ void VhcuManager::DestroyOrQueue(const Vhcu& vhcu, const std::optional<MarkFile>
   Queue(std::move(retry), st, result);
 }
 
-void VhcuManager::Queue(Retry retry, const Status& why, VhcuSweepResult* result) {
-  std::lock_guard<std::mutex> lock(mu_);
+void VhcuManager::Impl::Queue(Retry retry, const Status& why, VhcuSweepResult* result) {
+  MutexLock lock(mu_);
   auto it = retries_.find(retry.vhcu_id);
   if (it != retries_.end()) {
     retry.failures = it->second.failures;
@@ -225,19 +245,19 @@ void VhcuManager::Queue(Retry retry, const Status& why, VhcuSweepResult* result)
   auto delay = options_.initial_retry_delay;
   for (int i = 1; i < retry.failures && delay < options_.max_retry_delay; ++i) delay *= 2;
   delay = std::min(delay, options_.max_retry_delay);
-  retry.due = Now() + delay;
+  retry.due = clock_.Now() + delay;
   LOG(WARNING) << "destroying vHCU " << retry.vhcu_id << " failed (attempt " << retry.failures
                << "): " << why.ToString() << "; retrying in " << delay.count() << " ms";
   retries_[retry.vhcu_id] = std::move(retry);
   ++result->queued;
 }
 
-bool VhcuManager::IsQueued(int vhcu_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+bool VhcuManager::Impl::IsQueued(int vhcu_id) const {
+  MutexLock lock(mu_);
   return retries_.count(vhcu_id) > 0;
 }
 
-Status VhcuManager::Release(const hami::MarkFileName& name) {
+Status VhcuManager::Impl::Release(const hami::MarkFileName& name) {
   HCUDP_ASSIGN_OR_RETURN(std::string file_name, hami::FormatMarkFileName(name));
   MarkFile mark{name, MarkDir() + "/" + file_name};
   VhcuSweepResult result;
@@ -266,11 +286,7 @@ Status VhcuManager::Release(const hami::MarkFileName& name) {
   return OkStatus();
 }
 
-StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const std::set<std::string>& live_pod_uids) {
-  return Reconcile([&](const std::string& uid) { return live_pod_uids.count(uid) > 0; });
-}
-
-StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
+StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_live) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.sweep_lock_timeout));
   HCUDP_ASSIGN_OR_RETURN(std::vector<Intent> intents, ReadIntents());
   std::vector<std::string> unparsable;
@@ -288,10 +304,10 @@ StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
   ResolveIntents(
       intents, inventory, marks, [](const std::string&) { return false; }, &result);
 
-  const auto now = Now();
+  const auto now = clock_.Now();
   std::set<std::string> fresh;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = fresh_pods_.begin(); it != fresh_pods_.end();) {
       it = now - it->second >= options_.fresh_mark_grace ? fresh_pods_.erase(it) : std::next(it);
     }
@@ -336,12 +352,12 @@ StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
   return result;
 }
 
-VhcuSweepResult VhcuManager::Tick() {
+VhcuSweepResult VhcuManager::Impl::Tick() {
   VhcuSweepResult result;
   std::vector<Retry> due;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto now = Now();
+    MutexLock lock(mu_);
+    const auto now = clock_.Now();
     for (const auto& [id, retry] : retries_) {
       if (retry.due <= now) due.push_back(retry);
     }
@@ -366,7 +382,7 @@ VhcuSweepResult VhcuManager::Tick() {
       now = nullptr;
     }
     if (now == nullptr) {  // already gone: only its files are left to remove
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       retries_.erase(retry.vhcu_id);
     }
     DestroyOrQueue(now != nullptr ? *now : gone, retry.mark, retry.intent_path, &result);
@@ -374,19 +390,19 @@ VhcuSweepResult VhcuManager::Tick() {
   return result;
 }
 
-void VhcuManager::ForgetFresh(const std::string& pod_uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+void VhcuManager::Impl::ForgetFresh(const std::string& pod_uid) {
+  MutexLock lock(mu_);
   fresh_pods_.erase(pod_uid);
 }
 
-size_t VhcuManager::pending_destroys() const {
-  std::lock_guard<std::mutex> lock(mu_);
+size_t VhcuManager::Impl::pending_destroys() const {
+  MutexLock lock(mu_);
   return retries_.size();
 }
 
-std::optional<std::chrono::system_clock::time_point> VhcuManager::next_retry_time() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::optional<std::chrono::system_clock::time_point> next;
+std::optional<Clock::TimePoint> VhcuManager::Impl::next_retry_time() const {
+  MutexLock lock(mu_);
+  std::optional<Clock::TimePoint> next;
   for (const auto& [id, retry] : retries_) {
     if (!next || retry.due < *next) next = retry.due;
   }

@@ -7,7 +7,7 @@
 
 #include "hami/durable_file.h"
 #include "hami/intent_record.h"
-#include "hami/vhcu_manager_intent.h"
+#include "hami/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 #include "hcudp/vhcu_manager.h"
 
@@ -50,7 +50,7 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
   return claims;
 }
 
-StatusOr<VhcuSweepResult> VhcuManager::Recover(const PodLivenessFn& is_allocating) {
+StatusOr<VhcuSweepResult> VhcuManager::Impl::Recover(const PodLivenessFn& is_allocating) {
   VhcuSweepResult result;
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.lock_timeout));
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, internal::ListFileNames(IntentDirPath()));
@@ -68,9 +68,11 @@ StatusOr<VhcuSweepResult> VhcuManager::Recover(const PodLivenessFn& is_allocatin
   return result;
 }
 
-void VhcuManager::ResolveIntents(const std::vector<Intent>& intents, const NodeInventory& inventory,
-                                 const std::vector<MarkFile>& marks,
-                                 const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
+void VhcuManager::Impl::ResolveIntents(const std::vector<Intent>& intents,
+                                       const NodeInventory& inventory,
+                                       const std::vector<MarkFile>& marks,
+                                       const PodLivenessFn& is_allocating,
+                                       VhcuSweepResult* result) {
   std::set<int> claimed_by_intents;
   for (const Intent& i : intents) {
     if (i.record.vhcu_id) claimed_by_intents.insert(*i.record.vhcu_id);
@@ -80,15 +82,15 @@ void VhcuManager::ResolveIntents(const std::vector<Intent>& intents, const NodeI
   }
 }
 
-void VhcuManager::ResolveIntent(const Intent& intent, const NodeInventory& inventory,
-                                const std::vector<MarkFile>& marks,
-                                const std::set<int>& claimed_by_intents,
-                                const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
+void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory& inventory,
+                                      const std::vector<MarkFile>& marks,
+                                      const std::set<int>& claimed_by_intents,
+                                      const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
   const IntentRecord& r = intent.record;
   auto drop_intent = [&] {
     Status removed = internal::RemoveFileDurably(intent.path);
     if (!removed.ok()) LOG(WARNING) << "intent stays: " << removed.ToString();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     reported_.erase(intent.path);
   };
   std::set<int> marked;
@@ -154,7 +156,7 @@ void VhcuManager::ResolveIntent(const Intent& intent, const NodeInventory& inven
   if (candidates.size() > 1) {
     bool first_time;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       first_time = reported_.insert(intent.path).second;
     }
     if (first_time) {
