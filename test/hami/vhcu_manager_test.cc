@@ -476,9 +476,7 @@ BOOST_AUTO_TEST_CASE(concurrent_creates_and_reconciles_keep_every_live_vhcu) {
   Node node;
   VhcuManagerOptions options = node.Options();
   options.fresh_mark_grace = seconds(60);
-  // The real clock: the threads wait for each other's host-wide vHCU lock,
-  // which a simulated time that nobody advances would never time out or poll.
-  VhcuManager manager(&node.backend, options, Clock::Real());
+  VhcuManager manager(&node.backend, options, node.clock);
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};  // Boost.Test assertions are not thread-safe
   for (int t = 0; t < 4; ++t) {

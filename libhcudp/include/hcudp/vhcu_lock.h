@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-#include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/status.h"
 
@@ -35,13 +34,14 @@ HCUDP_EXPORT std::string VhcuLockPath(const std::string& host_root);
 
 class HCUDP_EXPORT VhcuHostLock {
  public:
-  // Takes the lock, waiting at most `timeout` (0: one try) as `clock` tells
-  // the time; the wait polls every 20 ms. `on_wait`, when set, is called
-  // once with the holder's description if the lock is busy.
+  // Takes the lock, waiting at most `timeout` (0: one try; real time: the
+  // holder is another thread or process, which lets go in real time, so a
+  // simulated clock could neither end nor time out the wait); the wait polls
+  // every 20 ms. `on_wait`, when set, is called once with the holder's
+  // description if the lock is busy.
   static StatusOr<VhcuHostLock> Acquire(
       const std::string& host_root, std::chrono::milliseconds timeout,
-      const std::function<void(const std::string& holder)>& on_wait = nullptr,
-      Clock& clock = Clock::Real());
+      const std::function<void(const std::string& holder)>& on_wait = nullptr);
 
   VhcuHostLock(VhcuHostLock&& other) noexcept;
   VhcuHostLock& operator=(VhcuHostLock&& other) noexcept;

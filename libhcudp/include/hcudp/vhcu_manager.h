@@ -178,7 +178,8 @@ class HCUDP_EXPORT VhcuManager {
  public:
   // `backend` and `clock` are not owned and must outlive the manager. The
   // clock times the retry backoff and the fresh-mark grace and stamps mark
-  // files (its wall time).
+  // files (its wall time); waits for the host-wide vHCU lock are in real
+  // time (vhcu_lock.h).
   VhcuManager(Backend* backend, VhcuManagerOptions options, Clock& clock = Clock::Real());
   ~VhcuManager();
   VhcuManager(const VhcuManager&) = delete;

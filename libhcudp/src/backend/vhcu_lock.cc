@@ -16,6 +16,7 @@
 
 #include "hami/durable_file.h"
 #include "hcudp/backend.h"
+#include "hcudp/clock.h"
 
 namespace hcudp {
 namespace {
@@ -80,7 +81,8 @@ class VhcuHostLock::Hold {
 
 StatusOr<VhcuHostLock> VhcuHostLock::Acquire(
     const std::string& host_root, std::chrono::milliseconds timeout,
-    const std::function<void(const std::string& holder)>& on_wait, Clock& clock) {
+    const std::function<void(const std::string& holder)>& on_wait) {
+  Clock& clock = Clock::Real();  // see the header: the holder lets go in real time
   std::string path = VhcuLockPath(host_root);
   auto nested = t_depth.find(path);
   if (nested != t_depth.end() && nested->second > 0) {
