@@ -6,39 +6,12 @@
 
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 
 #include "hcudp/clock.h"
+#include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::internal {
-
-// A mutex the analysis knows about whose std::mutex can be waited on with a
-// std::condition_variable (Clock::WaitUntil takes a
-// std::unique_lock<std::mutex>). Code that locks native() asserts the
-// capability with AssertHeld().
-class HCUDP_CAPABILITY("mutex") CvMutex {
- public:
-  void lock() HCUDP_ACQUIRE() { mu_.lock(); }
-  void unlock() HCUDP_RELEASE() { mu_.unlock(); }
-  std::mutex& native() { return mu_; }
-  void AssertHeld() const HCUDP_TSA(assert_capability(this)) {}
-
- private:
-  std::mutex mu_;
-};
-
-// MutexLock for CvMutex.
-class HCUDP_SCOPED_CAPABILITY CvMutexLock {
- public:
-  explicit CvMutexLock(CvMutex& mu) HCUDP_ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~CvMutexLock() HCUDP_RELEASE() { mu_.unlock(); }
-  CvMutexLock(const CvMutexLock&) = delete;
-  CvMutexLock& operator=(const CvMutexLock&) = delete;
-
- private:
-  CvMutex& mu_;
-};
 
 class Wakeup {
  public:
@@ -49,7 +22,7 @@ class Wakeup {
   // Adds `bits` to the pending requests and wakes the waiter.
   void Request(unsigned bits) HCUDP_EXCLUDES(mu_) {
     {
-      CvMutexLock lock(mu_);
+      MutexLock lock(mu_);
       requests_ |= bits;
     }
     cv_.notify_all();
@@ -57,13 +30,13 @@ class Wakeup {
   // From now on every wait returns at once.
   void Stop() HCUDP_EXCLUDES(mu_) {
     {
-      CvMutexLock lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
     cv_.notify_all();
   }
   bool stopped() const HCUDP_EXCLUDES(mu_) {
-    CvMutexLock lock(mu_);
+    MutexLock lock(mu_);
     return stop_;
   }
   // Waits until Stop(), a request, `poll()` true (checked whenever the
@@ -72,10 +45,8 @@ class Wakeup {
   // clears them.
   unsigned WaitUntil(Clock::TimePoint deadline, const std::function<bool()>& poll = nullptr)
       HCUDP_EXCLUDES(mu_) {
-    std::unique_lock<std::mutex> lock(mu_.native());
-    mu_.AssertHeld();
-    clock_.WaitUntil(lock, cv_, deadline, [&] {
-      mu_.AssertHeld();
+    MutexLock lock(mu_);
+    hcudp::WaitUntil(clock_, mu_, cv_, deadline, [&]() HCUDP_REQUIRES(mu_) {
       return stop_ || requests_ != 0 || (poll && poll());
     });
     const unsigned requests = requests_;
@@ -85,7 +56,7 @@ class Wakeup {
 
  private:
   Clock& clock_;
-  mutable CvMutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
   bool stop_ HCUDP_GUARDED_BY(mu_) = false;
   unsigned requests_ HCUDP_GUARDED_BY(mu_) = 0;
