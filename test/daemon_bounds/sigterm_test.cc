@@ -14,6 +14,7 @@
 
 #include "daemon_bounds/bounds_util.h"
 #include "integration/daemon_harness.h"
+#include "testing/sanitizer.h"
 
 namespace hcudp::testing {
 namespace {

@@ -40,15 +40,6 @@ std::string BinaryPath(const std::string& relative);
 // refuse, naming the line.
 void WriteNodeWithUnknownField(const std::string& path);
 
-// How many times slower a sanitizer build runs the daemon's start-up work
-// than release: 4 under ASan or TSan, 1 otherwise. Only for deadlines that
-// bound setup on deliberately huge nodes, never for a bound a test asserts.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr int kSanitizerSlowdown = 4;
-#else
-inline constexpr int kSanitizerSlowdown = 1;
-#endif
-
 struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal
   std::string out;     // stdout
