@@ -1,0 +1,17 @@
+// How many times slower a sanitizer build runs the daemon's start-up work
+// than release: 4 under ASan or TSan, 1 otherwise. Only for deadlines that
+// bound setup on deliberately huge nodes, never for a bound a test asserts.
+#ifndef HCUDP_TEST_TESTING_SANITIZER_H_
+#define HCUDP_TEST_TESTING_SANITIZER_H_
+
+namespace hcudp::testing {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr int kSanitizerSlowdown = 4;
+#else
+inline constexpr int kSanitizerSlowdown = 1;
+#endif
+
+}  // namespace hcudp::testing
+
+#endif  // HCUDP_TEST_TESTING_SANITIZER_H_
