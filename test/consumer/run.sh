@@ -41,6 +41,7 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 
 echo "== find_package(hcudp)"
 cmake -S "$src/test/consumer/project" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DHCUDP_EXAMPLE_SOURCE="$src/doc/examples/list_and_create.cc" \
   -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" \
   >"$work/cmake-configure.log" \
