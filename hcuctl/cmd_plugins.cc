@@ -14,7 +14,6 @@
 #include <dirent.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -22,6 +21,7 @@
 #include "command.h"
 #include "hcudp/plugin_socket.h"
 #include "hcudp_cli/flags.h"
+#include "hcudp_internal/file_util.h"
 #include "plugin_client.h"
 
 namespace hcuctl {
@@ -39,9 +39,8 @@ std::map<std::string, long> LiveDaemonTags() {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || pid <= 0) continue;
-    std::ifstream comm("/proc/" + std::string(e->d_name) + "/comm");
-    std::string name;
-    if (!std::getline(comm, name) || name != "hcu-dp-daemon") continue;
+    auto comm = hcudp::file_util::ReadFile("/proc/" + std::string(e->d_name) + "/comm", 64);
+    if (!comm.ok() || *comm != "hcu-dp-daemon\n") continue;
     auto ticks = hcudp::ProcessStartTicks(pid);
     if (ticks.ok()) tags[hcudp::InstanceTag(pid, *ticks)] = pid;
   }

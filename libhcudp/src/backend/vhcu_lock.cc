@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <utility>
@@ -17,6 +15,7 @@
 #include "hami/durable_file.h"
 #include "hcudp/backend.h"
 #include "hcudp/clock.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -31,8 +30,8 @@ std::string Parent(const std::string& path) { return path.substr(0, path.find_la
 
 // "pid 123 (hcuctl vhcu create --card 0 ...)"
 std::string SelfDescription() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StatusOr<std::string> read = file_util::ReadFile("/proc/self/cmdline");
+  std::string raw = read.ok() ? std::move(read).value() : std::string();
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   for (char& c : raw) {
     if (c == '\0' || c == '\n') c = ' ';
