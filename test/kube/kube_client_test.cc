@@ -32,6 +32,22 @@ using Clock = std::chrono::steady_clock;
 
 std::string Code(const Status& s) { return std::string(StatusCodeName(s.code())); }
 
+// A Get of node `name` by a client with options `o` on a SimClock: its result
+// and the simulated time it took (its backoffs, Retry-After waits).
+struct TimedGet {
+  StatusOr<std::string> result = InternalError("not run");
+  std::chrono::milliseconds took{0};
+};
+TimedGet SimulatedGet(const testing::FakeApiServer& api, KubeClientOptions o,
+                      const std::string& name) {
+  SimClock clock;
+  o.clock = &clock;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  TimedGet t;
+  t.took = SimulatedDuration(clock, [&] { t.result = c->Get(NodePath(name)); });
+  return t;
+}
+
 BOOST_FIXTURE_TEST_SUITE(kube_client, ApiFixture)
 
 BOOST_AUTO_TEST_CASE(get_returns_the_object) {
@@ -161,16 +177,10 @@ BOOST_AUTO_TEST_CASE(too_many_requests_is_retried_after_retry_after) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("busy-node"));
   api.ClearRequests();
   api.AddFault(R"({"method":"GET","path":"/nodes/busy-node$","status":429,"retry_after":1})");
-  SimClock clock;
-  KubeClientOptions o = testing::FastOptions();
-  o.clock = &clock;
-  auto c = testing::ClientFor(testing::ConfigFor(api), o);
-  StatusOr<std::string> r = InternalError("not run");
-  const std::chrono::milliseconds took =
-      SimulatedDuration(clock, [&] { r = c->Get(NodePath("busy-node")); });
-  BOOST_TEST(r.ok(), r.status().ToString());
+  const TimedGet got = SimulatedGet(api, testing::FastOptions(), "busy-node");
+  BOOST_TEST(got.result.ok(), got.result.status().ToString());
   // Retry-After, not the 20 ms backoff.
-  BOOST_TEST(took.count() == 1000);
+  BOOST_TEST(got.took.count() == 1000);
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/busy-node") == 2);
 }
 
@@ -179,33 +189,22 @@ BOOST_AUTO_TEST_CASE(server_errors_are_retried_with_growing_backoff) {
   api.ClearRequests();
   api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":500,"count":1})");
   api.AddFault(R"({"method":"GET","path":"/nodes/flaky-node$","status":503,"count":1})");
-  SimClock clock;
-  KubeClientOptions o = testing::FastOptions();
-  o.clock = &clock;
-  auto c = testing::ClientFor(testing::ConfigFor(api), o);
-  StatusOr<std::string> r = InternalError("not run");
-  const std::chrono::milliseconds took =
-      SimulatedDuration(clock, [&] { r = c->Get(NodePath("flaky-node")); });
-  BOOST_TEST(r.ok(), r.status().ToString());
-  BOOST_TEST(took.count() == 20 + 40);  // initial backoff, then doubled
+  const TimedGet got = SimulatedGet(api, testing::FastOptions(), "flaky-node");
+  BOOST_TEST(got.result.ok(), got.result.status().ToString());
+  BOOST_TEST(got.took.count() == 20 + 40);  // initial backoff, then doubled
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/flaky-node") == 3);
 }
 
 BOOST_AUTO_TEST_CASE(retries_stop_at_max_retries) {
-  SimClock clock;
   KubeClientOptions o = testing::FastOptions();
   o.max_retries = 2;
   o.max_backoff_ms = 30;
-  o.clock = &clock;
-  auto c = testing::ClientFor(testing::ConfigFor(api), o);
   api.AddFault(R"({"method":"GET","path":"/nodes/down$","status":503,"count":10})");
-  StatusOr<std::string> r = InternalError("not run");
-  const std::chrono::milliseconds took =
-      SimulatedDuration(clock, [&] { r = c->Get(NodePath("down")); });
-  BOOST_TEST(took.count() == 20 + 30);  // two backoffs, the second capped
-  BOOST_REQUIRE(!r.ok());
-  BOOST_TEST(Code(r.status()) == "UNAVAILABLE");
-  BOOST_TEST(r.status().message().find("3 attempts") != std::string::npos);
+  const TimedGet got = SimulatedGet(api, o, "down");
+  BOOST_TEST(got.took.count() == 20 + 30);  // two backoffs, the second capped
+  BOOST_REQUIRE(!got.result.ok());
+  BOOST_TEST(Code(got.result.status()) == "UNAVAILABLE");
+  BOOST_TEST(got.result.status().message().find("3 attempts") != std::string::npos);
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/nodes/down") == 3);
 }
 
