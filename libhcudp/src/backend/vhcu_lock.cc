@@ -12,7 +12,6 @@
 #include <memory>
 #include <utility>
 
-#include "hami/durable_file.h"
 #include "hcudp/backend.h"
 #include "hcudp/clock.h"
 #include "hcudp_internal/file_util.h"
@@ -88,7 +87,8 @@ StatusOr<VhcuHostLock> VhcuHostLock::Acquire(
     ++nested->second;
     return VhcuHostLock(std::make_unique<Hold>(path, -1));
   }
-  HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(Parent(path), 0755));
+  HCUDP_RETURN_IF_ERROR(
+      file_util::MakeDirs(Parent(path), 0755, file_util::Durability::kSyncFileAndDirectory));
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return UnavailableError("cannot open the vHCU lock " + path + ": " + std::strerror(errno));

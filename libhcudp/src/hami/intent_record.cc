@@ -5,8 +5,8 @@
 #include <map>
 #include <vector>
 
-#include "hami/durable_file.h"
 #include "hami/text_util.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::internal {
 namespace {
@@ -114,12 +114,12 @@ bool IsTmpName(const std::string& s) {
 
 StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
     const std::string& dir) {
-  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, ListFileNames(dir));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(dir));
   std::vector<std::pair<IntentRecord, std::string>> out;
   for (const std::string& name : names) {
     if (IsTmpName(name)) continue;
     std::string path = dir + "/" + name;
-    StatusOr<std::string> text = ReadSmallFile(path);
+    StatusOr<std::string> text = file_util::ReadFile(path);
     StatusOr<IntentRecord> record =
         text.ok() ? ParseIntentRecord(*text) : StatusOr<IntentRecord>(text.status());
     if (!record.ok()) {

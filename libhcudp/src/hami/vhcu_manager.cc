@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "hami/durable_file.h"
 #include "hami/intent_record.h"
 #include "hami/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -33,7 +33,7 @@ std::string Describe(const IntentRecord& r) {
 StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
                                               std::vector<std::string>* unparsable) {
   std::string dir = HostPath(host_root, std::string(hami::kMarkFileDir));
-  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, internal::ListFileNames(dir));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(dir));
   std::vector<MarkFile> marks;
   for (const std::string& name : names) {
     StatusOr<hami::MarkFileName> parsed = hami::ParseMarkFileName(name);
@@ -97,10 +97,11 @@ StatusOr<VhcuHostLock> VhcuManager::Impl::Lock(std::chrono::milliseconds timeout
 
 StatusOr<MarkFile> VhcuManager::Impl::WriteMark(const hami::MarkFileName& name) {
   HCUDP_ASSIGN_OR_RETURN(std::string file_name, hami::FormatMarkFileName(name));
-  HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(MarkDir(), kDirMode));
-  MarkFile mark{name, MarkDir() + "/" + file_name};
   HCUDP_RETURN_IF_ERROR(
-      internal::WriteFileDurably(mark.path, hami::FormatMarkFileTime(clock_.WallNow()), kFileMode));
+      file_util::MakeDirs(MarkDir(), kDirMode, file_util::Durability::kSyncFileAndDirectory));
+  MarkFile mark{name, MarkDir() + "/" + file_name};
+  HCUDP_RETURN_IF_ERROR(file_util::WriteFileInPlaceDurably(
+      mark.path, hami::FormatMarkFileTime(clock_.WallNow()), kFileMode));
   MutexLock lock(mu_);
   fresh_pods_[name.pod_uid] = clock_.Now();
   return mark;
@@ -132,7 +133,8 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
   intent.record = {owner.pod_uid, owner.container, card, parent->bdf,
                    compute_units, memory_mib,      {},   {}};
   for (const Vhcu& v : before.vhcus) intent.record.prior_vhcu_ids.insert(v.id);
-  HCUDP_RETURN_IF_ERROR(internal::EnsureDirectory(IntentDirPath(), kDirMode));
+  HCUDP_RETURN_IF_ERROR(
+      file_util::MakeDirs(IntentDirPath(), kDirMode, file_util::Durability::kSyncFileAndDirectory));
   std::string attempt;
   {
     MutexLock lock(mu_);
@@ -140,8 +142,9 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
               std::to_string(++attempts_);
   }
   intent.path = IntentDirPath() + "/" + internal::IntentFileName(intent.record, attempt);
-  HCUDP_RETURN_IF_ERROR(internal::ReplaceFileDurably(
-      intent.path, internal::FormatIntentRecord(intent.record), kFileMode));
+  HCUDP_RETURN_IF_ERROR(
+      file_util::WriteFileAtomic(intent.path, internal::FormatIntentRecord(intent.record),
+                                 kFileMode, file_util::Durability::kSyncFileAndDirectory));
   if (CrashAfter(VhcuCreateStep::kIntentRecorded)) return AbortedError("crash after intent");
 
   StatusOr<Vhcu> vhcu = backend_->CreateVhcu(card, compute_units, memory_mib);
@@ -164,8 +167,9 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
   VhcuSweepResult undo;
   // Not forced to disk: if a crash loses it, the intent is resolved by the
   // snapshot (or, once the mark exists, dropped) — the same outcome.
-  Status recorded = internal::ReplaceFileAtomically(
-      intent.path, internal::FormatIntentRecord(intent.record), kFileMode);
+  Status recorded =
+      file_util::WriteFileAtomic(intent.path, internal::FormatIntentRecord(intent.record),
+                                 kFileMode, file_util::Durability::kSyncFile);
   if (!recorded.ok()) {
     DestroyOrQueue(*vhcu, std::nullopt, intent.path, &undo);
     return recorded.WithContext("recording vHCU " + std::to_string(vhcu->id));
@@ -180,7 +184,7 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
   if (CrashAfter(VhcuCreateStep::kMarkWritten)) return AbortedError("crash after mark");
 
   // Not forced to disk either: an intent whose vHCU is marked is dropped.
-  Status completed = internal::RemoveFile(intent.path);
+  Status completed = file_util::RemoveFile(intent.path);
   if (!completed.ok()) {
     LOG(WARNING) << "vHCU " << vhcu->id
                  << " is marked but its intent stays: " << completed.ToString()
@@ -208,7 +212,8 @@ void VhcuManager::Impl::DestroyOrQueue(const Vhcu& vhcu, const std::optional<Mar
       retries_.erase(id);
     }
     if (mark) {
-      Status removed = internal::RemoveFileDurably(mark->path);
+      Status removed =
+          file_util::RemoveFile(mark->path, file_util::Durability::kSyncFileAndDirectory);
       if (removed.ok()) {
         ++result->marks_removed;
       } else {
@@ -216,7 +221,8 @@ void VhcuManager::Impl::DestroyOrQueue(const Vhcu& vhcu, const std::optional<Mar
       }
     }
     if (!intent_path.empty()) {
-      Status removed = internal::RemoveFileDurably(intent_path);
+      Status removed =
+          file_util::RemoveFile(intent_path, file_util::Durability::kSyncFileAndDirectory);
       if (!removed.ok()) LOG(WARNING) << "intent stays: " << removed.ToString();
     }
     return;
@@ -322,7 +328,8 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
       continue;
     }
     if (m.whole_card()) {
-      if (internal::RemoveFileDurably(mark.path).ok()) ++result.marks_removed;
+      if (file_util::RemoveFile(mark.path, file_util::Durability::kSyncFileAndDirectory).ok())
+        ++result.marks_removed;
       continue;
     }
     if (IsQueued(m.vhcu_id)) continue;
@@ -336,7 +343,8 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
       LOG(INFO) << "vHCU " << m.vhcu_id << " of " << Describe(m) << " is already gone";
     }
     if (vhcu == nullptr) {
-      if (internal::RemoveFileDurably(mark.path).ok()) ++result.marks_removed;
+      if (file_util::RemoveFile(mark.path, file_util::Durability::kSyncFileAndDirectory).ok())
+        ++result.marks_removed;
       continue;
     }
     DestroyOrQueue(*vhcu, mark, "", &result);

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
-#include "hami/durable_file.h"
 #include "hami/intent_record.h"
 #include "hami/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 #include "hcudp/vhcu_manager.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp {
 namespace {
@@ -53,10 +53,11 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
 StatusOr<VhcuSweepResult> VhcuManager::Impl::Recover(const PodLivenessFn& is_allocating) {
   VhcuSweepResult result;
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.lock_timeout));
-  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, internal::ListFileNames(IntentDirPath()));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(IntentDirPath()));
   for (const std::string& name : names) {
-    if (EndsWith(name, ".tmp")) {  // a crash inside ReplaceFileDurably
-      Status removed = internal::RemoveFileDurably(IntentDirPath() + "/" + name);
+    if (EndsWith(name, ".tmp")) {  // a crash inside an atomic write
+      Status removed = file_util::RemoveFile(IntentDirPath() + "/" + name,
+                                             file_util::Durability::kSyncFileAndDirectory);
       (void)removed;
     }
   }
@@ -88,7 +89,8 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
                                       const PodLivenessFn& is_allocating, VhcuSweepResult* result) {
   const IntentRecord& r = intent.record;
   auto drop_intent = [&] {
-    Status removed = internal::RemoveFileDurably(intent.path);
+    Status removed =
+        file_util::RemoveFile(intent.path, file_util::Durability::kSyncFileAndDirectory);
     if (!removed.ok()) LOG(WARNING) << "intent stays: " << removed.ToString();
     MutexLock lock(mu_);
     reported_.erase(intent.path);
