@@ -184,6 +184,7 @@ std::vector<std::string> DaemonHarness::PluginSockets() const {
 
 v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
                                                const std::vector<std::string>& ids) {
+  h.RequireRegistered(resource);
   v1beta1::AllocateResponse response;
   grpc::Status s = h.kubelet().Allocate(resource, {ids}, &response);
   BOOST_REQUIRE_MESSAGE(s.ok(), "Allocate failed: " << s.error_message());

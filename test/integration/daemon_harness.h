@@ -93,8 +93,9 @@ class DaemonHarness {
   std::chrono::steady_clock::time_point started_at_;
 };
 
-// Allocate of `ids` for one container; fails the test (BOOST_REQUIRE) unless
-// it succeeds with exactly one container response, which it returns.
+// Allocate of `ids` for one container, once `resource` has registered (each
+// resource registers on its own); fails the test (BOOST_REQUIRE) unless it
+// succeeds with exactly one container response, which it returns.
 v1beta1::ContainerAllocateResponse AllocateOne(DaemonHarness& h, const std::string& resource,
                                                const std::vector<std::string>& ids);
 
