@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 #include <thread>
 
+#include "hcudp_internal/clock_wait.h"
 #include "testing/sim_clock.h"
 
 namespace hcudp::testing {
@@ -19,13 +20,13 @@ BOOST_AUTO_TEST_SUITE(clock)
 
 BOOST_AUTO_TEST_CASE(the_real_clock_waits_for_the_condition_or_the_deadline) {
   Clock& clock = Clock::Real();
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(mu);
   const auto start = clock.Now();
-  BOOST_TEST(!clock.WaitUntil(lock, cv, start + milliseconds(20), [] { return false; }));
+  BOOST_TEST(!WaitUntil(clock, mu, cv, start + milliseconds(20), [] { return false; }));
   BOOST_TEST((clock.Now() - start >= milliseconds(20)));
-  BOOST_TEST(clock.WaitUntil(lock, cv, start + seconds(60), [] { return true; }));
+  BOOST_TEST(WaitUntil(clock, mu, cv, start + seconds(60), [] { return true; }));
 }
 
 BOOST_AUTO_TEST_CASE(a_sim_sleeper_wakes_only_when_time_passes_its_deadline) {
@@ -50,13 +51,13 @@ BOOST_AUTO_TEST_CASE(a_sim_sleeper_wakes_only_when_time_passes_its_deadline) {
 
 BOOST_AUTO_TEST_CASE(a_sim_wait_ends_at_its_deadline_or_on_notify) {
   SimClock clock;
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable cv;
   bool done = false;
   bool timed_out_result = true;
   std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    timed_out_result = clock.WaitUntil(lock, cv, clock.Now() + seconds(10), [&] { return done; });
+    MutexLock lock(mu);
+    timed_out_result = WaitUntil(clock, mu, cv, clock.Now() + seconds(10), [&] { return done; });
   });
   BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
   clock.Advance(seconds(10));
@@ -65,12 +66,12 @@ BOOST_AUTO_TEST_CASE(a_sim_wait_ends_at_its_deadline_or_on_notify) {
 
   bool notified_result = false;
   std::thread second([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    notified_result = clock.WaitUntil(lock, cv, clock.Now() + seconds(10), [&] { return done; });
+    MutexLock lock(mu);
+    notified_result = WaitUntil(clock, mu, cv, clock.Now() + seconds(10), [&] { return done; });
   });
   BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     done = true;
   }
   cv.notify_all();

@@ -34,14 +34,13 @@ void SimClock::SleepUntil(TimePoint deadline) {
   changed_.notify_all();
 }
 
-bool SimClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                         TimePoint deadline, const std::function<bool()>& done) {
+bool SimClock::WaitUntil(Waiter& waiter, TimePoint deadline, const std::function<bool()>& done) {
   std::multiset<TimePoint>::iterator registered;
   {
     std::lock_guard<std::mutex> g(mu_);
     ++sleepers_;
     registered = deadlines_.insert(deadline);
-    waiting_on_.insert(&cv);
+    waiting_on_.insert(&waiter);
     changed_.notify_all();
   }
   bool result = false;
@@ -51,14 +50,15 @@ bool SimClock::WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_vari
       break;
     }
     if (Now() >= deadline) break;
-    // Advance() notifies `cv`; the short real timeout covers an Advance that
-    // lands between the checks above and this wait (it cannot take `lock`).
-    cv.wait_for(lock, std::chrono::milliseconds(5));
+    // Advance() wakes the waiter; the short real timeout covers an Advance
+    // that lands between the checks above and this block (it cannot take
+    // the waiter's lock).
+    waiter.Block(std::chrono::steady_clock::now() + std::chrono::milliseconds(5));
   }
   std::lock_guard<std::mutex> g(mu_);
   --sleepers_;
   deadlines_.erase(registered);
-  waiting_on_.erase(&cv);
+  waiting_on_.erase(&waiter);
   changed_.notify_all();
   return result;
 }
@@ -67,9 +67,9 @@ void SimClock::Advance(std::chrono::nanoseconds d) {
   std::lock_guard<std::mutex> lock(mu_);
   elapsed_ += d;
   changed_.notify_all();
-  // Under mu_: a waiter leaves WaitUntil only after unregistering its cv
-  // (which needs mu_), so every cv here is still alive.
-  for (std::condition_variable* cv : waiting_on_) cv->notify_all();
+  // Under mu_: a waiter leaves WaitUntil only after unregistering (which
+  // needs mu_), so every waiter here is still alive.
+  for (Waiter* waiter : waiting_on_) waiter->Wake();
 }
 
 bool SimClock::WaitForSleepers(int n, std::chrono::milliseconds real_timeout) const {

@@ -30,8 +30,7 @@ class SimClock final : public Clock {
   TimePoint Now() const override;
   WallTime WallNow() const override;
   void SleepUntil(TimePoint deadline) override;
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                 TimePoint deadline, const std::function<bool()>& done) override;
+  bool WaitUntil(Waiter& waiter, TimePoint deadline, const std::function<bool()>& done) override;
 
   // Moves both times forward by `d` and wakes every sleeper and waiter whose
   // deadline is now due.
@@ -50,8 +49,8 @@ class SimClock final : public Clock {
   std::chrono::nanoseconds elapsed_{0};
   const WallTime wall_start_;
   int sleepers_ = 0;
-  std::set<std::condition_variable*> waiting_on_;  // WaitUntil callers' cvs
-  std::multiset<TimePoint> deadlines_;             // of the blocked callers
+  std::set<Waiter*> waiting_on_;        // WaitUntil callers' waiters
+  std::multiset<TimePoint> deadlines_;  // of the blocked callers
 };
 
 // Moves `clock` to the deadline of whatever is blocked on it, again and

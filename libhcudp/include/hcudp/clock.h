@@ -4,15 +4,16 @@
 // simulated time (test/testing/sim_clock.h) instead of real seconds.
 //
 //   Clock& clock = Clock::Real();
-//   std::unique_lock<std::mutex> lock(mu);
-//   clock.WaitUntil(lock, cv, clock.Now() + std::chrono::seconds(1), [&] { return stop; });
+//   clock.SleepFor(std::chrono::seconds(1));
+//   clock.WaitUntil(waiter, clock.Now() + std::chrono::seconds(1), [&] { return stop; });
+//
+// A Waiter is the caller's half of a timed wait: its lock and condition
+// variable, behind two calls, so that this header names no mutex type.
 #ifndef HCUDP_CLOCK_H_
 #define HCUDP_CLOCK_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 
 #include "hcudp/export.h"
 
@@ -23,6 +24,19 @@ class HCUDP_EXPORT Clock {
   using TimePoint = std::chrono::steady_clock::time_point;
   using WallTime = std::chrono::system_clock::time_point;
 
+  // The caller's side of a timed wait. The caller holds its lock when it
+  // calls WaitUntil; Block releases it while blocked, and holds it again on
+  // return, as a condition variable's wait does.
+  class Waiter {
+   public:
+    virtual ~Waiter() = default;
+    // Blocks until Wake, the caller's own notify, `real_deadline` (steady
+    // clock), or spuriously.
+    virtual void Block(std::chrono::steady_clock::time_point real_deadline) = 0;
+    // Wakes a Block in progress (the clock calls it when its time moves).
+    virtual void Wake() = 0;
+  };
+
   virtual ~Clock() = default;
 
   // The monotonic time: deadlines, intervals, backoff.
@@ -32,11 +46,10 @@ class HCUDP_EXPORT Clock {
   virtual WallTime WallNow() const = 0;
   // Returns at `deadline` (at once if it has passed).
   virtual void SleepUntil(TimePoint deadline) = 0;
-  // Waits on `cv` (with `lock` held on `cv`'s mutex) until `done()` is true
-  // or `deadline` passes; returns done(). Whoever makes done() true notifies
-  // `cv` as usual.
-  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                         TimePoint deadline, const std::function<bool()>& done) = 0;
+  // Blocks on `waiter` (its lock held) until `done()` is true or `deadline`
+  // passes on this clock; returns done(). Whoever makes done() true wakes
+  // the waiter as usual (notifies its condition variable).
+  virtual bool WaitUntil(Waiter& waiter, TimePoint deadline, const std::function<bool()>& done) = 0;
 
   void SleepFor(std::chrono::nanoseconds d) { SleepUntil(Now() + d); }
 

@@ -10,9 +10,12 @@ class RealClock final : public Clock {
   TimePoint Now() const override { return std::chrono::steady_clock::now(); }
   WallTime WallNow() const override { return std::chrono::system_clock::now(); }
   void SleepUntil(TimePoint deadline) override { std::this_thread::sleep_until(deadline); }
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                 TimePoint deadline, const std::function<bool()>& done) override {
-    return cv.wait_until(lock, deadline, done);
+  bool WaitUntil(Waiter& waiter, TimePoint deadline, const std::function<bool()>& done) override {
+    while (!done()) {
+      if (Now() >= deadline) return false;
+      waiter.Block(deadline);
+    }
+    return true;
   }
 };
 
