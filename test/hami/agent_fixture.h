@@ -81,7 +81,8 @@ class HoldingBackend final : public Backend {
 
 class AgentFixture {
  public:
-  // `clock`: the agent's clock (not owned); the real one when null.
+  // `clock`: the client's and so the agent's clock (not owned); the real
+  // one when null.
   explicit AgentFixture(std::function<void(HamiAgentOptions&)> tweak = nullptr,
                         Clock* clock = nullptr)
       : clock_(clock != nullptr ? *clock : Clock::Real()) {
@@ -102,6 +103,7 @@ class AgentFixture {
     KubeClientOptions co;
     co.initial_backoff_ms = 10;
     co.max_backoff_ms = 50;
+    co.clock = &clock_;  // the agent runs on its client's clock
     auto client = KubeClient::New(config, co);
     BOOST_REQUIRE(client.ok());
     client_ = std::move(*client);
@@ -112,7 +114,7 @@ class AgentFixture {
   }
 
   void Start() {
-    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_, clock_);
+    agent_ = std::make_unique<HamiAgent>(backend_.get(), client_.get(), options_);
     BOOST_REQUIRE(agent_->Start().ok());
     BOOST_REQUIRE(agent_->ready());
   }

@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(a_refused_registration_is_retried_after_5_s) {
       &clock);
   f.api_.AddFault(R"({"method":"PATCH","path":"/api/v1/nodes/node1$","status":403,"count":1})");
   f.api_.ClearRequests();
-  f.agent_ = std::make_unique<HamiAgent>(f.backend_.get(), f.client_.get(), f.options_, clock);
+  f.agent_ = std::make_unique<HamiAgent>(f.backend_.get(), f.client_.get(), f.options_);
   BOOST_REQUIRE(f.agent_->Start().ok());
   auto patches = [&] { return CountRequests(f.api_.Requests(), "PATCH", "/api/v1/nodes/node1"); };
   BOOST_REQUIRE(WaitUntil([&] { return patches() == 1 && f.agent_->ready(); }));

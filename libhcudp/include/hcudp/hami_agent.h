@@ -119,14 +119,12 @@ HCUDP_EXPORT std::vector<RbacRule> HamiRbacRules();
 
 class HCUDP_EXPORT HamiAgent {
  public:
-  // `backend`, `client` and `clock` are not owned and must outlive the
-  // agent. `clock` times every interval, backoff and deadline of the agent
-  // and its VhcuManager and stamps the handshake (its wall time); the
-  // deadlines it computes are handed to `client` (CallOptions::deadline), so
-  // it must be the clock the client measures them on (Clock::Real() for a
-  // KubeClient).
-  HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options,
-            Clock& clock = Clock::Real());
+  // `backend` and `client` are not owned and must outlive the agent. The
+  // agent runs on the client's clock (KubeClientOptions::clock): it times
+  // every interval, backoff and deadline of the agent and its VhcuManager
+  // and stamps the handshake (its wall time), and the deadlines the agent
+  // hands to the client are measured on the same clock.
+  HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options);
   ~HamiAgent();  // Stop()s
   HamiAgent(const HamiAgent&) = delete;
   HamiAgent& operator=(const HamiAgent&) = delete;

@@ -141,6 +141,11 @@ class HCUDP_EXPORT KubeClient {
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;
 
+  // The clock the client sleeps its backoffs on and reads CallOptions
+  // deadlines from (KubeClientOptions::clock, else Clock::Real()); code that
+  // computes deadlines for this client computes them on it.
+  Clock& clock() const;
+
   // Each returns the response body (an object or list as JSON).
   StatusOr<std::string> Get(const ResourcePath& path, const CallOptions& call = {});
   StatusOr<std::string> List(const ResourcePath& collection, const ListOptions& options = {},

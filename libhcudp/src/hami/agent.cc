@@ -7,8 +7,8 @@
 
 namespace hcudp {
 
-HamiAgent::HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock)
-    : impl_(std::make_unique<Impl>(backend, client, std::move(options), clock)) {}
+HamiAgent::HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options)
+    : impl_(std::make_unique<Impl>(backend, client, std::move(options), client->clock())) {}
 
 HamiAgent::~HamiAgent() { Stop(); }
 

@@ -142,6 +142,7 @@ class KubeClient::Impl {
   }
 
   const KubeConfig& config() const { return config_; }
+  Clock& clock() const { return clock_; }
   const KubeClientOptions& options() const { return options_; }
 
   // Builds the request for `method` on `path_and_query` with auth headers.
@@ -303,6 +304,8 @@ class KubeClient::Impl {
 
 KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeClient::~KubeClient() = default;
+
+Clock& KubeClient::clock() const { return impl_->clock(); }
 
 StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
                                                       KubeClientOptions options) {
