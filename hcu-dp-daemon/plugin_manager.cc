@@ -179,6 +179,7 @@ void PluginManager::StartAttempt(Endpoint& e, uint64_t kubelet_inode) {
   Attempt* a = e.attempt.get();
   a->serve_generation = e.serve_generation;
   a->kubelet_inode = kubelet_inode;
+  a->started_at = clock_.Now();
   a->thread = std::thread([this, a, p] {
     a->result = RegisterWithKubelet(p, &a->canceller);
     a->done = true;
@@ -219,7 +220,10 @@ void PluginManager::CollectAttempt(Endpoint& e) {
     return;
   }
   e.backoff = e.backoff.count() == 0 ? kBackoffMin : std::min(e.backoff * 2, kBackoffMax);
-  e.next_attempt = now + e.backoff;
+  // From the attempt's start, not from when this thread noticed its end: a
+  // failure collected late (the loop was asleep until the backstop) keeps
+  // the schedule, and a slow failure has waited out part of its backoff.
+  e.next_attempt = a->started_at + e.backoff;
   if (e.backoff <= kBackoffMin * 2 || e.backoff == kBackoffMax) {
     LOG(WARNING) << a->result.ToString() << "; retrying in " << e.backoff.count() << " ms";
   }

@@ -99,7 +99,8 @@ class PluginManager {
     Status result;                  // written by `thread` before `done`
     uint64_t serve_generation = 0;  // of the server it registered
     uint64_t kubelet_inode = 0;
-    bool cancelled = false;  // by the manager: retry at once, no backoff
+    Clock::TimePoint started_at{};  // the backoff counts from here
+    bool cancelled = false;         // by the manager: retry at once, no backoff
   };
 
   struct Endpoint {
