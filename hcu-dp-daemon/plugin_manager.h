@@ -22,7 +22,7 @@
 // constructor, so a test can run them in simulated time.
 //
 // Lock order of the daemon (annotated; clang's -Wthread-safety checks it in
-// the `tsa` preset). The manager is the daemon's outermost object, so the
+// the `asan` preset). The manager is the daemon's outermost object, so the
 // order is written here. Every lock the daemon itself owns is a leaf: it is
 // taken with no other lock held, and nothing is locked and nothing that
 // blocks is called under it:

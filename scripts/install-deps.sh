@@ -16,7 +16,8 @@ packages=(
 if ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi
-# Optional extras: clang for the libFuzzer targets (HCUDP_EXTRAS=fuzz).
+# Optional extras: clang and its sanitizer runtimes for the libFuzzer targets
+# and the asan preset (HCUDP_EXTRAS=fuzz).
 if [[ "${HCUDP_EXTRAS:-}" == *fuzz* ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
 fi

@@ -4,8 +4,12 @@
 # test with CTest. Extra arguments go to ctest (e.g. -R naming).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
 preset=${HCUDP_PRESET:-release}
+# The asan and fuzz presets build with clang-14 and its sanitizer runtimes.
+if [[ "$preset" == asan || "$preset" == fuzz ]]; then
+  export HCUDP_EXTRAS="${HCUDP_EXTRAS:+$HCUDP_EXTRAS,}fuzz"
+fi
+./scripts/install-deps.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j2 "$@"

@@ -6,7 +6,12 @@
 
 namespace hcudp::testing {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HCUDP_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(HCUDP_TEST_SANITIZED)
 inline constexpr int kSanitizerSlowdown = 4;
 #else
 inline constexpr int kSanitizerSlowdown = 1;
