@@ -34,14 +34,15 @@ soname=$(readlink "$libdir/libhcudp.so")
   || fail "CMake package files missing"
 echo "ok   headers, libhcudp.so -> $soname, CMake package, pkg-config file"
 
-# Compile and link flags of the build under test (e.g. -fsanitize=...).
+# Compiler ($CXX) and compile and link flags of the build under test (e.g.
+# clang with -fsanitize=...).
 read -r -a extra_flags <<<"${HCUDP_CONSUMER_FLAGS:-}"
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 
 echo "== find_package(hcudp)"
 cmake -S "$src/test/consumer/project" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DHCUDP_EXAMPLE_SOURCE="$src/doc/examples/list_and_create.cc" \
+  -DCMAKE_CXX_COMPILER="${CXX:-c++}" -DHCUDP_EXAMPLE_SOURCE="$src/doc/examples/list_and_create.cc" \
   -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" \
   >"$work/cmake-configure.log" \

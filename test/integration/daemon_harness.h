@@ -17,6 +17,7 @@
 
 #include "fake_kubelet/daemon_process.h"
 #include "fake_kubelet/fake_kubelet.h"
+#include "testing/sanitizer.h"
 #include "testing/testutil.h"
 
 namespace hcudp::testing {
@@ -25,7 +26,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 // Generous upper bounds; tests poll and normally finish far sooner.
-constexpr milliseconds kRegisterTimeout{10000};
+// A deadline against hanging, not a speed check: a daemon under ASan on a
+// loaded machine took over 10 s to register.
+constexpr milliseconds kRegisterTimeout{10000 * kSanitizerSlowdown};
 constexpr milliseconds kHealthTimeout{5000};
 
 std::string DaemonBinary();
