@@ -2,6 +2,7 @@
 // (hcudp/node_events.h).
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -124,7 +125,8 @@ class EventRecorder::Impl {
         MutexLock lock(mu_);
         busy_ = false;
         idle_cv_.notify_all();
-        WaitUntil(clock_, mu_, cv_, NextHousekeeping(),
+        WaitUntil(clock_, mu_, cv_,
+                  std::min(NextHousekeeping(), clock_.Now() + std::chrono::hours(1)),
                   [this]() HCUDP_REQUIRES(mu_) { return !queue_.empty() || stopping_; });
         if (stopping_) return;
         busy_ = true;

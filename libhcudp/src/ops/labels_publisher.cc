@@ -152,7 +152,8 @@ class NodeLabelPublisher::Impl {
       NodeLabels labels;
       {
         MutexLock lock(mu_);
-        WaitUntil(clock_, mu_, cv_, next,
+        // A "never" deadline still wakes hourly (no time_point::max arithmetic).
+        WaitUntil(clock_, mu_, cv_, std::min(next, clock_.Now() + std::chrono::hours(1)),
                   [this]() HCUDP_REQUIRES(mu_) { return changed_ || stopping_; });
         if (stopping_) return;
         if (!changed_ && clock_.Now() < next) continue;
