@@ -166,6 +166,33 @@ BOOST_AUTO_TEST_CASE(events_auto_without_credentials_stays_off) {
              h.daemon().Log());
 }
 
+BOOST_AUTO_TEST_CASE(bad_flags_are_one_line_start_up_errors) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--node-labels=label"}, "--node-labels: \"label\" is not one of off, nfd, node"},
+      {{"--events=yes"}, "--events: \"yes\" is not one of auto, true, false"},
+      {{"--node-labels=node"}, "--node-name: required with --node-labels=node"},
+      {{"--events=true"}, "--node-name: required with --events=true"},
+      {{"--events=true", "--node-name=n1", "--kubeconfig=/nonexistent/kubeconfig"},
+       "--events=true: "},
+      {{"--node-labels=node", "--node-name=n1", "--kubeconfig=/nonexistent/kubeconfig"},
+       "--node-labels=node: "},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::vector<std::string> argv = {
+        DaemonBinary(), "--backend=sim", "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+        "--host-root=" + dir.Join("root"), "--device-plugin-path=" + dir.Join("plugins")};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    RunResult r = Run(argv);
+    BOOST_TEST(r.exit_code == 2, c.says << ": " << r.err);
+    BOOST_TEST(r.err.find(c.says) != std::string::npos, r.err);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
