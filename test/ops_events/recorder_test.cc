@@ -154,6 +154,31 @@ BOOST_AUTO_TEST_CASE(an_active_series_gets_a_heartbeat) {
   BOOST_REQUIRE(Eventually([&] { return CountPatches(api.Requests()) == 2; }));
 }
 
+BOOST_AUTO_TEST_CASE(a_series_whose_event_expired_is_created_again) {
+  SimClock clock;
+  EventRecorderOptions o = Options("ttl-node");
+  o.heartbeat = seconds(60);
+  EventRecorder rec(o, clock);
+  BOOST_REQUIRE(rec.Start().ok());
+  for (int i = 0; i < 3; ++i)
+    rec.Record(EventType::kWarning, kReasonHcuUnhealthy, "HealthCheck", "x");
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  auto d = CoreEvents("ttl-node");
+  BOOST_REQUIRE(d["items"].Size() == 1u);
+  const std::string name = d["items"][0]["metadata"]["name"].GetString();
+  // The API server's event TTL removes it; the heartbeat finds it gone and
+  // creates it again, with the series so far.
+  api.MustRequest("DELETE", "/api/v1/namespaces/default/events/" + name);
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  clock.Advance(seconds(60));
+  BOOST_REQUIRE(Eventually([&] { return rec.stats().created == 2; }));
+  d = CoreEvents("ttl-node");
+  BOOST_REQUIRE(d["items"].Size() == 1u);
+  BOOST_TEST(std::string(d["items"][0]["metadata"]["name"].GetString()) != name);
+  BOOST_TEST(d["items"][0]["series"]["count"].GetInt() == 3);
+  BOOST_TEST(rec.stats().failed == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(two_cards_are_two_events_not_one_series) {
   SimClock clock;
   EventRecorder rec(Options("two-cards"), clock);
