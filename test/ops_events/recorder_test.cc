@@ -264,8 +264,8 @@ BOOST_AUTO_TEST_CASE(full_queue_drops_and_a_silent_server_does_not_delay_stop) {
 }
 
 BOOST_AUTO_TEST_CASE(kubectl_describe_node_shows_the_event) {
-  const std::string kubectl = "/usr/bin/kubectl";
-  if (!testing::PathExists(kubectl)) {
+  const std::string kubectl = HCUDP_KUBECTL;
+  if (kubectl.empty() || !testing::PathExists(kubectl)) {
     BOOST_TEST_MESSAGE("no kubectl on this machine; skipped");
     return;
   }
