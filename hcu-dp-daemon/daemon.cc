@@ -13,6 +13,7 @@
 #include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/version.h"
 #include "node_monitor.h"
+#include "node_ops.h"
 #include "node_state.h"
 #include "plugin_manager.h"
 
@@ -54,9 +55,14 @@ int RunDaemon(const Options& options) {
   if (!backend.ok()) return StartupError(backend.status());
   Backend& node = **backend;
   NodeState state;
+  auto ops = NodeOps::New(options);  // --node-labels, --events
+  if (!ops.ok()) return StartupError(ops.status());
+  NodeOps* node_ops = ops->get();
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
-    auto made = HamiMode::New(options, node, state);
+    auto made = HamiMode::New(options, node, state, [node_ops](const VhcuSweepResult& r) {
+      node_ops->OnVhcusRecovered(r);
+    });
     if (!made.ok()) return StartupError(made.status());
     hami = std::move(*made);
   }
@@ -70,11 +76,17 @@ int RunDaemon(const Options& options) {
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
-  state.set_listener([&manager, hami_mode] {
+  state.set_listener([&manager, hami_mode, node_ops, &state] {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
+    node_ops->OnInventory(state.Current()->inventory);
   });
   NodeMonitor monitor(options, node, state, builder);
+  monitor.set_health_listener(
+      [node_ops](const Card& card, Health health, const std::string& reason) {
+        node_ops->OnHealthChanged(card, health, reason);
+      });
+  if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   if (Status st = monitor.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
@@ -122,6 +134,7 @@ int RunDaemon(const Options& options) {
     std::_Exit(exit_code);
   }
   monitor.Stop();
+  node_ops->Stop();
   LOG(INFO) << "stopped";
   return exit_code;
 }

@@ -46,8 +46,9 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backend& backend,
-                                                  const NodeState& state) {
+StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
+    const Options& options, Backend& backend, const NodeState& state,
+    std::function<void(const VhcuSweepResult&)> on_recovered) {
   // Whatever is wrong with the cluster credentials (missing, unreadable,
   // malformed) is a start-up input error: one line and exit 2.
   StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
@@ -70,6 +71,7 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(const Options& options, Backen
   }
   o.topology_register = options.topology_register;
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
+  o.on_recovered = std::move(on_recovered);
   o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
 #ifdef HCUDP_TEST_CRASH_POINTS

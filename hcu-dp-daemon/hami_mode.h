@@ -4,6 +4,7 @@
 #ifndef HCU_DP_DAEMON_HAMI_MODE_H_
 #define HCU_DP_DAEMON_HAMI_MODE_H_
 
+#include <functional>
 #include <memory>
 
 #include "hcudp/backend.h"
@@ -29,8 +30,10 @@ class HamiMode {
   // and builds the agent; nothing is started. The registration publishes
   // the card health of `state` (the verdict ListAndWatch sends); `state`
   // must outlive the mode.
-  static StatusOr<std::unique_ptr<HamiMode>> New(const Options& options, Backend& backend,
-                                                 const NodeState& state);
+  // `on_recovered` gets the start-up vHCU journal recovery's result.
+  static StatusOr<std::unique_ptr<HamiMode>> New(
+      const Options& options, Backend& backend, const NodeState& state,
+      std::function<void(const VhcuSweepResult&)> on_recovered = nullptr);
   ~HamiMode();
 
   // Starts the agent (pod cache, registration) and waits up to 10 s for it

@@ -198,6 +198,8 @@ Status NodeMonitor::Refresh(bool initial) {
       if (tracker_.Record(r.bdf, r.health)) {
         LOG(WARNING) << "card " << r.bdf << " is now " << HealthName(r.health) << " (was "
                      << HealthName(before) << ")" << (r.reason.empty() ? "" : ": " + r.reason);
+        const Card* card = inventory.FindCardByBdf(r.bdf);
+        if (on_health_ && card != nullptr) on_health_(*card, r.health, r.reason);
       }
     }
   } else {

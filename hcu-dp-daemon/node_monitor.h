@@ -71,6 +71,11 @@ class NodeMonitor {
   // Called once, on the monitor thread, when the backend has required a
   // restart for kRestartGrace. Set before Start().
   void set_restart_handler(std::function<void()> handler) { on_restart_ = std::move(handler); }
+  // Called on the monitor thread when a card's reported health changes (after
+  // hysteresis), with the reason the health source gave. Set before Start().
+  using HealthListener =
+      std::function<void(const Card& card, Health health, const std::string& reason)>;
+  void set_health_listener(HealthListener listener) { on_health_ = std::move(listener); }
   // True once the restart handler was called.
   bool restart_requested() const { return restart_requested_; }
 
@@ -111,6 +116,7 @@ class NodeMonitor {
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
   std::unique_ptr<FdPoller> poller_;  // watcher_'s descriptor; after what its handler uses
   std::function<void()> on_restart_;
+  HealthListener on_health_;
   Clock::TimePoint restart_since_ = Clock::TimePoint::max();  // monitor thread only
   std::atomic<bool> restart_requested_{false};
   std::thread thread_;

@@ -122,20 +122,23 @@ def strip_helm_labels(obj):
 
 
 def rbac_grants(docs):
-    """(resource, verb) pairs granted by the Roles/ClusterRoles in docs."""
+    """(resource, verb) pairs granted by the Roles/ClusterRoles in docs; a
+    resource of another group than core is "<group>/<resource>"."""
     grants = set()
     for d in docs:
         if d.get("kind") not in ("Role", "ClusterRole"):
             continue
         for rule in d.get("rules", []):
             groups = rule.get("apiGroups", [])
-            if groups != [""]:
-                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: apiGroups {groups}, want core only")
+            if groups not in ([""], ["events.k8s.io"]):
+                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: apiGroups {groups}, "
+                                 "want core or events.k8s.io only")
+            prefix = "" if groups == [""] else groups[0] + "/"
             if rule.get("resourceNames") or rule.get("nonResourceURLs"):
                 raise ValueError(f"{d['kind']}/{d['metadata']['name']}: unexpected rule {rule}")
             for res in rule.get("resources", []):
                 for verb in rule.get("verbs", []):
-                    grants.add((res, verb))
+                    grants.add((prefix + res, verb))
     return grants
 
 
@@ -178,6 +181,9 @@ RENDER_VARIANTS = [
     ("strategy=hami",),
     ("strategy=hami", "rbac.evictUnaccountedPods=true", "hami.resourceMultiple=true"),
     ("strategy=mixed", "hostDev=full", "deviceListStrategy=both", "kubeletDir=/var/lib/k0s/kubelet"),
+    ("strategy=mixed", "nodeLabels.mode=node", "events=true"),
+    ("strategy=mig", "nodeLabels.mode=nfd"),
+    ("strategy=hami", "nodeLabels.mode=node", "events=true"),
     ("strategy=mig", "extraEnv[0].name=HCU_BACKEND", "extraEnv[0].value=host",
      "podAnnotations.a=b", "imagePullSecrets[0].name=regcred"),
 ]
@@ -265,6 +271,9 @@ def cmd_values_schema(args):
         (("kubeletDir",), "var/lib/kubelet", "relative kubelet dir"),
         (("hostDev",), "all", "hostDev outside narrow|full"),
         (("rbac", "evictUnaccountedPods"), "yes", "non-boolean rbac flag"),
+        (("nodeLabels", "mode"), "on", "nodeLabels.mode outside off|nfd|node"),
+        (("nodeLabels", "nfdFeaturesDir"), "features.d", "relative NFD directory"),
+        (("events",), "yes", "non-boolean events"),
     ]
     for path, value, what in rejected:
         v = with_change(path, value)
@@ -430,11 +439,55 @@ def cmd_helm(args):
     docs = load_docs_text(helm_template(args.tools, "strategy=mig", "nodeSelector.pool=hcu").stdout)
     fx.check(docs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "hcu"},
              "a nodeSelector value replaces the strategy's default")
+    check_ops_rbac(fx, args.tools, want)
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)
     fx.check(r.returncode != 0 and "strategy" in r.stderr, "helm refuses strategy=vhcu through the schema")
     r = helm_template(args.tools, "typo=1", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses an unknown top-level value")
     return fx.exit()
+
+
+# Node labels and Events (doc/labels.md, doc/events.md): the RBAC each adds,
+# and nothing more.
+NODE_LABEL_GRANTS = {("nodes", "get"), ("nodes", "patch")}
+EVENT_GRANTS = {("events.k8s.io/events", "create"), ("events.k8s.io/events", "patch")}
+
+
+def check_ops_rbac(fx, tools, hami_verbs):
+    def render(*sets):
+        docs = load_docs_text(helm_template(tools, *sets).stdout)
+        ds = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in ds["containers"][0]["env"]}
+        return docs, ds, env
+
+    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node")
+    fx.check(rbac_grants(docs) == NODE_LABEL_GRANTS, "nodeLabels.mode=node grants exactly nodes get/patch")
+    fx.check(ds.get("serviceAccountName") == "hcu-device-plugin" and
+             any(d["kind"] == "ServiceAccount" for d in docs) and env.get("NODE_LABELS") == "node",
+             "nodeLabels.mode=node: a ServiceAccount, used by the DaemonSet, and NODE_LABELS=node")
+    docs, ds, env = render("strategy=mig", "events=true")
+    fx.check(rbac_grants(docs) == EVENT_GRANTS, "events=true grants exactly events.k8s.io events create/patch")
+    roles = [d for d in docs if d["kind"] in ("Role", "RoleBinding")]
+    fx.check(roles and all(d["metadata"]["namespace"] == "default" for d in roles),
+             "events=true: the Role and RoleBinding live in namespace default (Node events)")
+    fx.check(env.get("EVENTS") == "true" and ds.get("serviceAccountName") == "hcu-device-plugin",
+             "events=true sets EVENTS=true and the ServiceAccount")
+    docs, ds, env = render("strategy=hami", "nodeLabels.mode=node", "events=true")
+    fx.check(rbac_grants(docs) == hami_verbs | NODE_LABEL_GRANTS | EVENT_GRANTS,
+             "hami + node labels + events: exactly the union of the three")
+    fx.check(sum(d["kind"] == "ServiceAccount" for d in docs) == 1, "hami + ops: one ServiceAccount")
+    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=nfd",
+                           "nodeLabels.nfdFeaturesDir=/etc/nfd/features.d")
+    mounts = {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}
+    host = {v["hostPath"]["path"] for v in ds["volumes"] if "hostPath" in v}
+    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
+             "nodeLabels.mode=nfd needs no RBAC and no ServiceAccount")
+    fx.check(env.get("NODE_LABELS") == "nfd" and env.get("NFD_FEATURES_DIR") == "/etc/nfd/features.d" and
+             "/etc/nfd/features.d" in mounts and "/etc/nfd/features.d" in host,
+             "nodeLabels.mode=nfd mounts the host's features.d directory and passes it")
+    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node", "events=true", "rbac.create=false")
+    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
+             "rbac.create=false: no RBAC for node labels or events")
 
 
 # --- Dockerfile ------------------------------------------------------------------

@@ -48,6 +48,7 @@ import time
 import urllib.parse
 import uuid
 
+import fake_events
 import fake_patch
 from fake_pki import make_pki, write_kubeconfigs
 from fake_store import RESOURCES, ApiError, Store, parse_selector
@@ -260,9 +261,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" %
                      self.server.server_address[1]}]})
         if method == "GET" and path == "/apis":
-            return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+            return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1",
+                                         "groups": [fake_events.group_entry()]})
         if method == "GET" and path == "/api/v1":
             return self._send_json(200, discovery_v1())
+        if fake_events.route(self, method, path, q):  # events.k8s.io/v1 and core/v1 events
+            return
         parts = [p for p in path.split("/") if p]
         if parts[:2] != ["api", "v1"]:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
@@ -503,6 +507,7 @@ def discovery_v1():
     crud = ["create", "delete", "get", "list", "patch", "update", "watch"]
     return {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
         res("configmaps", "ConfigMap", True, crud, ["cm"]),
+        fake_events.core_resource_entry(),
         res("namespaces", "Namespace", False, crud, ["ns"]),
         res("nodes", "Node", False, crud, ["no"]),
         res("nodes/status", "Node", False, ["get", "patch", "update"]),

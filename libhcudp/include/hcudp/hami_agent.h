@@ -101,6 +101,9 @@ struct HamiAgentOptions {
   // its hysteresis: what ListAndWatch sends), or nullopt when it has none
   // yet (the card is then registered unhealthy). Unset: Discover()'s health.
   std::function<std::optional<Health>(const std::string& bdf)> card_health;
+  // Called once, on the agent's thread, after the start-up journal recovery
+  // (VhcuManager::Recover) succeeded, with what it did. Unset: nothing.
+  std::function<void(const VhcuSweepResult&)> on_recovered;
   // Testing only: passed to VhcuManagerOptions::crash_after.
   std::function<bool(VhcuCreateStep)> crash_after;
 };

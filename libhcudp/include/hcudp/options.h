@@ -20,6 +20,12 @@ enum class BackendKind { kHost, kSim };
 // What Allocate returns: device specs + mounts, CDI device names, or both.
 enum class DeviceListStrategy { kDevices, kCdi, kBoth };
 enum class LogSeverity { kInfo, kWarning, kError };
+// Where node labels go (DESIGN.md §10): nowhere, an NFD features.d file, or
+// the Node object. Parse/Name in hcudp/node_labels.h.
+enum class NodeLabelMode { kOff, kNfd, kNode };
+// Kubernetes Events: on when cluster credentials exist, always, never.
+// Parse/Name in hcudp/node_events.h.
+enum class EventsMode { kAuto, kTrue, kFalse };
 
 // Parsers accept exactly the spellings the flags document and return
 // InvalidArgument naming the accepted values otherwise.
@@ -83,6 +89,13 @@ struct Options {
   // --kubeconfig / KUBECONFIG. Default: empty (in-cluster, then
   // $HOME/.kube/config).
   std::string kubeconfig;
+  // --node-labels / NODE_LABELS. Default: off.
+  NodeLabelMode node_labels = NodeLabelMode::kOff;
+  // --nfd-features-dir / NFD_FEATURES_DIR: where --node-labels=nfd writes.
+  // Default: /etc/kubernetes/node-feature-discovery/features.d.
+  std::string nfd_features_dir = "/etc/kubernetes/node-feature-discovery/features.d";
+  // --events / EVENTS. Default: false.
+  EventsMode events = EventsMode::kFalse;
 };
 
 // The host-root actually used: options.host_root if set, "/" for the host

@@ -48,6 +48,7 @@ bool Sweeper::SyncAndRecover() {
   }
   LOG(INFO) << "HAMi: recovered: " << recovered->destroyed << " vHCUs destroyed, "
             << recovered->adopted << " adopted, " << recovered->left_alone << " left alone";
+  if (ctx_.options.on_recovered) ctx_.options.on_recovered(*recovered);
   ctx_.ready = true;
   return true;
 }

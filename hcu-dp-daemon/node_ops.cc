@@ -1,0 +1,95 @@
+#include "node_ops.h"
+
+#include <glog/logging.h>
+
+#include "hcudp/kube_config.h"
+
+namespace hcudp::daemon {
+
+StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options) {
+  std::unique_ptr<NodeOps> ops(new NodeOps());
+  ops->strategy_ = options.strategy;
+  const bool want_node = options.node_labels == NodeLabelMode::kNode;
+  bool want_events = options.events == EventsMode::kTrue;
+  if (want_node || options.events != EventsMode::kFalse) {
+    StatusOr<KubeConfig> config = ResolveKubeConfig(options.kubeconfig);
+    std::string why_not;
+    if (!config.ok()) {
+      why_not = config.status().message();
+    } else if (options.node_name.empty()) {
+      why_not = "no --node-name";
+    }
+    if (why_not.empty()) {
+      KubeClientOptions client_options;
+      client_options.request_timeout_ms = 5000;
+      client_options.max_retries = 2;
+      HCUDP_ASSIGN_OR_RETURN(ops->client_, KubeClient::New(std::move(*config), client_options));
+      want_events = options.events != EventsMode::kFalse;
+    } else if (want_node) {
+      return InvalidArgumentError("--node-labels=node: " + why_not);
+    } else if (want_events) {
+      return InvalidArgumentError("--events=true: " + why_not);
+    } else {
+      LOG(INFO) << "--events=auto: events off (" << why_not << ")";
+    }
+  }
+  if (options.node_labels != NodeLabelMode::kOff) {
+    NodeLabelPublisherOptions o;
+    o.mode = options.node_labels;
+    o.nfd_features_dir = options.nfd_features_dir;
+    o.node_name = options.node_name;
+    o.client = ops->client_.get();
+    ops->labels_ = std::make_unique<NodeLabelPublisher>(std::move(o));
+  }
+  if (want_events) {
+    EventRecorderOptions o;
+    o.node_name = options.node_name;
+    o.client = ops->client_.get();
+    ops->events_ = std::make_unique<EventRecorder>(std::move(o));
+  }
+  return ops;
+}
+
+NodeOps::~NodeOps() { Stop(); }
+
+Status NodeOps::Start() {
+  if (labels_) HCUDP_RETURN_IF_ERROR(labels_->Start());
+  if (events_) HCUDP_RETURN_IF_ERROR(events_->Start());
+  if (labels_ || events_) {
+    LOG(INFO) << "node labels " << (labels_ ? "on" : "off") << ", events "
+              << (events_ ? "on" : "off");
+  }
+  return OkStatus();
+}
+
+void NodeOps::Stop() {
+  if (labels_) labels_->Stop();
+  if (events_) events_->Stop();
+}
+
+void NodeOps::OnInventory(const NodeInventory& inventory) {
+  if (labels_) labels_->Update(ComputeNodeLabels(inventory, strategy_));
+}
+
+void NodeOps::OnHealthChanged(const Card& card, Health health, const std::string& reason) {
+  if (!events_) return;
+  std::string note = "card " + card.bdf + " (index " + std::to_string(card.index) + ", " +
+                     card.model + ") is " + std::string(HealthName(health));
+  if (!reason.empty()) note += ": " + reason;
+  if (health == Health::kUnhealthy) {
+    events_->Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, note);
+  } else {
+    events_->Record(EventType::kNormal, kReasonHcuHealthy, kActionHealthCheck, note);
+  }
+}
+
+void NodeOps::OnVhcusRecovered(const VhcuSweepResult& result) {
+  if (!events_ || (result.destroyed == 0 && result.adopted == 0 && result.queued == 0)) return;
+  events_->Record(EventType::kWarning, kReasonVhcuRecovered, kActionRecover,
+                  "an earlier run stopped during a vHCU create; recovery destroyed " +
+                      std::to_string(result.destroyed) + ", adopted " +
+                      std::to_string(result.adopted) + ", queued " + std::to_string(result.queued) +
+                      " for retry");
+}
+
+}  // namespace hcudp::daemon

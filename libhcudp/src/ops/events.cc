@@ -1,0 +1,347 @@
+// EventRecorder: the bounded queue, series cache and sender thread
+// (hcudp/node_events.h).
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/thread_annotations.h"
+#include "ops/events_internal.h"
+
+namespace hcudp {
+
+using internal::EventObject;
+using internal::TokenBucket;
+
+namespace {
+
+struct Occurrence {
+  EventType type = EventType::kNormal;
+  std::string reason;
+  std::string action;
+  std::string note;
+  Clock::WallTime wall;
+};
+
+// Controller and instance are the recorder's, regarding is our Node: the
+// rest of client-go's isomorphic key, plus the note.
+using SeriesKey = std::tuple<EventType, std::string, std::string, std::string>;
+
+struct Series {
+  std::string name;
+  EventObject object;  // as created
+  int64_t count = 1;
+  int64_t sent_count = 1;  // the count the API server holds
+  Clock::TimePoint last_seen;
+  Clock::TimePoint last_sent;
+  uint64_t order = 0;  // creation order, for forgetting the oldest
+};
+
+// Only a failure to reach the server is worth another try; an answer (403,
+// 422...) will be the same next time (client-go: "will not retry").
+bool Retriable(const Status& st) {
+  return st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded;
+}
+
+}  // namespace
+
+class EventRecorder::Impl {
+ public:
+  Impl(EventRecorderOptions options, Clock& clock) : options_(std::move(options)), clock_(clock) {
+    if (options_.reporting_instance.empty()) {
+      options_.reporting_instance = options_.reporting_controller + "-" + options_.node_name;
+    }
+    options_.reporting_instance = internal::CutUtf8(options_.reporting_instance, 128);
+  }
+
+  Status Start() {
+    if (options_.node_name.empty() || options_.client == nullptr) {
+      return InvalidArgumentError("--events: needs --node-name and cluster credentials");
+    }
+    {
+      MutexLock lock(mu_);
+      running_ = true;
+    }
+    thread_ = std::thread([this] { Loop(); });
+    return OkStatus();
+  }
+
+  bool Record(EventType type, std::string_view reason, std::string_view action,
+              std::string_view note) {
+    {
+      MutexLock lock(mu_);
+      if (!running_ || stopping_ || queue_.size() >= options_.queue_size) {
+        ++stats_.dropped_full;
+        return false;
+      }
+      queue_.push_back(Occurrence{type, std::string(reason), std::string(action), std::string(note),
+                                  clock_.WallNow()});
+      ++stats_.recorded;
+    }
+    cv_.notify_all();
+    return true;
+  }
+
+  void Stop() {
+    {
+      MutexLock lock(mu_);
+      stopping_ = true;
+      queue_.clear();
+    }
+    cancel_ = true;
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    idle_cv_.notify_all();
+  }
+
+  EventRecorderStats stats() const {
+    MutexLock lock(mu_);
+    return stats_;
+  }
+
+  bool WaitIdle(std::chrono::milliseconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(mu_);
+    while (!(queue_.empty() && !busy_)) {
+      if (idle_cv_.wait_until(mu_, deadline) == std::cv_status::timeout) {
+        return queue_.empty() && !busy_;
+      }
+    }
+    return true;
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::optional<Occurrence> next;
+      {
+        MutexLock lock(mu_);
+        busy_ = false;
+        idle_cv_.notify_all();
+        WaitUntil(clock_, mu_, cv_,
+                  std::min(NextHousekeeping(), clock_.Now() + std::chrono::hours(1)),
+                  [this]() HCUDP_REQUIRES(mu_) { return !queue_.empty() || stopping_; });
+        if (stopping_) return;
+        busy_ = true;
+        if (!queue_.empty()) {
+          next = std::move(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      if (next) Handle(*next);
+      Housekeeping();
+    }
+  }
+
+  // When a series needs a heartbeat or its end, or a singleton is forgotten.
+  Clock::TimePoint NextHousekeeping() const {
+    Clock::TimePoint next = Clock::TimePoint::max();
+    for (const auto& [key, s] : series_) {
+      next = std::min(next, s.last_seen + options_.series_finish);
+      if (s.count >= 2) next = std::min(next, s.last_sent + options_.heartbeat);
+    }
+    return next;
+  }
+
+  void Handle(const Occurrence& o) {
+    const Clock::TimePoint now = clock_.Now();
+    SeriesKey key{o.type, o.reason, o.action, o.note};
+    auto it = series_.find(key);
+    if (it != series_.end()) {
+      Series& s = it->second;
+      s.count++;
+      s.last_seen = now;
+      s.object.last_observed = o.wall;
+      if (s.count != 2) return;  // later ones count in memory (client-go)
+      if (!TakeToken(o.type, now)) {
+        s.count--;
+        return;
+      }
+      SendSeries(s);
+      return;
+    }
+    if (!TakeToken(o.type, now)) return;
+    EventObject e;
+    e.name = NewName(o.wall);
+    e.namespace_name = options_.namespace_name;
+    e.node_name = options_.node_name;
+    e.type = o.type;
+    e.reason = o.reason;
+    e.action = o.action;
+    e.note = o.note;
+    e.reporting_controller = options_.reporting_controller;
+    e.reporting_instance = options_.reporting_instance;
+    e.event_time = o.wall;
+    e.last_observed = o.wall;
+    if (!Create(e)) return;
+    Series s;
+    s.name = e.name;
+    s.object = e;
+    s.last_seen = now;
+    s.last_sent = now;
+    s.order = ++order_;
+    series_[key] = std::move(s);
+    Forget();
+  }
+
+  void Housekeeping() {
+    const Clock::TimePoint now = clock_.Now();
+    for (auto it = series_.begin(); it != series_.end();) {
+      Series& s = it->second;
+      const bool finished = now >= s.last_seen + options_.series_finish;
+      if (s.count >= 2 && (finished || now >= s.last_sent + options_.heartbeat)) {
+        if (s.count != s.sent_count || !finished) SendSeries(s);
+        s.last_sent = now;
+      }
+      if (finished) {
+        it = series_.erase(it);
+      } else {
+        ++it;
+      }
+      if (Stopping()) return;
+    }
+  }
+
+  // PATCH the series count; an event the server no longer has (TTL) is
+  // created again, with its series.
+  void SendSeries(Series& s) {
+    CallOptions call;
+    call.cancel = &cancel_;
+    ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, s.name, ""};
+    const std::string patch = internal::SeriesPatchJson(s.count, s.object.last_observed);
+    Status st = Try([&] {
+      return options_.client->Patch(path, PatchType::kStrategicMerge, patch, call).status();
+    });
+    if (st.ok()) {
+      s.sent_count = s.count;
+      Count(&EventRecorderStats::patched);
+      return;
+    }
+    if (IsNotFound(st)) {
+      EventObject again = s.object;
+      again.name = NewName(clock_.WallNow());
+      again.series_count = s.count;
+      if (Create(again)) {
+        s.name = again.name;
+        s.sent_count = s.count;
+      }
+      return;
+    }
+    LOG(WARNING) << "event " << s.name << ": series update failed: " << st.ToString();
+  }
+
+  bool Create(const EventObject& e) {
+    CallOptions call;
+    call.cancel = &cancel_;
+    ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, "", ""};
+    const std::string body = internal::EventJson(e);
+    Status st = Try([&] { return options_.client->Create(path, body, call).status(); });
+    if (st.ok()) {
+      Count(&EventRecorderStats::created);
+      VLOG(2) << "event " << e.reason << " created: " << e.name;
+      return true;
+    }
+    if (!Stopping()) LOG(WARNING) << "event " << e.reason << " not sent: " << st.ToString();
+    return false;
+  }
+
+  // Up to max_tries attempts, retry_delay apart, while the server is
+  // unreachable; a stop ends the wait.
+  template <typename F>
+  Status Try(const F& call) {
+    Status st;
+    for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
+      st = call();
+      if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
+      MutexLock lock(mu_);
+      WaitUntil(clock_, mu_, cv_, clock_.Now() + options_.retry_delay,
+                [this]() HCUDP_REQUIRES(mu_) { return stopping_; });
+      if (stopping_) break;
+    }
+    if (!st.ok() && !IsNotFound(st)) Count(&EventRecorderStats::failed);
+    return st;
+  }
+
+  bool TakeToken(EventType type, Clock::TimePoint now) {
+    auto it = buckets_.find(type);
+    if (it == buckets_.end()) {
+      it = buckets_.emplace(type, TokenBucket(options_.burst, options_.refill, now)).first;
+    }
+    if (it->second.Take(now)) return true;
+    Count(&EventRecorderStats::rate_limited);
+    return false;
+  }
+
+  // Forgets the oldest series beyond max_series (client-go's LRU cache).
+  void Forget() {
+    while (series_.size() > options_.max_series) {
+      auto oldest = series_.begin();
+      for (auto it = series_.begin(); it != series_.end(); ++it) {
+        if (it->second.order < oldest->second.order) oldest = it;
+      }
+      series_.erase(oldest);
+    }
+  }
+
+  // "<node>.<hex nanoseconds>", unique within this recorder.
+  std::string NewName(Clock::WallTime wall) {
+    uint64_t ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
+    if (ns <= last_name_ns_) ns = last_name_ns_ + 1;
+    last_name_ns_ = ns;
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(ns));  // NOLINT
+    return options_.node_name + "." + hex;
+  }
+
+  bool Stopping() const {
+    MutexLock lock(mu_);
+    return stopping_;
+  }
+
+  void Count(uint64_t EventRecorderStats::*field) {
+    MutexLock lock(mu_);
+    ++(stats_.*field);
+  }
+
+  EventRecorderOptions options_;
+  Clock& clock_;
+  mutable Mutex mu_;  // a leaf: no call is made and nothing else is locked under it
+  std::condition_variable cv_;
+  mutable std::condition_variable_any idle_cv_;
+  std::deque<Occurrence> queue_ HCUDP_GUARDED_BY(mu_);
+  EventRecorderStats stats_ HCUDP_GUARDED_BY(mu_);
+  bool running_ HCUDP_GUARDED_BY(mu_) = false;
+  bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
+  bool busy_ HCUDP_GUARDED_BY(mu_) = false;
+  std::atomic<bool> cancel_{false};
+  // The sender thread's own state.
+  std::map<SeriesKey, Series> series_;
+  std::map<EventType, TokenBucket> buckets_;
+  uint64_t order_ = 0;
+  uint64_t last_name_ns_ = 0;
+  std::thread thread_;
+};
+
+EventRecorder::EventRecorder(EventRecorderOptions options, Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
+EventRecorder::~EventRecorder() { Stop(); }
+Status EventRecorder::Start() { return impl_->Start(); }
+bool EventRecorder::Record(EventType type, std::string_view reason, std::string_view action,
+                           std::string_view note) {
+  return impl_->Record(type, reason, action, note);
+}
+void EventRecorder::Stop() { impl_->Stop(); }
+EventRecorderStats EventRecorder::stats() const { return impl_->stats(); }
+bool EventRecorder::WaitIdle(std::chrono::milliseconds timeout) const {
+  return impl_->WaitIdle(timeout);
+}
+
+}  // namespace hcudp

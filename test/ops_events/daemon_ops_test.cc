@@ -1,0 +1,199 @@
+// The real hcu-dp-daemon with --events and --node-labels (--pulse=0, so
+// every change arrives as a node-file event): a card fault injected in the
+// SimNode file shows as an HCUUnhealthy Event in the fake API server and
+// recovers as HCUHealthy; the Node gets our labels; the features.d file
+// follows an inventory change; SIGTERM is not held up by a silent API server.
+#include <rapidjson/document.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include "fake_apiserver/fake_apiserver_process.h"
+#include "hcudp/kube_ops.h"
+#include "integration/daemon_harness.h"
+
+namespace hcudp::testing {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr char kEvents[] = "/apis/events.k8s.io/v1/namespaces/default/events";
+constexpr char kCard3[] = "0000:69:00.0";  // k100ai-8, index 3
+constexpr milliseconds kDeadline{10000};
+
+bool WaitFor(const std::function<bool()>& done, milliseconds timeout = kDeadline) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (!done()) {
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
+}
+
+// "reason|type|note" of every stored event about `node`.
+std::vector<std::string> EventsAbout(const FakeApiServer& api, const std::string& node) {
+  rapidjson::Document d;
+  const std::string body = api.MustRequest("GET", kEvents);
+  d.Parse(body.c_str());
+  std::vector<std::string> out;
+  if (!d.IsObject() || !d.HasMember("items")) return out;
+  for (const auto& e : d["items"].GetArray()) {
+    if (std::string(e["regarding"]["name"].GetString()) != node) continue;
+    out.push_back(std::string(e["reason"].GetString()) + "|" + e["type"].GetString() + "|" +
+                  e["note"].GetString());
+  }
+  return out;
+}
+
+bool HasEvent(const FakeApiServer& api, const std::string& reason, const std::string& bdf) {
+  for (const std::string& e : EventsAbout(api, "n1")) {
+    if (e.rfind(reason + "|", 0) == 0 && e.find(bdf) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> NodeLabelsOf(const FakeApiServer& api) {
+  rapidjson::Document d;
+  const std::string body = api.MustRequest("GET", "/api/v1/nodes/n1");
+  d.Parse(body.c_str());
+  std::map<std::string, std::string> out;
+  if (d.IsObject() && d["metadata"].HasMember("labels")) {
+    for (const auto& m : d["metadata"]["labels"].GetObject()) {
+      out[m.name.GetString()] = m.value.GetString();
+    }
+  }
+  return out;
+}
+
+BOOST_AUTO_TEST_SUITE(daemon_ops)
+
+BOOST_AUTO_TEST_CASE(card_fault_becomes_an_event_and_labels_reach_the_node) {
+  FakeApiServer api;
+  api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1","labels":{"zone":"a"}}})");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--events=true", "--node-labels=node", "--node-name=n1",
+                   "--kubeconfig=" + api.kubeconfig_path()});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return NodeLabelsOf(api).count("hygon.com/hcu.count"); }),
+                        h.daemon().Log());
+  auto labels = NodeLabelsOf(api);
+  BOOST_TEST(labels.at("hygon.com/hcu.count") == "8");
+  BOOST_TEST(labels.at("hygon.com/hcu.name") == "K100_AI");
+  BOOST_TEST(labels.at("zone") == "a");
+
+  const auto fault_at = SteadyClock::now();
+  h.SetCardHealth(3, "Unhealthy");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return HasEvent(api, "HCUUnhealthy", kCard3); }),
+                        h.daemon().Log());
+  BOOST_TEST_MESSAGE(
+      "HCUUnhealthy stored "
+      << std::chrono::duration_cast<milliseconds>(SteadyClock::now() - fault_at).count()
+      << " ms after the fault");
+  for (const std::string& e : EventsAbout(api, "n1")) {
+    if (e.rfind("HCUUnhealthy|", 0) == 0) {
+      BOOST_TEST(
+          e.find("|Warning|card 0000:69:00.0 (index 3, K100_AI) is Unhealthy") != std::string::npos,
+          e);
+    }
+  }
+  h.SetCardHealth(3, "Healthy");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return HasEvent(api, "HCUHealthy", kCard3); }),
+                        h.daemon().Log());
+  BOOST_TEST(EventsAbout(api, "n1").size() == 2u);
+
+  // A silent API server: the next event's call (the first HCUUnhealthy
+  // again, so a PATCH making it a series) never gets an answer, and SIGTERM
+  // must still end the daemon within the 5 s bound.
+  api.NeverAnswer("", "/events");
+  api.ClearRequests();
+  h.SetCardHealth(3, "Unhealthy");
+  BOOST_REQUIRE(WaitFor([&] {
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.method == "PATCH" && r.path.rfind(kEvents, 0) == 0) return true;
+    }
+    return false;
+  }));
+  const auto term_at = SteadyClock::now();
+  BOOST_REQUIRE(h.daemon().Signal(SIGTERM));
+  auto status = h.daemon().WaitForExit(milliseconds(5000));
+  const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - term_at).count();
+  BOOST_TEST_MESSAGE("exit after SIGTERM with an event call in flight: " << took << " ms");
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "no exit 5 s after SIGTERM:\n" << h.daemon().Log());
+  BOOST_TEST(status->exited);
+  BOOST_TEST(status->code == 0, h.daemon().Log());
+  api.ClearFaults();
+}
+
+BOOST_AUTO_TEST_CASE(nfd_file_follows_an_inventory_change) {
+  TempDir dir;
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--node-labels=nfd", "--nfd-features-dir=" + dir.Join("fd")});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string file = dir.Join("fd/hcu-device-plugin");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return PathExists(file); }), h.daemon().Log());
+  BOOST_TEST(ReadFile(file).find("\nhygon.com/hcu.count=8\n") != std::string::npos);
+
+  // A card leaves the node: the file says 7 within a second.
+  const auto change_at = SteadyClock::now();
+  h.EditNode([](YAML::Node& node) {
+    YAML::Node cards = node["cards"];
+    YAML::Node kept(YAML::NodeType::Sequence);
+    for (size_t i = 0; i + 1 < cards.size(); ++i) kept.push_back(cards[i]);
+    node["cards"] = kept;
+  });
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          return ReadFile(file).find("\nhygon.com/hcu.count=7\n") !=
+                                 std::string::npos;
+                        }),
+                        h.daemon().Log());
+  const auto ms = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - change_at).count();
+  BOOST_TEST_MESSAGE("label file rewritten " << ms << " ms after the inventory change");
+  BOOST_TEST(ms < 1000);
+  // No API server was configured or needed.
+  BOOST_TEST(h.daemon().Log().find("events on") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(events_auto_without_credentials_stays_off) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--events=auto", "--kubeconfig=/nonexistent/kubeconfig"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  BOOST_TEST(h.daemon().WaitForLog("--events=auto: events off", milliseconds(5000)),
+             h.daemon().Log());
+}
+
+BOOST_AUTO_TEST_CASE(bad_flags_are_one_line_start_up_errors) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--node-labels=label"}, "--node-labels: \"label\" is not one of off, nfd, node"},
+      {{"--events=yes"}, "--events: \"yes\" is not one of auto, true, false"},
+      {{"--node-labels=node"}, "--node-name: required with --node-labels=node"},
+      {{"--events=true"}, "--node-name: required with --events=true"},
+      {{"--events=true", "--node-name=n1", "--kubeconfig=/nonexistent/kubeconfig"},
+       "--events=true: "},
+      {{"--node-labels=node", "--node-name=n1", "--kubeconfig=/nonexistent/kubeconfig"},
+       "--node-labels=node: "},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::vector<std::string> argv = {
+        DaemonBinary(), "--backend=sim", "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+        "--host-root=" + dir.Join("root"), "--device-plugin-path=" + dir.Join("plugins")};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    RunResult r = Run(argv);
+    BOOST_TEST(r.exit_code == 2, c.says << ": " << r.err);
+    BOOST_TEST(r.err.find(c.says) != std::string::npos, r.err);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::testing

@@ -1,0 +1,212 @@
+// NodeLabelPublisher: the features.d file (content, expiry, refresh on
+// change and before expiry, in simulated time) and the node mode against the
+// fake API server (our keys added, changed and removed; others untouched).
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "fake_apiserver/fake_apiserver_process.h"
+#include "hcudp/kube_ops.h"
+#include "hcudp/node_labels.h"
+#include "testing/sim_clock.h"
+#include "testing/testutil.h"
+
+namespace hcudp {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeApiServer;
+using testing::SimClock;
+using testing::TempDir;
+
+// Polls `done` every 10 ms for up to `timeout` of real time.
+bool Eventually(const std::function<bool()>& done, milliseconds timeout = milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return true;
+}
+
+const NodeLabels kK100 = {
+    {"hygon.com/hcu", "true"}, {"hygon.com/hcu.count", "8"}, {"hygon.com/hcu.name", "K100_AI"}};
+
+BOOST_AUTO_TEST_SUITE(label_publisher)
+
+BOOST_AUTO_TEST_CASE(nfd_file_is_written_on_change_and_refreshed_before_expiry) {
+  TempDir dir;
+  SimClock clock;  // wall 1'800'000'000 s = 2027-01-15T08:00:00Z
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");  // created by the publisher
+  o.nfd_ttl = seconds(600);
+  o.refresh = seconds(300);
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  const std::string file = dir.Join("features.d/hcu-device-plugin");
+
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  std::string text = testing::ReadFile(file);
+  BOOST_TEST(text.find("# +expiry-time=2027-01-15T08:10:00Z\n") != std::string::npos, text);
+  BOOST_TEST(text.find("\nhygon.com/hcu.name=K100_AI\n") != std::string::npos, text);
+  // Only the final file is visible: no temp file left beside it.
+  auto names = testing::Run({"/bin/ls", "-A", dir.Join("features.d")});
+  BOOST_TEST(names.out == "hcu-device-plugin\n");
+
+  // An inventory change is written at once, with no time passing.
+  NodeLabels changed = kK100;
+  changed["hygon.com/hcu.count"] = "7";
+  pub.Update(changed);
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 2; }));
+  BOOST_TEST(testing::ReadFile(file).find("hygon.com/hcu.count=7\n") != std::string::npos);
+  // The same labels again change nothing.
+  pub.Update(changed);
+
+  // Before the expiry (at the refresh, 300 s later) the file is rewritten
+  // with a later expiry, so NFD never drops a live node's labels.
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  BOOST_TEST(pub.publishes() == 2u);
+  clock.Advance(seconds(299));
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  BOOST_TEST(pub.publishes() == 2u);  // not yet
+  clock.Advance(seconds(1));
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 3; }));
+  BOOST_TEST(testing::ReadFile(file).find("# +expiry-time=2027-01-15T08:15:00Z\n") !=
+             std::string::npos);
+  pub.Stop();
+  // Kept on exit: the labels lapse by themselves only if no daemon returns.
+  BOOST_TEST(testing::PathExists(file));
+}
+
+BOOST_AUTO_TEST_CASE(nfd_write_failure_is_retried) {
+  TempDir dir;
+  SimClock clock;
+  testing::WriteFile(dir.Join("not-a-dir"), "x");
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("not-a-dir");
+  o.retry = seconds(5);
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return !pub.last_status().ok(); }));
+  BOOST_TEST(pub.last_status().message().find("--nfd-features-dir") != std::string::npos,
+             pub.last_status().ToString());
+  // The operator fixes the directory; the retry 5 s later writes the file.
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  ::unlink(dir.Join("not-a-dir").c_str());
+  clock.Advance(seconds(5));
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  BOOST_TEST(testing::PathExists(dir.Join("not-a-dir/hcu-device-plugin")));
+}
+
+BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
+  NodeLabelPublisherOptions nfd;
+  nfd.mode = NodeLabelMode::kNfd;
+  nfd.nfd_ttl = seconds(60);
+  nfd.refresh = seconds(60);
+  BOOST_TEST(!NodeLabelPublisher(nfd).Start().ok());
+  NodeLabelPublisherOptions node;
+  node.mode = NodeLabelMode::kNode;
+  BOOST_TEST(!NodeLabelPublisher(node).Start().ok());
+  NodeLabelPublisherOptions off;
+  BOOST_TEST(NodeLabelPublisher(off).Start().ok());
+}
+
+struct NodeFixture {
+  NodeFixture() {
+    KubeConfig c;
+    c.source = "test";
+    c.server = api.server_url();
+    c.ca_pem = testing::ReadFile(api.ca_file());
+    c.token_file = api.token_file();
+    client = std::move(KubeClient::New(c).value());
+    api.MustRequest("POST", "/api/v1/nodes",
+                    R"({"metadata":{"name":"n1","labels":{"zone":"a",)"
+                    R"("hygon.com/hcu.custom":"admin"}}})");
+  }
+  std::map<std::string, std::string> Labels() {
+    auto node = GetNode(*client, "n1");
+    BOOST_REQUIRE_MESSAGE(node.ok(), node.status().ToString());
+    return node->metadata.labels;
+  }
+  FakeApiServer api;
+  std::unique_ptr<KubeClient> client;
+};
+
+BOOST_FIXTURE_TEST_CASE(node_mode_adds_changes_and_removes_only_our_keys, NodeFixture) {
+  SimClock clock;
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNode;
+  o.node_name = "n1";
+  o.client = client.get();
+  o.refresh = seconds(300);
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  std::map<std::string, std::string> want = {{"zone", "a"},
+                                             {"hygon.com/hcu.custom", "admin"},
+                                             {"hygon.com/hcu", "true"},
+                                             {"hygon.com/hcu.count", "8"},
+                                             {"hygon.com/hcu.name", "K100_AI"}};
+  BOOST_TEST(Labels() == want);
+
+  // The node turns heterogeneous: hcu.name no longer applies and goes.
+  pub.Update({{"hygon.com/hcu", "true"},
+              {"hygon.com/hcu.count", "3"},
+              {"hygon.com/hcu.models", "K100_AI.Z100L"}});
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 2; }));
+  want.erase("hygon.com/hcu.name");
+  want["hygon.com/hcu.count"] = "3";
+  want["hygon.com/hcu.models"] = "K100_AI.Z100L";
+  BOOST_TEST(Labels() == want);
+
+  // Someone edits one of our keys; the refresh puts it back. A refresh that
+  // finds nothing to change sends no PATCH.
+  api.MustRequest("PATCH", "/api/v1/nodes/n1",
+                  R"({"metadata":{"labels":{"hygon.com/hcu.count":"99"}}})",
+                  "application/merge-patch+json");
+  api.ClearRequests();
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  clock.Advance(seconds(300));
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 3; }));
+  BOOST_TEST(Labels().at("hygon.com/hcu.count") == "3");
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  clock.Advance(seconds(300));
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 4; }));
+  auto log = api.Requests();
+  BOOST_TEST(testing::CountRequests(log, "PATCH", "/api/v1/nodes/n1") == 1);
+  BOOST_TEST(testing::CountRequests(log, "GET", "/api/v1/nodes/n1") >= 2);
+}
+
+BOOST_FIXTURE_TEST_CASE(node_mode_stop_does_not_wait_for_a_silent_api_server, NodeFixture) {
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNode;
+  o.node_name = "n1";
+  o.client = client.get();
+  NodeLabelPublisher pub(o);
+  api.NeverAnswer("GET", "/api/v1/nodes/n1$");
+  BOOST_REQUIRE(pub.Start().ok());
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually(
+      [&] { return testing::CountRequests(api.Requests(), "GET", "/api/v1/nodes/n1") >= 1; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  pub.Stop();
+  const auto took_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  BOOST_TEST(took_ms < 1000, "Stop took " << took_ms << " ms");
+  api.ClearFaults();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp
