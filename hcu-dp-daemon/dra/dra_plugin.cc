@@ -210,7 +210,9 @@ Status DraPlugin::Impl::Start() {
     return InvalidArgumentError("--kubelet-registry-dir: empty");
   }
   HCUDP_RETURN_IF_ERROR(CheckSocketPath(dra_path_, "--kubelet-plugins-dir"));
-  HCUDP_RETURN_IF_ERROR(CheckSocketPath(reg_path_, "--kubelet-registry-dir"));
+  // The registration socket is bound under a hidden name one byte longer.
+  HCUDP_RETURN_IF_ERROR(
+      CheckSocketPath(SocketServer::HiddenPath(reg_path_), "--kubelet-registry-dir"));
   HCUDP_RETURN_IF_ERROR(PrepareDir(data_dir_, "--kubelet-plugins-dir"));
   HCUDP_RETURN_IF_ERROR(PrepareDir(options_.registry_dir, "--kubelet-registry-dir"));
   // A crashed predecessor's sockets: its dra.sock is in our way, and its
@@ -293,7 +295,8 @@ Status DraPlugin::Impl::ServeRegistration() {
         OnVerdict(generation, registered, error);
       });
   HCUDP_ASSIGN_OR_RETURN(std::unique_ptr<SocketServer> server,
-                         SocketServer::Start(reg_path_, {service.get()}, kRegistrationMaxThreads));
+                         SocketServer::Start(reg_path_, {service.get()}, kRegistrationMaxThreads,
+                                             /*publish_by_rename=*/true));
   reg_.service = std::move(service);
   reg_.server = std::move(server);
   reg_.generation = generation;

@@ -3,14 +3,26 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "plugin_server.h"
 
 namespace hcudp::daemon::dra {
 
+std::string SocketServer::HiddenPath(const std::string& socket_path) {
+  const size_t slash = socket_path.find_last_of('/');
+  if (slash == std::string::npos) return "." + socket_path;
+  return socket_path.substr(0, slash + 1) + "." + socket_path.substr(slash + 1);
+}
+
 StatusOr<std::unique_ptr<SocketServer>> SocketServer::Start(
-    const std::string& socket_path, const std::vector<grpc::Service*>& services, int max_threads) {
+    const std::string& socket_path, const std::vector<grpc::Service*>& services, int max_threads,
+    bool publish_by_rename) {
   std::unique_ptr<SocketServer> s(new SocketServer());
   s->socket_path_ = socket_path;
+  const std::string bind_path = publish_by_rename ? HiddenPath(socket_path) : socket_path;
   grpc::ResourceQuota quota("hcu-dp-dra");
   quota.SetMaxThreads(max_threads);
   grpc::ServerBuilder builder;
@@ -20,12 +32,19 @@ StatusOr<std::unique_ptr<SocketServer>> SocketServer::Start(
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
   int port = 0;
-  builder.AddListeningPort("unix:" + socket_path, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort("unix:" + bind_path, grpc::InsecureServerCredentials(), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);
   s->server_ = builder.BuildAndStart();
   if (!s->server_) {
-    return UnavailableError("cannot serve on " + socket_path +
+    return UnavailableError("cannot serve on " + bind_path +
                             " (directory missing or not writable?)");
+  }
+  if (publish_by_rename && ::rename(bind_path.c_str(), socket_path.c_str()) != 0) {
+    const int err = errno;
+    s->inode_ = FileInode(bind_path);
+    s->socket_path_ = bind_path;  // Stop() removes it
+    return UnavailableError("cannot move " + bind_path + " to " + socket_path + ": " +
+                            std::strerror(err));
   }
   s->inode_ = FileInode(socket_path);
   return s;

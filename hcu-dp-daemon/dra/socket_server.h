@@ -30,9 +30,18 @@ class SocketServer {
   // caller has made sure nothing else serves there (gRPC replaces the
   // file). `max_threads` bounds the synchronous handlers (streams run as
   // callbacks and hold none). Unavailable when the socket cannot be bound.
+  //
+  // `publish_by_rename`: bind at HiddenPath(socket_path) and rename the
+  // listening socket into place, so that a watcher that dials the path as
+  // soon as it appears (kubelet's plugin watcher, on inotify) never finds
+  // it bound but not yet listening (refused, and gRPC's reconnect backoff
+  // of 1 s follows). kubelet ignores names starting with '.'.
   static StatusOr<std::unique_ptr<SocketServer>> Start(const std::string& socket_path,
                                                        const std::vector<grpc::Service*>& services,
-                                                       int max_threads);
+                                                       int max_threads,
+                                                       bool publish_by_rename = false);
+  // <dir>/.<name> for <dir>/<name>.
+  static std::string HiddenPath(const std::string& socket_path);
   ~SocketServer();  // Stop()
 
   // Stops serving and removes the socket file if it is still ours (same

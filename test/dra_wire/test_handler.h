@@ -55,6 +55,11 @@ class TestHandler final : public daemon::dra::DraHandler {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, timeout, [this] { return in_prepare_ > 0; });
   }
+  // No Prepare call is inside the handler.
+  bool WaitIdle(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return in_prepare_ == 0; });
+  }
   void SetHealth(std::vector<DeviceHealth> health) {
     std::lock_guard<std::mutex> lock(mu_);
     health_ = std::move(health);
@@ -83,6 +88,7 @@ class TestHandler final : public daemon::dra::DraHandler {
       cv_.wait_for(lock, std::chrono::milliseconds(20));
     }
     --in_prepare_;
+    cv_.notify_all();
     if (!call_error_.ok()) return call_error_;
     std::map<std::string, PrepareResult> out;
     for (const Claim& c : claims) {
