@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -187,6 +188,8 @@ class DraPlugin::Impl {
   std::chrono::milliseconds unanswered_period_{kUnansweredMin};
   Clock::TimePoint next_backstop_{};
   bool current_registered_ = false;  // the manager thread's copy of registered_
+  // Other registration sockets of the driver seen in the last pass.
+  std::set<std::string> siblings_;
 
   std::unique_ptr<PathWatcher> watcher_;  // read on the poller thread only
   std::unique_ptr<FdPoller> poller_;
@@ -219,6 +222,7 @@ Status DraPlugin::Impl::Start() {
   // registration socket holds our endpoint in kubelet.
   HCUDP_RETURN_IF_ERROR(ClearServiceSocketPath(dra_path_));
   RemoveDeadRegistrationSockets(options_.registry_dir, options_.driver_name, reg_name_);
+  siblings_ = OtherRegistrationSockets(options_.registry_dir, options_.driver_name, reg_name_);
 
   // Watch before serving, so that no removal goes unseen.
   watcher_ =
@@ -386,9 +390,23 @@ void DraPlugin::Impl::Reconcile() {
     dra_replaced_logged_ = false;
   }
 
+  // kubelet deregisters by driver and endpoint: when another registration
+  // socket of the driver with our endpoint (a predecessor's) goes, kubelet
+  // may drop our registration with it. Registering again is harmless.
+  std::set<std::string> siblings =
+      OtherRegistrationSockets(options_.registry_dir, options_.driver_name, reg_name_);
+  const bool sibling_gone = std::any_of(siblings_.begin(), siblings_.end(), [&](const auto& name) {
+    return siblings.count(name) == 0;
+  });
+  siblings_ = std::move(siblings);
+
   bool reserve = false;
   if (!reg_.server || FileInode(reg_path_) != reg_.server->socket_inode()) {
     if (reg_.server) LOG(INFO) << reg_path_ << " was removed; registering again";
+    reserve = true;
+  } else if (sibling_gone) {
+    LOG(INFO) << "another registration socket of " << options_.driver_name
+              << " went away; registering again (kubelet may have dropped our endpoint with it)";
     reserve = true;
   } else if (retry_at_ && now >= *retry_at_) {
     LOG(INFO) << "re-creating " << reg_path_ << " so that kubelet registers it again";

@@ -16,6 +16,9 @@
 //     of the driver are removed (a crashed predecessor's holds our
 //     endpoint) and the registration socket is re-created after a backoff
 //     of 100 ms doubling to 5 s, which makes kubelet try again;
+//   - another registration socket of the driver going away -> ours is
+//     re-created: kubelet deregisters by driver and endpoint, so the removal
+//     of one that named our endpoint (and was refused) drops us too;
 //   - a registration socket kubelet has not answered for 5 s (doubling to
 //     60 s) is re-created, in case kubelet missed it;
 //   - a 5 s stat backstop, in case inotify missed something.

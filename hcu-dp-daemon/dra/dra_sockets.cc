@@ -79,6 +79,24 @@ int RemoveDeadRegistrationSockets(const std::string& dir, std::string_view drive
   return removed;
 }
 
+std::set<std::string> OtherRegistrationSockets(const std::string& dir, std::string_view driver,
+                                               std::string_view own_name) {
+  std::set<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    // <driver>-reg.sock, or <driver>-<anything>-reg.sock.
+    const bool loose = name.size() >= driver.size() + kRegistrationSuffix.size() &&
+                       name.compare(0, driver.size(), driver) == 0 && name[driver.size()] == '-' &&
+                       name.compare(name.size() - kRegistrationSuffix.size(),
+                                    kRegistrationSuffix.size(), kRegistrationSuffix) == 0;
+    if (name != own_name && loose) names.insert(std::move(name));
+  }
+  ::closedir(d);
+  return names;
+}
+
 Status ClearServiceSocketPath(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {

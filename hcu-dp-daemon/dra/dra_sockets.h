@@ -11,6 +11,7 @@
 #ifndef HCU_DP_DAEMON_DRA_DRA_SOCKETS_H_
 #define HCU_DP_DAEMON_DRA_DRA_SOCKETS_H_
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,13 @@ Status CheckSocketPath(const std::string& path, std::string_view flag);
 // of the same driver). Returns how many were removed.
 int RemoveDeadRegistrationSockets(const std::string& dir, std::string_view driver,
                                   std::string_view own_name);
+
+// The files in `dir` other than `own_name` that may be registration sockets
+// of `driver`: "<driver>-reg.sock" or "<driver>-<anything>-reg.sock" (also
+// other tools' and the helper's rolling-update names), live or dead. Only
+// used to notice one going away, never to remove anything.
+std::set<std::string> OtherRegistrationSockets(const std::string& dir, std::string_view driver,
+                                               std::string_view own_name);
 
 // Makes `path` free for our service socket: nothing there is fine; a socket
 // nobody listens on (a crashed predecessor's) or any other non-directory
