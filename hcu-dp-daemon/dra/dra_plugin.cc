@@ -34,7 +34,9 @@ namespace {
 constexpr mode_t kDirMode = 0750;
 // Synchronous handlers: Prepare/Unprepare calls (kubelet batches per pod).
 constexpr int kServiceMaxThreads = 32;
-constexpr int kRegistrationMaxThreads = 4;
+// Enough that GetInfo and NotifyRegistrationStatus never meet a full
+// thread quota (gRPC answers RESOURCE_EXHAUSTED then).
+constexpr int kRegistrationMaxThreads = 16;
 
 bool IsDnsChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
