@@ -454,6 +454,14 @@ void DraPlugin::Impl::Loop() {
   }
 }
 
+DraPluginOptions DraPluginOptionsFrom(const Options& options) {
+  DraPluginOptions o;
+  o.driver_name = options.dra_driver_name;
+  o.plugins_dir = options.kubelet_plugins_dir;
+  o.registry_dir = options.kubelet_registry_dir;
+  return o;
+}
+
 DraPlugin::DraPlugin(DraPluginOptions options, DraHandler& handler, Clock& clock)
     : impl_(std::make_unique<Impl>(std::move(options), handler, clock)) {}
 

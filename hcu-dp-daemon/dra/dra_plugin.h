@@ -45,6 +45,7 @@
 
 #include "dra/dra_handler.h"
 #include "hcudp/clock.h"
+#include "hcudp/options.h"
 #include "hcudp/status.h"
 
 namespace hcudp::daemon::dra {
@@ -65,6 +66,11 @@ struct DraPluginOptions {
   // briefly; must not call Stop().
   std::function<void()> on_registered;
 };
+
+// The options the command line gives (--dra-driver-name,
+// --kubelet-plugins-dir, --kubelet-registry-dir); on_registered and the
+// instance tag are the caller's to set.
+DraPluginOptions DraPluginOptionsFrom(const Options& options);
 
 class DraPlugin {
  public:
