@@ -148,6 +148,8 @@ class DraPlugin::Impl {
     return registrations_;
   }
   int health_streams() const { return shared_ ? shared_->broadcaster.active_streams() : 0; }
+  int service_serves() const { return service_serves_.load(); }
+  uint64_t passes() const { return passes_.load(); }
 
  private:
   struct Verdict {
@@ -197,6 +199,9 @@ class DraPlugin::Impl {
   std::unique_ptr<FdPoller> poller_;
   std::thread thread_;
 
+  std::atomic<int> service_serves_{0};  // dra.sock servers started
+  std::atomic<uint64_t> passes_{0};     // reconcile passes begun
+
   // What other threads tell the manager thread; a leaf lock.
   mutable Mutex mu_;
   std::condition_variable cv_;
@@ -214,8 +219,9 @@ Status DraPlugin::Impl::Start() {
   if (options_.registry_dir.empty()) {
     return InvalidArgumentError("--kubelet-registry-dir: empty");
   }
-  HCUDP_RETURN_IF_ERROR(CheckSocketPath(dra_path_, "--kubelet-plugins-dir"));
-  // The registration socket is bound under a hidden name one byte longer.
+  // Both sockets are bound under a hidden name one byte longer.
+  HCUDP_RETURN_IF_ERROR(
+      CheckSocketPath(SocketServer::HiddenPath(dra_path_), "--kubelet-plugins-dir"));
   HCUDP_RETURN_IF_ERROR(
       CheckSocketPath(SocketServer::HiddenPath(reg_path_), "--kubelet-registry-dir"));
   HCUDP_RETURN_IF_ERROR(PrepareDir(data_dir_, "--kubelet-plugins-dir"));
@@ -279,11 +285,16 @@ Status DraPlugin::Impl::ServeDra() {
   Status made = file_util::MakeDirs(data_dir_, kDirMode);
   if (!made.ok()) return UnavailableError(made.message());
   auto services = std::make_unique<ServiceSet>(handler_, *shared_);
+  // Bound under a hidden name and renamed into place: gRPC unlinks the path
+  // it bound when it shuts down, so a server retired after dra.sock was
+  // served anew must not have bound dra.sock itself.
   HCUDP_ASSIGN_OR_RETURN(std::unique_ptr<SocketServer> server,
-                         SocketServer::Start(dra_path_, services->All(), kServiceMaxThreads));
+                         SocketServer::Start(dra_path_, services->All(), kServiceMaxThreads,
+                                             /*publish_by_rename=*/true));
   if (dra_.server) retired_.push_back(std::move(dra_));
   dra_.services = std::move(services);
   dra_.server = std::move(server);
+  ++service_serves_;
   VLOG(1) << "serving DRAPlugin v1, v1beta1 and DRAResourceHealth on " << dra_path_;
   return OkStatus();
 }
@@ -342,6 +353,7 @@ std::chrono::milliseconds DraPlugin::Impl::GrowBackoff() {
 }
 
 void DraPlugin::Impl::Reconcile() {
+  ++passes_;
   const auto now = clock_.Now();
   if (now >= next_backstop_) next_backstop_ = now + kBackstop;
   std::vector<Verdict> verdicts;
@@ -475,5 +487,7 @@ std::string DraPlugin::registration_socket_path() const { return impl_->reg_path
 bool DraPlugin::registered() const { return impl_->registered(); }
 int DraPlugin::registrations() const { return impl_->registrations(); }
 int DraPlugin::health_streams() const { return impl_->health_streams(); }
+int DraPlugin::service_serves() const { return impl_->service_serves(); }
+uint64_t DraPlugin::reconcile_passes() const { return impl_->passes(); }
 
 }  // namespace hcudp::daemon::dra

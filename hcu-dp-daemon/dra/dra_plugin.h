@@ -39,6 +39,7 @@
 #define HCU_DP_DAEMON_DRA_DRA_PLUGIN_H_
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -110,6 +111,10 @@ class DraPlugin {
   int registrations() const;
   // Open NodeWatchResources streams (both versions). Thread-safe.
   int health_streams() const;
+  // For tests and diagnostics: dra.sock servers started (1 + re-serves),
+  // and reconcile passes of the manager thread begun. Thread-safe.
+  int service_serves() const;
+  uint64_t reconcile_passes() const;
 
  private:
   class Impl;

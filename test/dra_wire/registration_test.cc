@@ -7,6 +7,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -167,6 +168,16 @@ BOOST_AUTO_TEST_CASE(a_removed_dra_socket_is_served_again_on_the_same_endpoint) 
   } while (!out.ok() && SteadyClock::now() < deadline);
   BOOST_TEST(out.ok(), out.status.error_message() << out.kubelet_error);
   BOOST_TEST(node.kubelet().State().registrations[kDriver] == 1);
+  // Served again once, and that stays so: retiring the old server must not
+  // remove the new socket (gRPC unlinks the path it bound at shutdown).
+  BOOST_REQUIRE(Eventually([&] { return node.plugin().service_serves() == 2; }));
+  const uint64_t passes = node.plugin().reconcile_passes();
+  for (int i = 0; i < 3; ++i) {  // wake the manager thread: a pass each
+    std::ofstream(node.plugins_dir() + "/" + kDriver + "/wake") << i;
+    BOOST_REQUIRE(Eventually([&] { return node.plugin().reconcile_passes() > passes + i; }));
+  }
+  BOOST_TEST(node.plugin().service_serves() == 2);
+  BOOST_TEST(fs::exists(node.dra_sock()));
 }
 
 BOOST_AUTO_TEST_CASE(stop_removes_the_registration_socket_and_kubelet_deregisters) {
