@@ -14,6 +14,7 @@
 #include "dra/dra_sockets.h"
 #include "dra/registration_service.h"
 #include "dra_wire/dra_node.h"
+#include "testing/sim_clock.h"
 
 namespace hcudp::testing {
 namespace {
@@ -191,6 +192,53 @@ BOOST_AUTO_TEST_CASE(stop_removes_the_registration_socket_and_kubelet_deregister
                  .WaitFor([](const WatcherSnapshot& s) { return s.plugins.count(kDriver) == 0; },
                           seconds(5))
                  .has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::testing
+
+namespace hcudp::testing {
+namespace {
+
+BOOST_AUTO_TEST_SUITE(registration_schedule)
+
+// Which file is at `path` now: its inode and change time (a removed
+// socket's inode number may be reused at once by the next one); 0 if none.
+uint64_t Inode(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino) * 1000003u ^
+         static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000u ^
+         static_cast<uint64_t>(st.st_ctim.tv_nsec);
+}
+
+BOOST_AUTO_TEST_CASE(a_registration_socket_nobody_answers_is_recreated_5_then_10_s_later) {
+  // No kubelet at all; the schedule runs on simulated time.
+  DraNode node;
+  SimClock clock;
+  daemon::dra::DraPlugin plugin(node.Options(), node.handler(), clock);
+  BOOST_REQUIRE(plugin.Start().ok());
+  const std::string reg = plugin.registration_socket_path();
+  const uint64_t first = Inode(reg);
+  BOOST_REQUIRE(first != 0);
+  // The manager thread and the health broadcaster wait on the clock.
+  BOOST_REQUIRE(clock.WaitForSleepers(2, seconds(5)));
+  clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
+  BOOST_REQUIRE(Eventually([&] { return Inode(reg) != first && Inode(reg) != 0; }));
+  const uint64_t second = Inode(reg);
+  // 5 s later only the stat backstop runs: the period has doubled.
+  BOOST_REQUIRE(Eventually([&] { return clock.sleepers() >= 2; }));
+  const uint64_t passes = plugin.reconcile_passes();
+  clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
+  BOOST_REQUIRE(Eventually([&] { return plugin.reconcile_passes() > passes; }));
+  BOOST_REQUIRE(Eventually([&] { return clock.sleepers() >= 2; }));
+  BOOST_TEST(Inode(reg) == second);
+  // 10 s after the first re-creation: the second.
+  clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
+  BOOST_REQUIRE(Eventually([&] { return Inode(reg) != second && Inode(reg) != 0; }));
+  BOOST_TEST(plugin.Stop());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
