@@ -54,6 +54,16 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                      }));
   set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
                        &o.cdi_spec_dir));
+  set.Add(Flag::String("dra-driver-name", "DRA_DRIVER_NAME",
+                       "DRA mode: the driver name (ResourceSlice.spec.driver).",
+                       &o.dra_driver_name));
+  set.Add(Flag::String("kubelet-plugins-dir", "KUBELET_PLUGINS_DIR",
+                       "DRA mode: kubelet's plugins directory; the DRA socket is "
+                       "<dir>/<driver>/dra.sock.",
+                       &o.kubelet_plugins_dir));
+  set.Add(Flag::String("kubelet-registry-dir", "KUBELET_REGISTRY_DIR",
+                       "DRA mode: kubelet's plugin registration directory.",
+                       &o.kubelet_registry_dir));
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 

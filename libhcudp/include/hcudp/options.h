@@ -83,6 +83,15 @@ struct Options {
   // --kubeconfig / KUBECONFIG. Default: empty (in-cluster, then
   // $HOME/.kube/config).
   std::string kubeconfig;
+  // --dra-driver-name / DRA_DRIVER_NAME (dra): the DRA driver's name
+  // (ResourceSlice.spec.driver). Default: dra.hygon.com.
+  std::string dra_driver_name = "dra.hygon.com";
+  // --kubelet-plugins-dir / KUBELET_PLUGINS_DIR (dra): the DRA service
+  // socket is <dir>/<driver>/dra.sock. Default: /var/lib/kubelet/plugins.
+  std::string kubelet_plugins_dir = "/var/lib/kubelet/plugins";
+  // --kubelet-registry-dir / KUBELET_REGISTRY_DIR (dra): kubelet's plugin
+  // watcher directory. Default: /var/lib/kubelet/plugins_registry.
+  std::string kubelet_registry_dir = "/var/lib/kubelet/plugins_registry";
 };
 
 // The host-root actually used: options.host_root if set, "/" for the host
