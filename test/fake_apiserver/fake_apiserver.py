@@ -22,6 +22,11 @@ Test control (needs the token too):
   DELETE /_fake/requests
   POST   /_fake/close_watches  ends every open watch stream
   POST   /_fake/compact        forgets the event history (older RVs get 410)
+  POST   /_fake/gates          {"DRADeviceTaints": false, ...}: fields of gates that are off
+                               are dropped on write (fake_resource.py)
+
+resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) with
+validation of the DRA limits is in fake_resource.py.
 
 Start-up: `fake_apiserver.py --dir D` generates a throwaway CA, server and
 client certificates with the openssl CLI into D, writes D/token, D/kubeconfig
@@ -49,8 +54,9 @@ import urllib.parse
 import uuid
 
 import fake_patch
+import fake_resource
 from fake_pki import make_pki, write_kubeconfigs
-from fake_store import RESOURCES, ApiError, Store, parse_selector
+from fake_store import RESOURCES, ApiError, Store, now_rfc3339, parse_selector
 
 # ----------------------------------------------------------------------------
 # HTTP
@@ -67,6 +73,12 @@ class Fake:
         self.unhang = threading.Event()  # set (and replaced) when the faults are cleared
         self.requests = []
         self.token_file = os.path.join(args.dir, "token")
+        self.gates = dict(fake_resource.DEFAULT_GATES)
+        for item in filter(None, (args.feature_gates or "").split(",")):
+            gate, _, value = item.partition("=")
+            self.gates[gate] = value.lower() == "true"
+        self.store.validate = lambda resource, new, old: fake_resource.validate(
+            resource, new, old, dict(self.gates), now_rfc3339())
 
 
 TABLE_ACCEPT = "as=Table"
@@ -239,6 +251,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fake.store.watch_epoch += 1
                 fake.store.cond.notify_all()
             return self._send_json(200, {})
+        if path == "/_fake/gates" and method == "POST":
+            if not isinstance(body, dict) or not all(isinstance(v, bool) for v in body.values()):
+                raise ApiError(400, "BadRequest", "gates must be {name: bool}")
+            with fake.store.cond:
+                fake.gates.update(body)
+                return self._send_json(200, dict(fake.gates))
         if path == "/_fake/compact" and method == "POST":
             with fake.store.cond:
                 fake.store.events = []
@@ -259,18 +277,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                     {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" %
                      self.server.server_address[1]}]})
-        if method == "GET" and path == "/apis":
-            return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+        if method == "GET" and path.rstrip("/") == "/apis":
+            return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1",
+                                         "groups": [fake_resource.api_group()]})
+        if method == "GET" and path.rstrip("/") == "/apis/" + fake_resource.GROUP:
+            return self._send_json(200, dict(fake_resource.api_group(), kind="APIGroup",
+                                             apiVersion="v1"))
+        if method == "GET" and path.rstrip("/") == "/apis/" + fake_resource.GROUP_VERSION:
+            return self._send_json(200, fake_resource.discovery())
         if method == "GET" and path == "/api/v1":
             return self._send_json(200, discovery_v1())
         parts = [p for p in path.split("/") if p]
-        if parts[:2] != ["api", "v1"]:
+        if parts[:2] == ["api", "v1"]:
+            group_version, parts = "v1", parts[2:]
+        elif parts[:3] == ["apis"] + fake_resource.GROUP_VERSION.split("/"):
+            group_version, parts = fake_resource.GROUP_VERSION, parts[3:]
+        else:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        parts = parts[2:]
         ns = ""
         if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
             ns, parts = parts[1], parts[2:]
-        if not parts or parts[0] not in RESOURCES or len(parts) > 3:
+        if (not parts or parts[0] not in RESOURCES or len(parts) > 3 or
+                RESOURCES[parts[0]][2] != group_version):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         resource = parts[0]
         name = parts[1] if len(parts) > 1 else ""
@@ -301,7 +329,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         store = self.fake.store
         if method == "GET":
             with store.cond:
-                return self._send_object(200, store.get(resource, ns, name))
+                return self._send_object(200, store.get(resource, ns, name), resource)
         if method == "PUT":
             body = self._read_body()
             if not isinstance(body, dict):
@@ -317,9 +345,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._send_json(200, store.delete(resource, ns, name, pre))
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
 
-    def _send_object(self, code, obj):
+    def _send_object(self, code, obj, resource=""):
         if TABLE_ACCEPT in self.headers.get("Accept", ""):
-            return self._send_json(code, make_table([obj]),
+            return self._send_json(code, make_table([obj], resource),
                                    "application/json;as=Table;v=v1;g=meta.k8s.io")
         return self._send_json(code, obj)
 
@@ -354,7 +382,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _list(self, resource, ns, q):
         store = self.fake.store
-        fsel = parse_selector(q.get("fieldSelector"), True)
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         limit = int(q.get("limit") or 0)
         after = None  # (namespace, name) of the last item already returned
@@ -381,12 +409,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 items.append(copy.deepcopy(obj))
             rv = str(store.rv)
         if TABLE_ACCEPT in self.headers.get("Accept", ""):
-            return self._send_json(200, make_table(items),
+            return self._send_json(200, make_table(items, resource),
                                    "application/json;as=Table;v=v1;g=meta.k8s.io")
         meta = {"resourceVersion": rv}
         if more:
             meta["continue"] = more
-        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List", "apiVersion": "v1",
+        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List",
+                                     "apiVersion": RESOURCES[resource][2],
                                      "metadata": meta, "items": items})
 
     # -- watch ---------------------------------------------------------------
@@ -408,7 +437,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _watch(self, resource, ns, q):
         store = self.fake.store
-        fsel = parse_selector(q.get("fieldSelector"), True)
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         bookmarks = q.get("allowWatchBookmarks") == "true"
         timeout_s = min(int(q.get("timeoutSeconds") or self.fake.args.watch_timeout_s),
@@ -470,7 +499,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             now = time.monotonic()
             if bookmarks and (now - last_bookmark >= bookmark_s or now >= deadline):
                 self._write_chunk({"type": "BOOKMARK", "object": {
-                    "kind": RESOURCES[resource][0], "apiVersion": "v1",
+                    "kind": RESOURCES[resource][0], "apiVersion": RESOURCES[resource][2],
                     "metadata": {"resourceVersion": str(max(since, current_rv))}}})
                 since = max(since, current_rv)
                 last_bookmark = now
@@ -511,20 +540,23 @@ def discovery_v1():
     ]}
 
 
-def make_table(objs):
+def make_table(objs, resource=""):
+    extra = fake_resource.table_columns(resource)
     rows = []
     for o in objs:
         meta = o.get("metadata", {})
-        rows.append({"cells": [meta.get("name", ""), meta.get("creationTimestamp", "")],
+        rows.append({"cells": [meta.get("name", "")] + [get(o) for _, get in extra] +
+                     [meta.get("creationTimestamp", "")],
                      "object": {"kind": "PartialObjectMetadata",
                                 "apiVersion": "meta.k8s.io/v1", "metadata": meta}})
+    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name",
+                "priority": 0}]
+    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0}
+                for n, _ in extra]
+    columns.append({"name": "Created", "type": "string", "format": "", "description": "Created",
+                    "priority": 0})
     return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
-            "columnDefinitions": [
-                {"name": "Name", "type": "string", "format": "name", "description": "Name",
-                 "priority": 0},
-                {"name": "Created", "type": "string", "format": "", "description": "Created",
-                 "priority": 0}],
-            "rows": rows}
+            "columnDefinitions": columns, "rows": rows}
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -577,6 +609,8 @@ def main():
     p.add_argument("--no-client-cert-auth", dest="client_cert_auth", action="store_false",
                    help="refuse client certificates (by default one signed by the CA "
                    "authenticates like a token)")
+    p.add_argument("--feature-gates", default="",
+                   help="e.g. DRADeviceTaints=false: the server drops those fields on write")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)
