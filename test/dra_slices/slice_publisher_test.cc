@@ -91,10 +91,12 @@ int Writes(const std::vector<FakeRequest>& log) {
 
 struct PublisherFixture : testing::ApiFixture {
   std::unique_ptr<SlicePublisher> New(
-      const std::string& node, std::chrono::milliseconds sync_timeout = std::chrono::seconds(5)) {
+      const std::string& node, std::chrono::milliseconds sync_timeout = std::chrono::seconds(5),
+      bool watch = true) {
     SlicePublisherOptions o;
     o.params.node_name = node;
     o.sync_timeout = sync_timeout;
+    o.watch = watch;
     o.retry_initial = std::chrono::milliseconds(20);
     o.retry_max = std::chrono::milliseconds(100);
     auto p = SlicePublisher::New(*client, o);
@@ -185,7 +187,9 @@ BOOST_AUTO_TEST_CASE(large_pool_splits_and_shrinks) {
 }
 
 BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
-  auto pub = New("pub-wipe");
+  // No watch: the coordinator's RequestResync (on a kubelet restart) is
+  // what restores them.
+  auto pub = New("pub-wipe", std::chrono::seconds(5), /*watch=*/false);
   pub->Start();
   uint64_t seq = pub->SetInventory(Discover("demo/nodes/k100ai-8.yaml"));
   BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
@@ -237,6 +241,42 @@ BOOST_AUTO_TEST_CASE(start_to_slices_published_is_fast) {
   BOOST_TEST_MESSAGE("start -> slices published: median " << ms[3] << " ms, max " << ms.back()
                                                           << " ms (7 runs)");
   BOOST_TEST(ms[3] < 1000);
+}
+
+BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
+  auto pub = New("pub-watch");
+  pub->Start();
+  uint64_t seq = pub->SetInventory(ManyCards(4));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  StoredPool before = Stored(api, "pub-watch");
+  BOOST_REQUIRE(before.names.size() == 1u);
+  // Let the watch be open before the deletion (it is a separate stream).
+  BOOST_REQUIRE(testing::Eventually([&] {
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch && r.path.find("/resourceslices") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
+  const auto deleted = std::chrono::steady_clock::now();
+  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
+  BOOST_TEST_MESSAGE("deleted -> republished: " << testing::MillisSince(deleted) << " ms");
+  BOOST_TEST(testing::MillisSince(deleted) < 5000);  // resync_interval is 30 s
+  BOOST_TEST(Stored(api, "pub-watch").devices == before.devices);
+  pub->Stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_of_another_pool_name_is_deleted) {
+  api.MustRequest("POST", "/apis/resource.k8s.io/v1/resourceslices",
+                  R"({"metadata":{"name":"stale-pool-slice"},"spec":{"driver":"dra.hygon.com",)"
+                  R"("nodeName":"pub-foreign","pool":{"name":"old-name","generation":9,)"
+                  R"("resourceSliceCount":1},"devices":[]}})");
+  auto pub = New("pub-foreign");
+  BOOST_REQUIRE(pub->SyncNow(ManyCards(2)).ok());
+  StoredPool p = Stored(api, "pub-foreign");
+  BOOST_TEST(p.names.size() == 1u);
+  BOOST_TEST(p.names[0] != "stale-pool-slice");
+  BOOST_TEST(p.devices.size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_silent_api_server_bounds_the_sync) {

@@ -46,6 +46,7 @@ class SlicePublisher::Impl {
     if (started_ || stop_) return;
     started_ = true;
     worker_ = std::thread([this] { Loop(); });
+    if (options_.watch) watcher_ = std::thread([this] { WatchLoop(); });
   }
 
   void Stop() {
@@ -56,6 +57,7 @@ class SlicePublisher::Impl {
     cancel_.store(true);
     cv_.notify_all();
     if (worker_.joinable()) worker_.join();
+    if (watcher_.joinable()) watcher_.join();
   }
 
   uint64_t SetInventory(NodeInventory inventory) {
@@ -131,6 +133,39 @@ class SlicePublisher::Impl {
     return OkStatus();
   }
 
+  // Watches the node's slices; a deletion (kubelet restarted, or anyone
+  // else) asks for a resync. Re-watches from the last resourceVersion, from
+  // scratch after 410 Gone, with backoff after errors.
+  void WatchLoop() {
+    ListOptions list;
+    list.field_selector = "spec.nodeName=" + options_.params.node_name +
+                          ",spec.driver=" + options_.params.driver_name;
+    list.allow_watch_bookmarks = true;
+    std::chrono::milliseconds backoff = options_.retry_initial;
+    for (;;) {
+      Status s = client_.Watch(
+          ResourceSlicesPath(), list,
+          [&](const WatchEvent& e) {
+            if (!e.resource_version.empty()) list.resource_version = e.resource_version;
+            if (e.type == WatchEventType::kDeleted) RequestResync();
+            return true;
+          },
+          &cancel_);
+      if (IsGone(s)) list.resource_version.clear();
+      if (s.ok() || IsGone(s)) {
+        backoff = options_.retry_initial;
+      } else if (s.code() != StatusCode::kCancelled) {
+        VLOG(1) << "ResourceSlice watch ended: " << s.ToString();
+      }
+      MutexLock lock(mu_);
+      const Clock::TimePoint until =
+          clock_.Now() + (s.ok() ? std::chrono::milliseconds(0) : backoff);
+      WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });
+      if (stop_) return;
+      if (!s.ok()) backoff = std::min(backoff * 2, options_.retry_max);
+    }
+  }
+
   void Loop() {
     std::chrono::milliseconds backoff = options_.retry_initial;
     Clock::TimePoint next = clock_.Now();
@@ -176,6 +211,7 @@ class SlicePublisher::Impl {
   Clock& clock_;
   std::atomic<bool> cancel_{false};
   std::thread worker_;
+  std::thread watcher_;
 
   mutable Mutex mu_;
   std::condition_variable cv_;

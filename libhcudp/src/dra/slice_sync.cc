@@ -206,6 +206,18 @@ Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
   return out;
 }
 
+// DELETE with uid + resourceVersion preconditions; already gone is fine.
+Status DeleteSlice(KubeClient& client, const Stored& s, const CallOptions& call) {
+  DeleteOptions del;
+  del.precondition_uid = s.uid;
+  del.precondition_resource_version = s.resource_version;
+  auto gone = client.Delete(ResourceSlicePath(s.name), del, call);
+  if (!gone.ok() && !IsNotFound(gone.status())) {
+    return gone.status().WithContext("delete ResourceSlice " + s.name);
+  }
+  return OkStatus();
+}
+
 // Writes the plan at `generation` over `stored`: PUT slice i over stored[i],
 // POST the rest, DELETE the surplus. Returns the writes made.
 StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t generation,
@@ -241,13 +253,7 @@ StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t genera
     dropped.consumable = dropped.consumable || d.consumable;
   }
   for (size_t k = static_cast<size_t>(plan.slice_count); k < stored.size(); ++k) {
-    DeleteOptions del;
-    del.precondition_uid = stored[k].uid;
-    del.precondition_resource_version = stored[k].resource_version;
-    auto gone = client.Delete(ResourceSlicePath(stored[k].name), del, call);
-    if (!gone.ok() && !IsNotFound(gone.status())) {
-      return gone.status().WithContext("delete ResourceSlice " + stored[k].name);
-    }
+    HCUDP_RETURN_IF_ERROR(DeleteSlice(client, stored[k], call));
     ++writes;
   }
   return writes;
@@ -281,12 +287,16 @@ StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory
     HCUDP_ASSIGN_OR_RETURN(PoolPlan plan, BuildPoolPlan(inventory, p));
     HCUDP_ASSIGN_OR_RETURN(std::string json, client.List(ResourceSlicesPath(), list, call));
     Document doc;
-    HCUDP_ASSIGN_OR_RETURN(std::vector<Stored> stored, ParseList(json, doc));
+    HCUDP_ASSIGN_OR_RETURN(std::vector<Stored> all, ParseList(json, doc));
+    // Slices of another pool name (pool.name is immutable) are deleted, not
+    // reused.
+    std::vector<Stored> stored, foreign;
+    for (Stored& s : all) (s.pool == plan.pool_name ? stored : foreign).push_back(std::move(s));
     int64_t highest = memory.last_generation;
     for (const Stored& s : stored) highest = std::max(highest, s.generation);
     result.slices = plan.slice_count;
     result.devices = static_cast<int>(plan.devices.size());
-    if (!stored.empty() && UpToDate(stored, plan, memory, doc.GetAllocator())) {
+    if (!stored.empty() && foreign.empty() && UpToDate(stored, plan, memory, doc.GetAllocator())) {
       memory.last_generation = highest;
       result.generation = stored.front().generation;
       return result;
@@ -294,6 +304,16 @@ StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory
     const int64_t generation = highest + 1;
     Dropped dropped;
     StatusOr<int> writes = WritePool(client, plan, generation, stored, dropped, call);
+    if (writes.ok()) {
+      for (const Stored& f : foreign) {
+        Status gone = DeleteSlice(client, f, call);
+        if (!gone.ok()) {
+          writes = gone;
+          break;
+        }
+        result.writes += 1;
+      }
+    }
     if (writes.ok()) {
       result.writes += *writes;
       memory.last_generation = generation;

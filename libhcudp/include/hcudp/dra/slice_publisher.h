@@ -18,9 +18,9 @@
 // unhealthy cards out and republishes at once; dropped consumable-capacity
 // fields are noted and no longer count as a difference.
 //
-// The worker syncs when the inventory changes, on RequestResync, every
-// resync_interval (which also restores slices someone deleted), and after a
-// failure with capped exponential backoff. Every sync has a deadline
+// The worker syncs when the inventory changes, on RequestResync, when a
+// watch on the node's slices sees one deleted, every resync_interval, and
+// after a failure with capped exponential backoff. Every sync has a deadline
 // (sync_timeout) covering all its API calls; no lock is held across a call.
 // Stop() cancels a call in flight (~50 ms) and joins.
 #ifndef HCUDP_DRA_SLICE_PUBLISHER_H_
@@ -52,6 +52,10 @@ struct SlicePublisherOptions {
   std::chrono::milliseconds retry_initial{200};
   std::chrono::milliseconds retry_max{10000};
   std::chrono::milliseconds resync_interval{30000};
+  // Watch the node's slices (with the worker) and resync when one is
+  // deleted, e.g. by a restarting kubelet, without waiting for a
+  // RequestResync or the resync interval.
+  bool watch = true;
 };
 
 struct PublisherState {
