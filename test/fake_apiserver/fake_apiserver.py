@@ -55,6 +55,7 @@ import uuid
 
 import fake_patch
 import fake_resource
+from fake_discovery import discovery_v1, make_table
 from fake_pki import make_pki, write_kubeconfigs
 from fake_store import RESOURCES, ApiError, Store, now_rfc3339, parse_selector
 
@@ -520,43 +521,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_DELETE(self):
         self._handle("DELETE")
-
-
-def discovery_v1():
-    def res(name, kind, namespaced, verbs, short=()):
-        r = {"name": name, "singularName": kind.lower() if "/" not in name else "",
-             "namespaced": namespaced, "kind": kind, "verbs": verbs}
-        if short:
-            r["shortNames"] = list(short)
-        return r
-    crud = ["create", "delete", "get", "list", "patch", "update", "watch"]
-    return {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
-        res("configmaps", "ConfigMap", True, crud, ["cm"]),
-        res("namespaces", "Namespace", False, crud, ["ns"]),
-        res("nodes", "Node", False, crud, ["no"]),
-        res("nodes/status", "Node", False, ["get", "patch", "update"]),
-        res("pods", "Pod", True, crud, ["po"]),
-        res("pods/status", "Pod", True, ["get", "patch", "update"]),
-    ]}
-
-
-def make_table(objs, resource=""):
-    extra = fake_resource.table_columns(resource)
-    rows = []
-    for o in objs:
-        meta = o.get("metadata", {})
-        rows.append({"cells": [meta.get("name", "")] + [get(o) for _, get in extra] +
-                     [meta.get("creationTimestamp", "")],
-                     "object": {"kind": "PartialObjectMetadata",
-                                "apiVersion": "meta.k8s.io/v1", "metadata": meta}})
-    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name",
-                "priority": 0}]
-    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0}
-                for n, _ in extra]
-    columns.append({"name": "Created", "type": "string", "format": "", "description": "Created",
-                    "priority": 0})
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
-            "columnDefinitions": columns, "rows": rows}
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
