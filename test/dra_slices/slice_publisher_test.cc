@@ -146,6 +146,13 @@ BOOST_AUTO_TEST_CASE(publishes_then_bumps_generation_only_on_change) {
   api.ClearRequests();
   BOOST_REQUIRE(pub->SyncNow(inv).ok());
   BOOST_TEST(Writes(api.Requests()) == 0);
+
+  // Healthy again: the taint goes, in a new generation.
+  inv.cards[0].health = Health::kHealthy;
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  StoredPool third = Stored(api, "pub-change");
+  BOOST_TEST(third.tainted.empty());
+  BOOST_TEST((third.generations == std::set<int64_t>{3}));
 }
 
 BOOST_AUTO_TEST_CASE(dropped_taints_fall_back_to_leaving_the_card_out) {
@@ -315,6 +322,43 @@ BOOST_AUTO_TEST_CASE(worker_retries_until_the_api_server_answers_and_stop_is_bou
   pub->Stop();
   BOOST_TEST(testing::MillisSince(stop_start) < 1000);
   api.ClearFaults();
+}
+
+// The retry schedule on the publisher's clock: three failed syncs, then
+// success after exactly 200 + 400 + 800 (capped) ms of simulated time.
+BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
+  testing::SimClock clock;
+  KubeClientOptions co = testing::FastOptions();
+  co.max_retries = 0;
+  co.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
+  SlicePublisherOptions o;
+  o.params.node_name = "pub-backoff";
+  o.clock = &clock;
+  o.watch = false;
+  o.retry_initial = std::chrono::milliseconds(200);
+  o.retry_max = std::chrono::milliseconds(800);
+  auto pub = SlicePublisher::New(*sim_client, o);
+  BOOST_REQUIRE(pub.ok());
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","status":503,"count":3})");
+  (*pub)->SetInventory(ManyCards(1));
+  const Clock::TimePoint start = clock.Now();
+  (*pub)->Start();
+  // testing::AdvanceUntil checks done() before it waits for a sleeper, not
+  // after: it would also run the 30 s resync the worker sleeps towards once
+  // it succeeded. This loop checks in between.
+  auto done = [&] { return (*pub)->state().synced_sequence == 1; };
+  const auto real_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done() && std::chrono::steady_clock::now() < real_deadline) {
+    if (!clock.WaitForSleepers(1, std::chrono::milliseconds(5)) || done()) continue;
+    const auto next = clock.NextDeadline();
+    if (next && *next > clock.Now()) clock.Advance(*next - clock.Now());
+  }
+  BOOST_REQUIRE(done());
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - start).count() ==
+             1400);
+  BOOST_TEST((*pub)->state().syncs == 4u);
+  (*pub)->Stop();
 }
 
 BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
