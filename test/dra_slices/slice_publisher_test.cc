@@ -5,6 +5,8 @@
 #include "hcudp/dra/slice_publisher.h"
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
@@ -359,6 +361,43 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
              1400);
   BOOST_TEST((*pub)->state().syncs == 4u);
   (*pub)->Stop();
+}
+
+// A broken answer from the API server is an error naming it, not a crash,
+// and nothing is written on the strength of it.
+BOOST_AUTO_TEST_CASE(a_broken_list_answer_is_a_clear_error) {
+  auto pub = New("pub-broken");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "not a JSON object"},
+      {R"({"kind":"ResourceSliceList"})", "no items array"},
+      {R"({"items":[{"metadata":{"name":"x"},"spec":{"pool":{"name":"p"}}}]})",
+       "spec.pool.generation"},
+      {R"({"items":[7]})", "lacks metadata"},
+  };
+  for (const auto& [body, words] : cases) {
+    BOOST_TEST_CONTEXT(body) {
+      rapidjson::StringBuffer b;
+      rapidjson::Writer<rapidjson::StringBuffer> w(b);
+      w.StartObject();
+      w.Key("method");
+      w.String("GET");
+      w.Key("path");
+      w.String("/resourceslices");
+      w.Key("status");
+      w.Int(200);
+      w.Key("body");
+      w.String(body.c_str());
+      w.EndObject();
+      api.ClearRequests();
+      api.AddFault(b.GetString());
+      Status s = pub->SyncNow(ManyCards(1));
+      BOOST_TEST(!s.ok());
+      BOOST_TEST(s.message().find(words) != std::string::npos, s.ToString());
+      BOOST_TEST(Writes(api.Requests()) == 0);
+    }
+  }
+  api.ClearFaults();
+  BOOST_TEST(pub->SyncNow(ManyCards(1)).ok());
 }
 
 BOOST_AUTO_TEST_CASE(bad_options_are_refused) {

@@ -11,11 +11,12 @@ with preconditions, and errors in the Kubernetes Status shape.
 
 Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
-                                "delay_ms","retry_after","hang"}  (regexes; status 0 = delay
+                                "delay_ms","retry_after","hang","body"}  (regexes; status 0 = delay
                                 only; "user_agent": a regex on the User-Agent header, so a
                                 fault can spare the test's own requests; "hang": true accepts
                                 the request and never answers it
-                                until the faults are cleared; count -1: every request)
+                                until the faults are cleared; count -1: every request;
+                                "body": this text is the answer, with "status")
   DELETE /_fake/faults         (also lets every hung request go: its connection is closed)
   GET    /_fake/requests       [{"method","path","query","content_type","watch",
                                  "peer_port"}]  (one peer port per TCP connection)
@@ -208,6 +209,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 0:
             return False
         self._read_body_quietly()
+        if fault.get("body") is not None:
+            # A broken or hostile answer: this text, as is, with this status.
+            data = fault["body"].encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return True
         if status == 410 and is_watch:
             # The real server answers 200 and reports expiry as an ERROR event.
             self._start_stream()

@@ -39,6 +39,12 @@ const Value* Member(const Value& obj, const char* key) {
   return it == obj.MemberEnd() ? nullptr : &it->value;
 }
 
+Value* MutableMember(Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
 std::string StringAt(const Value& obj, const char* key) {
   const Value* v = Member(obj, key);
   return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
@@ -49,15 +55,15 @@ StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) 
   if (doc.HasParseError() || !doc.IsObject()) {
     return InternalError("ResourceSlice list from the API server is not a JSON object");
   }
-  const Value* items = Member(doc, "items");
+  Value* items = MutableMember(doc, "items");
   if (items == nullptr || !(items->IsArray() || items->IsNull())) {
     return InternalError("ResourceSlice list from the API server has no items array");
   }
   std::vector<Stored> out;
   if (items->IsNull()) return out;
-  for (Value& item : const_cast<Value&>(*items).GetArray()) {
+  for (Value& item : items->GetArray()) {
     const Value* meta = Member(item, "metadata");
-    const Value* spec = Member(item, "spec");
+    Value* spec = MutableMember(item, "spec");
     const Value* pool = spec != nullptr ? Member(*spec, "pool") : nullptr;
     if (meta == nullptr || spec == nullptr || pool == nullptr) {
       return InternalError("a ResourceSlice from the API server lacks metadata, spec or spec.pool");
@@ -77,7 +83,7 @@ StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) 
     }
     s.generation = gen->GetInt64();
     s.slice_count = count->GetInt64();
-    Value* devices = const_cast<Value*>(Member(*spec, "devices"));
+    Value* devices = MutableMember(*spec, "devices");
     if (devices != nullptr && devices->IsArray()) {
       s.devices = std::move(*devices);
     } else {
