@@ -105,6 +105,44 @@ _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
 _QUANTITY = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i|[mkMGTPE]|[nu])?")
 
 
+_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+           "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def _quantity(text):
+    """An integer quantity ("65520Mi", "120", "1k"); None when not one."""
+    m = re.fullmatch(r"(\d+)([kMGTPE]i?|Ki)?", str(text))
+    if not m or (m.group(2) or "") not in _SUFFIX:
+        return None
+    return int(m.group(1)) * _SUFFIX[m.group(2) or ""]
+
+
+def _validate_policy(cpath, cap, errors):
+    """requestPolicy: default within validRange, on its step (as the real server checks)."""
+    policy = cap.get("requestPolicy")
+    if not isinstance(policy, dict):
+        return
+    value = _quantity(cap.get("value"))
+    default = _quantity(policy.get("default", cap.get("value")))
+    rng = policy.get("validRange")
+    if "validValues" in policy and rng is not None:
+        errors.append(cpath + ".requestPolicy: Invalid value: only one of validValues, validRange")
+    if not isinstance(rng, dict):
+        return
+    lo, hi = _quantity(rng.get("min")), _quantity(rng.get("max", cap.get("value")))
+    step = _quantity(rng.get("step", "1"))
+    if lo is None or hi is None or step in (None, 0) or default is None or value is None:
+        errors.append(cpath + ".requestPolicy.validRange: Invalid value: not integer quantities")
+        return
+    if not lo <= default <= hi:
+        errors.append(cpath + ".requestPolicy.default: Invalid value: must be within validRange")
+    if hi > value:
+        errors.append(cpath + ".requestPolicy.validRange.max: Invalid value: above the capacity")
+    if (default - lo) % step or (hi - lo) % step:
+        errors.append(cpath + ".requestPolicy: Invalid value: default and max must be min plus a "
+                      "multiple of step")
+
+
 def _validate_device(i, dev, errors):
     path = "spec.devices[%d]" % i
     if not isinstance(dev, dict):
@@ -145,6 +183,7 @@ def _validate_device(i, dev, errors):
             continue
         if "requestPolicy" in cap and not dev.get("allowMultipleAllocations"):
             errors.append(cpath + ".requestPolicy: Forbidden: only with allowMultipleAllocations")
+        _validate_policy(cpath, cap, errors)
     taints = dev.get("taints") or []
     if len(taints) > MAX_TAINTS:
         errors.append("%s.taints: Too many: %d: must have at most %d items" %

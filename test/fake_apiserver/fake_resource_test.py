@@ -110,6 +110,18 @@ class ResourceApi(unittest.TestCase):
         self.invalid(slice_obj("n-bad", [device("a")], count=0), "resourceSliceCount")
         self.invalid(slice_obj("n-bad", [device("a")], driver="Bad_Driver"), "spec.driver")
 
+    def test_request_policy_must_lie_on_its_range_and_step(self):
+        def with_policy(value, policy):
+            d = device("a")
+            d["capacity"] = {"memory": {"value": value, "requestPolicy": policy}}
+            return slice_obj("n-policy", [d])
+        self.api.must("POST", SLICES, with_policy("65520Mi", {
+            "default": "65520Mi", "validRange": {"min": "0", "max": "65520Mi", "step": "1Mi"}}))
+        self.invalid(with_policy("1000", {"default": "1000", "validRange": {
+            "min": "0", "max": "1000", "step": "1Mi"}}), "multiple of step")
+        self.invalid(with_policy("4", {"default": "5", "validRange": {
+            "min": "1", "max": "4", "step": "1"}}), "within validRange")
+
     def test_update_checks_rv_and_immutable_fields(self):
         s = self.api.must("POST", SLICES, slice_obj("n-upd", [device("a")]))
         path = SLICES + "/" + s["metadata"]["name"]

@@ -130,8 +130,9 @@ std::string CardJson(const PoolDevice& d, const Card& card, int island, const No
   w.StartObject();
   RangeCapacity(w, "cores", DecimalQuantity(card.compute_units),
                 DecimalQuantity(card.compute_units), "0", "1");
-  RangeCapacity(w, "memory", BinaryQuantity(card.memory_bytes), BinaryQuantity(card.memory_bytes),
-                "0", "1Mi");
+  // Whole MiB, so that the default and the maximum lie on the 1Mi step.
+  const std::string memory = BinaryQuantity(card.memory_bytes / kMiB * kMiB);
+  RangeCapacity(w, "memory", memory, memory, "0", "1Mi");
   RangeCapacity(w, "slices", DecimalQuantity(p.max_vhcus_per_card), "1", "1", "1");
   w.EndObject();
   w.Key("allowMultipleAllocations");
