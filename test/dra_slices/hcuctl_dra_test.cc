@@ -68,6 +68,39 @@ BOOST_AUTO_TEST_CASE(slices_table_names_devices_and_what_is_left_out) {
   BOOST_TEST(yaml.out.find("resource.kubernetes.io/pciBusID") != std::string::npos);
 }
 
+// An unhealthy card: tainted by default, left out with --no-taints (the pool
+// as published where the API server drops taints).
+BOOST_AUTO_TEST_CASE(unhealthy_card_is_tainted_or_left_out_with_no_taints) {
+  TempDir root;
+  std::string node = ReadFile(SourcePath("demo/nodes/k100ai-8.yaml"));
+  const size_t at = node.find("health: Healthy");
+  BOOST_REQUIRE(at != std::string::npos);
+  node.replace(at, 15, "health: Unhealthy");
+  const std::string file = root.Join("sick.yaml");
+  WriteFile(file, node);
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {BinaryPath("hcuctl/hcuctl"),
+                                     "--backend=sim",
+                                     "--sim-node=" + file,
+                                     "--host-root=" + root.Join("root"),
+                                     "dra",
+                                     "slices",
+                                     "--node-name",
+                                     "n1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Run(argv);
+  };
+  RunResult tainted = run({});
+  BOOST_REQUIRE_MESSAGE(tainted.exit_code == 0, tainted.err);
+  BOOST_TEST(tainted.out.find("8 device(s)") != std::string::npos, tainted.out);
+  BOOST_TEST(tainted.out.find("dra.hygon.com/unhealthy:NoSchedule") != std::string::npos);
+  RunResult left_out = run({"--no-taints"});
+  BOOST_REQUIRE(left_out.exit_code == 0);
+  BOOST_TEST(left_out.out.find("7 device(s)") != std::string::npos, left_out.out);
+  BOOST_TEST(left_out.out.find("unhealthy:NoSchedule") == std::string::npos);
+  BOOST_TEST(left_out.out.find("drops device taints") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_exits_2_naming_it) {
   TempDir root;
   RunResult bad = Dra(root, "k100ai-8", {"slices", "--node-name", "Bad_Name"});
