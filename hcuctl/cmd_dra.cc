@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <string>
 
 #include "command.h"
@@ -90,7 +91,11 @@ Report SlicesReport(const hcudp::dra::PoolPlan& plan) {
 
 int Slices(Context& ctx, const Command& self, const std::string& node_name, bool no_taints) {
   hcudp::dra::SliceParams params;
-  params.node_name = node_name.empty() ? ctx.options().node_name : node_name;
+  params.node_name = node_name;
+  if (params.node_name.empty()) params.node_name = ctx.options().node_name;
+  if (const char* env = std::getenv("NODE_NAME"); params.node_name.empty() && env != nullptr) {
+    params.node_name = env;  // as the daemon's DaemonSet sets it
+  }
   if (params.node_name.empty()) params.node_name = DefaultNodeName();
   params.taints_supported = !no_taints;
   auto backend = ctx.backend();
@@ -110,8 +115,8 @@ int RunDra(Context& ctx, const std::vector<std::string>& args) {
   bool no_taints = false;
   hcudp::FlagSet flags("hcuctl dra", std::string(self.summary));
   flags.Add(hcudp::Flag::String("node-name", "",
-                                "slices: the node (pool) name; default the global --node-name, "
-                                "else the host name",
+                                "slices: the node (pool) name; default $NODE_NAME, else the host "
+                                "name (kubelet's default node name)",
                                 &node_name));
   flags.Add(hcudp::Flag::Bool("no-taints", "",
                               "slices: as published where the API server drops device taints "
