@@ -93,6 +93,7 @@ extern const Command kAllocateCommand;
 extern const Command kAllocationsCommand;
 extern const Command kHamiCommand;
 extern const Command kDoctorCommand;
+extern const Command kDraCommand;
 
 }  // namespace hcuctl
 
