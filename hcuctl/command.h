@@ -93,6 +93,8 @@ extern const Command kAllocateCommand;
 extern const Command kAllocationsCommand;
 extern const Command kHamiCommand;
 extern const Command kDoctorCommand;
+// Sub-commands of `hcuctl dra`, one per cmd_dra_<name>.cc.
+extern const Command kDraPreparedCommand;
 
 }  // namespace hcuctl
 
