@@ -158,7 +158,9 @@ std::string EncodePreparedClaim(const PreparedClaim& claim) {
     if (!d.mark.empty()) Str(w, "mark", d.mark);
     w.Key("cdiDeviceIDs");
     w.StartArray();
-    for (const std::string& id : d.cdi_ids) w.String(id.c_str());
+    for (const std::string& id : d.cdi_ids) {
+      w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
+    }
     w.EndArray();
     w.EndObject();
   }
