@@ -98,6 +98,51 @@ BOOST_AUTO_TEST_CASE(kill_9_inside_prepare_leaks_nothing) {
   }
 }
 
+// Without a vHCU the entry is written "prepared" first: a crash leaves a
+// recorded claim whose mark is missing; the next Prepare repairs it, and a
+// deleted claim is cleaned up by Recover.
+BOOST_AUTO_TEST_CASE(kill_9_inside_a_whole_card_prepare_leaks_nothing) {
+  for (dra::PrepareStep step :
+       {dra::PrepareStep::kCheckpointPreparing, dra::PrepareStep::kDeviceMade}) {
+    for (bool deleted : {false, true}) {
+      SimDraNode node("k100ai-8.yaml");
+      BOOST_REQUIRE(node.preparer->Recover().ok());
+      auto ref = node.AllocateAndStore(
+          ClaimJson("uid-c", "c", "[" + ExactRequest("a") + "," + ExactRequest("b") + "]"),
+          "pod-c");
+      auto admin = node.backend->CreateVhcu(0, 30, 8192);
+      BOOST_REQUIRE(admin.ok());
+      BOOST_REQUIRE(DiesOfSigkill([&] {
+        dra::PreparerOptions o;
+        o.crash_after = [&](dra::PrepareStep s) {
+          if (s == step) ::raise(SIGKILL);
+          return false;
+        };
+        node.Restart(o);
+        (void)node.preparer->Prepare(ref);
+      }));
+      if (deleted) node.claims.Delete("uid-c");
+      node.Restart();
+      auto r = node.preparer->Recover();
+      BOOST_REQUIRE(r.ok());
+      const std::string what = std::string(deleted ? "deleted" : "kept") + " claim, step " +
+                               std::to_string(static_cast<int>(step));
+      if (!deleted) {
+        // Recorded, and its marks are back (both whole cards).
+        BOOST_TEST(r->kept == 1, what);
+        BOOST_TEST(node.Files("/etc/vdev/dynamic").size() == 2u, what);
+        auto again = node.preparer->Prepare(ref);
+        BOOST_REQUIRE(again.ok() && again->error.empty());
+        BOOST_TEST(again->devices.size() == 2u);
+        BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
+      } else {
+        BOOST_TEST(r->unprepared == 1, what);
+      }
+      ExpectClean(node, admin->id, what);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(kill_9_inside_unprepare_leaks_nothing) {
   for (dra::PrepareStep step :
        {dra::PrepareStep::kUnprepareDeviceFreed, dra::PrepareStep::kUnprepareSpecRemoved}) {

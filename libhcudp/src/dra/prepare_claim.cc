@@ -38,6 +38,14 @@ PrepareAnswer Preparer::Impl::Answer(const PreparedClaim& claim) {
   return a;
 }
 
+void Preparer::Impl::SetCdiIds(PreparedClaim* claim) const {
+  for (PreparedDevice& d : claim->devices) {
+    d.cdi_ids = {d.kind == PreparedKind::kCard
+                     ? CardCdiKind(o_.driver_name) + "=" + d.device
+                     : VhcuCdiKind(o_.driver_name) + "=" + ClaimCdiDeviceName(claim->uid, d)};
+  }
+}
+
 StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
                                               const NodeInventory& inventory,
                                               const std::string& uid) {
@@ -147,6 +155,25 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       }
     }
   }
+  // Without a vHCU to create, nothing can leak before the entry exists: it is
+  // written "prepared" at once (names known in advance), and whatever a crash
+  // leaves unwritten (a whole-card mark, the claim spec) is repaired by the
+  // next Prepare or by Recover, or released by Unprepare. One durable write
+  // fewer on the whole-card path.
+  const bool journal =
+      std::any_of(pc.devices.begin(), pc.devices.end(),
+                  [](const PreparedDevice& d) { return d.kind == PreparedKind::kDynamicVhcu; });
+  if (!journal) {
+    for (PreparedDevice& d : pc.devices) {
+      if (d.kind != PreparedKind::kCard) continue;
+      StatusOr<std::string> name = hami::FormatMarkFileName(
+          {pc.owner, d.request.substr(0, d.request.find('/')), d.card, hami::kWholeCardVhcuId});
+      if (!name.ok()) return name.status().WithContext("claim " + pc.uid);
+      d.mark = *name;
+    }
+    SetCdiIds(&pc);
+    pc.state = ClaimState::kPrepared;
+  }
   Status st = store_.Write(pc);
   if (!st.ok()) return ErrorAnswer("checkpoint: " + st.ToString());
   if (Crash(PrepareStep::kCheckpointPreparing)) return AbortedError("crash after preparing");
@@ -184,11 +211,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       st = now.status();
     }
   }
-  for (PreparedDevice& d : pc.devices) {
-    d.cdi_ids = {d.kind == PreparedKind::kCard
-                     ? CardCdiKind(o_.driver_name) + "=" + d.device
-                     : VhcuCdiKind(o_.driver_name) + "=" + ClaimCdiDeviceName(pc.uid, d)};
-  }
+  SetCdiIds(&pc);
   if (st.ok()) {
     StatusOr<std::string> spec = BuildClaimSpec(o_.driver_name, pc, *inventory, builder_);
     st = spec.status();
@@ -197,7 +220,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     }
   }
   if (st.ok() && Crash(PrepareStep::kClaimSpecWritten)) return AbortedError("crash after spec");
-  if (st.ok()) {
+  if (st.ok() && journal) {
     pc.state = ClaimState::kPrepared;
     st = store_.Write(pc);
   }
@@ -222,6 +245,14 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
 
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
   *rewritten = false;
+  for (const PreparedDevice& d : claim.devices) {  // a crash before the mark was written
+    if (d.kind != PreparedKind::kCard || d.mark.empty()) continue;
+    const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+    if (::access(mark.c_str(), F_OK) == 0) continue;
+    HCUDP_RETURN_IF_ERROR(
+        vhcus_->MarkWholeCard({claim.owner, d.request.substr(0, d.request.find('/'))}, d.card)
+            .status());
+  }
   const std::string path = ClaimSpecPath(claim.uid);
   if (::access(path.c_str(), F_OK) == 0) return OkStatus();
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());

@@ -55,6 +55,9 @@ class Preparer::Impl {
   StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory,
                                 const std::string& uid);
   StatusOr<PrepareAnswer> PrepareNew(const ParsedClaim& claim);
+  void SetCdiIds(PreparedClaim* claim) const;
+  // Rewrites what a prepared claim lacks: its CDI spec (reboot, wiped dir)
+  // and whole-card marks (a crash right after the entry was written).
   Status EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten);
   static PrepareAnswer Answer(const PreparedClaim& claim);
 
