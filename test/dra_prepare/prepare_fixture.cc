@@ -95,6 +95,15 @@ void SimDraNode::Restart(dra::PreparerOptions options,
                                              options, clock);
 }
 
+void SimDraNode::UseFetcher(dra::ClaimFetcher fetch) {
+  preparer.reset();
+  dra::PreparerOptions options;
+  options.host_root = root_;
+  options.pool_name = "node-a";
+  preparer = std::make_unique<dra::Preparer>(backend.get(), manager.get(), std::move(fetch),
+                                             options, clock);
+}
+
 NodeInventory SimDraNode::Inventory() {
   auto inv = backend->Discover();
   BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());

@@ -51,6 +51,9 @@ class SimDraNode {
   void Restart(dra::PreparerOptions options = {},
                std::function<bool(VhcuCreateStep)> vhcu_crash_after = nullptr);
 
+  // A new preparer (same backend and manager) whose GETs go to `fetch`.
+  void UseFetcher(dra::ClaimFetcher fetch);
+
   std::string Root() const { return root_; }
   std::string Path(const std::string& host_path) const { return root_ + host_path; }
   // The devices of the node as the allocator sees them (cards, pre-split

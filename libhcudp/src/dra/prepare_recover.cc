@@ -37,6 +37,15 @@ bool StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std:
   return true;
 }
 
+// A 404 that says this claim does not exist ("resourceclaims... \"<name>\" not
+// found"). A 404 without it (an API server that does not serve
+// resource.k8s.io/v1, a proxy's page) says nothing about the claim: deleting
+// on it would unprepare every claim of the node.
+bool ClaimIsGone(const Status& status, const ClaimRef& ref) {
+  return IsNotFound(status) &&
+         status.message().find("\"" + ref.name + "\" not found") != std::string::npos;
+}
+
 }  // namespace
 
 void Preparer::Impl::AddPending(const ClaimRef& ref) {
@@ -56,7 +65,7 @@ void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api
     StatusOr<ParsedClaim> parsed = ParseResourceClaim(*json, o_.driver_name);
     gone = parsed.ok() && parsed->uid != ref.uid;
     if (!parsed.ok()) LOG(WARNING) << "claim " << ref.uid << ": " << parsed.status().ToString();
-  } else if (IsNotFound(json.status())) {
+  } else if (ClaimIsGone(json.status(), ref)) {
     gone = true;
   } else {
     LOG(WARNING) << "claim " << ref.namespace_name << "/" << ref.name
