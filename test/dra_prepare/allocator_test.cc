@@ -51,6 +51,32 @@ BOOST_AUTO_TEST_CASE(match_attribute_puts_two_cards_on_one_island) {
   BOOST_TEST(parsed->pod_uid == "p");
 }
 
+BOOST_AUTO_TEST_CASE(devices_come_from_resource_slices_and_tainted_ones_are_skipped) {
+  const std::string slice = R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",
+    "metadata":{"name":"node-a-dra.hygon.com-0"},
+    "spec":{"driver":"dra.hygon.com","nodeName":"node-a","pool":{"name":"node-a","generation":1,"resourceSliceCount":1},
+    "devices":[
+      {"name":"hcu-0000-09-00-0","allowMultipleAllocations":true,
+       "attributes":{"type":{"string":"hcu"},"dra.hygon.com/hslIsland":{"int":0},
+                     "resource.kubernetes.io/pciBusID":{"string":"0000:09:00.0"}},
+       "capacity":{"cores":{"value":"120"},"memory":{"value":"65520Mi"},"slices":{"value":"4"}}},
+      {"name":"hcu-0000-0a-00-0","allowMultipleAllocations":true,
+       "attributes":{"type":{"string":"hcu"}},
+       "capacity":{"cores":{"value":"120"},"memory":{"value":"65520Mi"}},
+       "taints":[{"key":"dra.hygon.com/unhealthy","effect":"NoSchedule"}]}]}})";
+  auto devices = DevicesFromSlices({slice}, "dra.hygon.com");
+  BOOST_REQUIRE_MESSAGE(devices.ok(), devices.status().ToString());
+  BOOST_REQUIRE(devices->size() == 1u);
+  const AllocatorDevice& d = (*devices)[0];
+  BOOST_TEST(d.name == "hcu-0000-09-00-0");
+  BOOST_TEST(d.cores == 120);
+  BOOST_TEST(d.memory_bytes == int64_t{65520} << 20);
+  BOOST_TEST(d.allow_multiple);
+  BOOST_TEST(d.attributes.at("hslIsland") == "0");
+  BOOST_TEST(d.attributes.at("resource.kubernetes.io/pciBusID") == "0000:09:00.0");
+  BOOST_TEST(DevicesFromSlices({slice}, "gpu.example.com")->empty());
+}
+
 BOOST_AUTO_TEST_CASE(unsupported_parts_are_errors) {
   DraAllocator alloc("dra.hygon.com", "node-a", Four());
   auto c = alloc.Allocate(

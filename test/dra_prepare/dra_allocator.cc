@@ -58,6 +58,58 @@ StatusOr<Alt> ParseAlt(const Value& v, const std::string& name, const std::strin
 
 }  // namespace
 
+StatusOr<std::vector<AllocatorDevice>> DevicesFromSlices(const std::vector<std::string>& slices,
+                                                         const std::string& driver) {
+  std::vector<AllocatorDevice> out;
+  for (const std::string& json : slices) {
+    rapidjson::Document doc;
+    doc.Parse(json.c_str());
+    if (doc.HasParseError() || !doc.IsObject() || !doc.HasMember("spec") ||
+        !doc["spec"].IsObject()) {
+      return InvalidArgumentError("ResourceSlice: bad JSON or no spec");
+    }
+    const Value& spec = doc["spec"];
+    if (!spec.HasMember("driver") || driver != spec["driver"].GetString()) continue;
+    if (!spec.HasMember("devices")) continue;
+    for (const Value& d : spec["devices"].GetArray()) {
+      if (d.HasMember("taints") && d["taints"].IsArray() && !d["taints"].Empty()) continue;
+      AllocatorDevice dev;
+      dev.name = d["name"].GetString();
+      dev.allow_multiple =
+          d.HasMember("allowMultipleAllocations") && d["allowMultipleAllocations"].GetBool();
+      if (d.HasMember("attributes")) {
+        for (auto& a : d["attributes"].GetObject()) {
+          std::string key = a.name.GetString();
+          if (key.rfind(driver + "/", 0) == 0) key = key.substr(driver.size() + 1);
+          const Value& v = a.value;
+          std::string text;
+          if (v.HasMember("string"))
+            text = v["string"].GetString();
+          else if (v.HasMember("version"))
+            text = v["version"].GetString();
+          else if (v.HasMember("int"))
+            text = std::to_string(v["int"].GetInt64());
+          else if (v.HasMember("bool"))
+            text = v["bool"].GetBool() ? "true" : "false";
+          else
+            return InvalidArgumentError("attribute " + key + " of " + dev.name + ": no value");
+          dev.attributes[key] = text;
+        }
+      }
+      if (d.HasMember("capacity")) {
+        for (auto& c : d["capacity"].GetObject()) {
+          std::string key = c.name.GetString();
+          HCUDP_ASSIGN_OR_RETURN(int64_t q, dra::ParseQuantity(c.value["value"].GetString()));
+          if (key == "cores") dev.cores = q;
+          if (key == "memory") dev.memory_bytes = q;
+        }
+      }
+      out.push_back(std::move(dev));
+    }
+  }
+  return out;
+}
+
 DraAllocator::DraAllocator(std::string driver, std::string pool,
                            std::vector<AllocatorDevice> devices)
     : driver_(std::move(driver)), pool_(std::move(pool)), devices_(std::move(devices)) {

@@ -39,6 +39,14 @@ struct AllocatorDevice {
   bool allow_multiple = true;
 };
 
+// The devices of resource.k8s.io/v1 ResourceSlice objects (JSON) of
+// `driver`: name, attributes (string, int, bool, version values as text;
+// keys of the driver's domain unqualified, others as written), capacity
+// `cores` and `memory`, allowMultipleAllocations. A device with a taint is
+// left out (no claim here tolerates one), as the scheduler would.
+StatusOr<std::vector<AllocatorDevice>> DevicesFromSlices(const std::vector<std::string>& slices,
+                                                         const std::string& driver);
+
 class DraAllocator {
  public:
   DraAllocator(std::string driver, std::string pool, std::vector<AllocatorDevice> devices);
