@@ -102,6 +102,7 @@ StatusOr<std::vector<AllocatorDevice>> DevicesFromSlices(const std::vector<std::
           HCUDP_ASSIGN_OR_RETURN(int64_t q, dra::ParseQuantity(c.value["value"].GetString()));
           if (key == "cores") dev.cores = q;
           if (key == "memory") dev.memory_bytes = q;
+          if (key == "slices") dev.slices = q;
         }
       }
       out.push_back(std::move(dev));
@@ -182,7 +183,8 @@ StatusOr<std::string> DraAllocator::Allocate(const std::string& claim_json,
         if (alt.cores || alt.memory) continue;
         if (left[d].whole_taken || left[d].shares > 0) continue;
       } else if (left[d].whole_taken || cores > left[d].cores || memory > left[d].memory ||
-                 cores > dev.cores || memory > dev.memory_bytes) {
+                 cores > dev.cores || memory > dev.memory_bytes ||
+                 (dev.slices > 0 && left[d].shares >= dev.slices)) {
         continue;
       }
       bool ok = true;

@@ -16,7 +16,8 @@
 //                                 and a fresh shareID; capacity left is tracked
 //                                 across Allocate calls (memory rounded up to 1Mi);
 //                                 a request without capacity on such a device
-//                                 consumes all of it (policy default = full).
+//                                 consumes all of it (policy default = full);
+//                                 each share takes one of the device's `slices`.
 // Not supported: CEL selectors, distinctAttribute, allocationMode All, admin
 // access, device taints/tolerations, configs.
 #ifndef HCUDP_TEST_DRA_PREPARE_DRA_ALLOCATOR_H_
@@ -37,6 +38,7 @@ struct AllocatorDevice {
   int64_t cores = 0;
   int64_t memory_bytes = 0;
   bool allow_multiple = true;
+  int64_t slices = 0;  // capacity "slices": shares per device (0: no limit)
 };
 
 // The devices of resource.k8s.io/v1 ResourceSlice objects (JSON) of

@@ -122,7 +122,8 @@ std::vector<AllocatorDevice> SimDraNode::AllocatorDevices() {
                    {{"type", "hcu"}, {"island", std::to_string(c.index / 2)}},
                    c.compute_units,
                    static_cast<int64_t>(c.memory_bytes),
-                   true});
+                   true,
+                   4});  // slices: maxVhcusPerCard of the shipped nodes
   }
   for (const Vhcu& v : inv.vhcus) {
     out.push_back({dra::VhcuDeviceName(v),

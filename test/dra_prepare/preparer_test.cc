@@ -1,5 +1,7 @@
 // Prepare/Unprepare of each device kind on the shipped simulated nodes.
+#include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <thread>
 
 #include "dra_prepare/prepare_fixture.h"
 #include "hcudp/dra/checkpoint.h"
@@ -199,6 +201,145 @@ BOOST_AUTO_TEST_CASE(errors_split_into_rpc_errors_and_per_claim_retries) {
   // Bad UID from kubelet never becomes a path.
   BOOST_TEST(!node.preparer->Prepare({"ns1", "c8", "../x"}).ok());
   BOOST_TEST(!node.preparer->Unprepare({"ns1", "c8", "../x"}).ok());
+}
+
+}  // namespace
+}  // namespace hcudp::testing
+
+namespace hcudp::testing {
+namespace {
+
+// The sim backend whose DestroyVhcu answers "busy" while `busy` > 0.
+class BusyBackend final : public Backend {
+ public:
+  explicit BusyBackend(Backend* inner) : inner_(inner) {}
+  StatusOr<NodeInventory> Discover() override { return inner_->Discover(); }
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override { return inner_->QueryHealth(); }
+  StatusOr<Vhcu> CreateVhcu(int card, int cu, uint64_t mib) override {
+    return inner_->CreateVhcu(card, cu, mib);
+  }
+  Status DestroyVhcu(int id) override {
+    if (busy > 0) {
+      --busy;
+      return UnavailableError("vHCU " + std::to_string(id) + " is busy");
+    }
+    return inner_->DestroyVhcu(id);
+  }
+  const std::string& host_root() const override { return inner_->host_root(); }
+  std::vector<std::string> WatchPaths() const override { return inner_->WatchPaths(); }
+  int busy = 0;
+
+ private:
+  Backend* inner_;
+};
+
+BOOST_AUTO_TEST_CASE(unprepare_never_reports_success_while_the_vhcu_is_left) {
+  SimDraNode node("k100ai-8.yaml");
+  BusyBackend busy(node.backend.get());
+  VhcuManagerOptions mo;
+  mo.host_root = node.Root();
+  VhcuManager manager(&busy, mo, node.clock);
+  dra::PreparerOptions po;
+  po.host_root = node.Root();
+  dra::Preparer preparer(&busy, &manager, node.claims.Fetcher(), po, node.clock);
+  BOOST_REQUIRE(preparer.Recover().ok());
+  auto ref = node.AllocateAndStore(
+      ClaimJson("uid-b", "b", "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
+      "pod-b");
+  auto a = preparer.Prepare(ref);
+  BOOST_REQUIRE(a.ok() && a->error.empty());
+  busy.busy = 2;
+  Status first = preparer.Unprepare(ref);
+  BOOST_TEST((first.code() == StatusCode::kUnavailable), first.ToString());
+  BOOST_TEST(node.Inventory().vhcus.size() == 1u);
+  BOOST_TEST(preparer.Prepared().size() == 1u);  // still recorded
+  BOOST_TEST(!preparer.Unprepare(ref).ok());     // busy once more
+  BOOST_REQUIRE(preparer.Unprepare(ref).ok());   // kubelet's next retry
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
+  BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
+}
+
+// Card order that is not PCI order: devices are found by BDF, marks name the
+// card's index.
+BOOST_AUTO_TEST_CASE(card_order_not_pci_order_resolves_by_bdf) {
+  SimDraNode node("k100ai-8-probe-order.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  NodeInventory inv = node.Inventory();
+  const Card* target = nullptr;
+  for (const Card& c : inv.cards) {
+    if (c.index == 5) target = &c;
+  }
+  BOOST_REQUIRE(target != nullptr);
+  const std::string claim =
+      "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"o\",\"uid\":\"uid-o\"},\"status\":{"
+      "\"allocation\":{\"devices\":{\"results\":[{\"request\":\"hcu\",\"driver\":\"dra.hygon.com\","
+      "\"pool\":\"node-a\",\"device\":\"" +
+      dra::CardDeviceName(*target) +
+      "\",\"consumedCapacity\":{\"cores\":\"10\",\"memory\":\"1Gi\"}}]}},"
+      "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pod-o\"}]}}";
+  node.claims.Put(claim);
+  auto a = node.preparer->Prepare({"ns1", "o", "uid-o"});
+  BOOST_REQUIRE(a.ok() && a->error.empty());
+  NodeInventory after = node.Inventory();
+  BOOST_REQUIRE(after.vhcus.size() == inv.vhcus.size() + 1);  // next to the pre-split ones
+  const Vhcu* made = nullptr;
+  for (const Vhcu& v : after.vhcus) {
+    if (inv.FindVhcu(v.id) == nullptr) made = &v;
+  }
+  BOOST_REQUIRE(made != nullptr);
+  BOOST_TEST(made->card_bdf == target->bdf);
+  BOOST_TEST(made->card == 5);
+  BOOST_TEST(made->compute_units == 10);
+  auto marks = node.Files("/etc/vdev/dynamic");
+  BOOST_REQUIRE(marks.size() == 1u);
+  BOOST_TEST(marks[0] == "pod-o_hcu_5_" + std::to_string(made->id));
+  BOOST_REQUIRE(node.preparer->Unprepare({"ns1", "o", "uid-o"}).ok());
+  BOOST_TEST(node.Inventory().vhcus.size() == inv.vhcus.size());
+}
+
+// Many claims prepared and unprepared from several threads at once, the
+// same claim twice concurrently: every call ends, nothing is left.
+BOOST_AUTO_TEST_CASE(concurrent_calls_leave_nothing) {
+  SimDraNode node("k100ai-8.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  std::vector<dra::ClaimRef> refs;
+  for (int i = 0; i < 6; ++i) {
+    refs.push_back(node.AllocateAndStore(
+        ClaimJson("uid-t" + std::to_string(i), "t" + std::to_string(i),
+                  "[" + ExactRequest("hcu", R"({"cores":"10","memory":"2Gi"})") + "]"),
+        "pod-t" + std::to_string(i)));
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t % 2); i < refs.size(); i += 1) {
+        auto a = node.preparer->Prepare(refs[i]);
+        if (!a.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  BOOST_TEST(failures.load() == 0);
+  // Every claim ends prepared exactly once (in-progress answers are retries).
+  for (const auto& ref : refs) {
+    auto a = node.preparer->Prepare(ref);
+    BOOST_REQUIRE(a.ok());
+    BOOST_TEST(a->error.empty(), a->error);
+  }
+  BOOST_TEST(node.Inventory().vhcus.size() == refs.size());
+  threads.clear();
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      for (const auto& ref : refs) (void)node.preparer->Unprepare(ref);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& ref : refs) BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
+  BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
 }
 
 }  // namespace
