@@ -47,8 +47,7 @@ void Preparer::Impl::SetCdiIds(PreparedClaim* claim) const {
 }
 
 StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
-                                              const NodeInventory& inventory,
-                                              const std::string& uid) {
+                                              const NodeInventory& inventory) {
   if (!o_.pool_name.empty() && r.pool != o_.pool_name) {
     return InvalidArgumentError("result for request " + r.request + " names pool " + r.pool +
                                 ", not this node's pool " + o_.pool_name);
@@ -80,7 +79,6 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   d.compute_units = static_cast<int>(std::clamp<int64_t>(cores, 1, card->compute_units));
   const uint64_t mib = (static_cast<uint64_t>(memory) + kMiB - 1) / kMiB;
   d.memory_mib = std::clamp<uint64_t>(mib, 1, card->memory_mib());
-  (void)uid;
   return d;
 }
 
@@ -136,7 +134,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   pc.boot_id = boot_id_;
   pc.state = ClaimState::kPreparing;
   for (const AllocatedDevice& r : claim.results) {
-    StatusOr<PreparedDevice> d = Plan(r, *inventory, claim.uid);
+    StatusOr<PreparedDevice> d = Plan(r, *inventory);
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));
   }

@@ -52,8 +52,7 @@ class Preparer::Impl {
   void Changed() const;
 
   // prepare_claim.cc
-  StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory,
-                                const std::string& uid);
+  StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory);
   StatusOr<PrepareAnswer> PrepareNew(const ParsedClaim& claim);
   void SetCdiIds(PreparedClaim* claim) const;
   // Rewrites what a prepared claim lacks: its CDI spec (reboot, wiped dir)
