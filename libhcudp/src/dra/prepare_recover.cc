@@ -6,6 +6,7 @@
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
+#include "hcudp_internal/file_util.h"
 
 namespace hcudp::dra {
 namespace {
@@ -44,6 +45,26 @@ bool StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std:
 bool ClaimIsGone(const Status& status, const ClaimRef& ref) {
   return IsNotFound(status) &&
          status.message().find("\"" + ref.name + "\" not found") != std::string::npos;
+}
+
+// Temp files of atomic writes a crash interrupted (".<name>.<pid>.<n>.tmp",
+// file_util) whose <name> starts with `prefix`: nobody else writes them.
+void RemoveTempLeftovers(const std::string& dir, const std::string& prefix) {
+  StatusOr<std::vector<std::string>> names = file_util::ListFileNames(dir);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    const std::string_view suffix = file_util::kTempSuffix;
+    if (name.rfind("." + prefix, 0) != 0 || name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    Status st = file_util::RemoveFile(dir + "/" + name);
+    if (st.ok()) {
+      LOG(INFO) << "removed " << dir << "/" << name << " (an interrupted write)";
+    } else {
+      LOG(WARNING) << st.ToString();
+    }
+  }
 }
 
 }  // namespace
@@ -104,6 +125,8 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   }
   HCUDP_RETURN_IF_ERROR(vhcus_->Recover([](const std::string&) { return false; }).status());
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  RemoveTempLeftovers(store_.dir(), "");
+  RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
   Status spec = WriteWholeCardSpec(inventory);
   if (!spec.ok()) LOG(WARNING) << spec.ToString();
   HCUDP_ASSIGN_OR_RETURN(std::vector<PreparedClaim> entries, store_.ReadAll(&result.bad_entries));
