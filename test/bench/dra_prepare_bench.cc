@@ -8,7 +8,8 @@
 //   dynamic vHCU consumedCapacity 30 CU / 8 GiB: the vHCU lifecycle's five
 //                fsyncs, the claim's CDI spec and the checkpoint.
 // Each claim is unprepared (not timed) before the next one.
-// The floors, in the same run: the GET alone through the same client, and one
+// The floors, in the same run: the GET alone through the same client, one
+// node discovery (Backend::Discover, which every Prepare does once), and one
 // durable small-file write (temp file, fsync, rename, directory fsync) in the
 // same file system: a Prepare makes two (card) or about five (vHCU) of them.
 //
@@ -202,6 +203,7 @@ int main(int argc, char** argv) {
                            {"dynamic vHCU", R"({"cores":"30","memory":"8Gi","slices":"1"})", {}}};
   std::vector<double> floor_ms;
   std::vector<double> fsync_ms;
+  std::vector<double> discover_ms;
   for (int i = 0; i < iterations; ++i) {
     for (Run& run : runs) {
       const std::string uid = "b" + std::to_string(i) + (run.capacity.empty() ? "c" : "v");
@@ -223,6 +225,9 @@ int main(int argc, char** argv) {
       if (!got.ok()) return 1;
       floor_ms.push_back(std::chrono::duration<double, std::milli>(g1 - g0).count());
       if (!preparer.Unprepare(ref).ok()) return 1;
+      auto d0 = Clock::now();
+      if (!(*backend)->Discover().ok()) return 1;
+      discover_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - d0).count());
       auto w0 = Clock::now();
       DurableWrite(root);
       fsync_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - w0).count());
@@ -235,6 +240,8 @@ int main(int argc, char** argv) {
               Percentile(floor_ms, 0.9));
   std::printf("  %-14s p50 %7.3f ms  p90 %7.3f ms\n", "durable write", Percentile(fsync_ms, 0.5),
               Percentile(fsync_ms, 0.9));
+  std::printf("  %-14s p50 %7.3f ms  p90 %7.3f ms\n", "node discovery",
+              Percentile(discover_ms, 0.5), Percentile(discover_ms, 0.9));
   for (const Run& run : runs) {
     const double p50 = Percentile(run.ms, 0.5);
     std::printf("  %-14s p50 %7.3f ms  p90 %7.3f ms\n", run.name, p50, Percentile(run.ms, 0.9));

@@ -124,8 +124,6 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
 }
 
 StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
-  StatusOr<NodeInventory> inventory = backend_->Discover();
-  if (!inventory.ok()) return ErrorAnswer("discovering the node: " + inventory.status().ToString());
   PreparedClaim pc;
   pc.uid = claim.uid;
   pc.namespace_name = claim.namespace_name;
@@ -133,8 +131,30 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   pc.owner = claim.pod_uid.empty() ? claim.uid : claim.pod_uid;
   pc.boot_id = boot_id_;
   pc.state = ClaimState::kPreparing;
-  for (const AllocatedDevice& r : claim.results) {
-    StatusOr<PreparedDevice> d = Plan(r, *inventory);
+  // Cards (index, BDF, size) are planned from the inventory of the last
+  // Recover/WriteWholeCardSpec; pre-split vHCUs and MIG instances, or a name
+  // the cache does not know, from a fresh discovery.
+  std::optional<NodeInventory> cached;
+  {
+    MutexLock lock(mu_);
+    cached = inventory_;
+  }
+  StatusOr<NodeInventory> inventory =
+      cached ? StatusOr<NodeInventory>(std::move(*cached)) : backend_->Discover();
+  if (!inventory.ok()) return ErrorAnswer("discovering the node: " + inventory.status().ToString());
+  bool fresh = !cached.has_value();
+  for (size_t i = 0; i < claim.results.size(); ++i) {
+    StatusOr<PreparedDevice> d = Plan(claim.results[i], *inventory);
+    if (!fresh && (!d.ok() || d->kind == PreparedKind::kVhcu || d->kind == PreparedKind::kMig)) {
+      inventory = backend_->Discover();
+      if (!inventory.ok()) {
+        return ErrorAnswer("discovering the node: " + inventory.status().ToString());
+      }
+      fresh = true;
+      pc.devices.clear();
+      i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
+      continue;
+    }
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));
   }
@@ -270,11 +290,13 @@ Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
   const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
   {
     MutexLock lock(mu_);
+    inventory_ = inventory;
     if (spec == whole_card_spec_ && ::access(path.c_str(), F_OK) == 0) return OkStatus();
   }
   HCUDP_RETURN_IF_ERROR(WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), spec));
   MutexLock lock(mu_);
   whole_card_spec_ = std::move(spec);
+  inventory_ = inventory;
   return OkStatus();
 }
 

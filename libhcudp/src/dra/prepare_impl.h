@@ -3,6 +3,7 @@
 #define HCUDP_SRC_DRA_PREPARE_IMPL_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,6 +89,8 @@ class Preparer::Impl {
   std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
   std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);
+  // The node as of the last Recover/WriteWholeCardSpec (cards for Plan).
+  std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
 };
 
 // Errors a retry may fix: a per-claim error string rather than an RPC error.

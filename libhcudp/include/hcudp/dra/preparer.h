@@ -162,6 +162,10 @@ class HCUDP_EXPORT Preparer {
   RecoverResult Tick();
 
   // The whole-card spec, rewritten when the inventory changed (DRI nodes).
+  // Call on every inventory change: Prepare plans whole cards from the
+  // inventory given here (or by Recover) instead of discovering the node
+  // each time; pre-split vHCUs, MIG instances and names it does not know
+  // are looked up afresh.
   Status WriteWholeCardSpec(const NodeInventory& inventory);
 
   // Every prepared claim (checkpoint state "prepared"), for the health
