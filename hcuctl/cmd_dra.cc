@@ -111,6 +111,12 @@ int Slices(Context& ctx, const Command& self, const std::string& node_name, bool
 
 int RunDra(Context& ctx, const std::vector<std::string>& args) {
   const Command& self = kDraCommand;
+  // Sub-commands with their own file and flags.
+  for (const Command* sub : {&kDraPreparedCommand}) {
+    if (!args.empty() && args.front() == sub->name) {
+      return sub->run(ctx, std::vector<std::string>(args.begin() + 1, args.end()));
+    }
+  }
   std::string node_name;
   bool no_taints = false;
   hcudp::FlagSet flags("hcuctl dra", std::string(self.summary));
@@ -125,18 +131,21 @@ int RunDra(Context& ctx, const std::vector<std::string>& args) {
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
-  if (rest->empty()) return UsageError(ctx, self, "missing action: slices");
+  if (rest->empty()) return UsageError(ctx, self, "missing action: slices or prepared");
   const std::string& action = rest->front();
   if (rest->size() > 1) return UsageError(ctx, self, "unexpected argument \"" + (*rest)[1] + "\"");
   if (action == "slices") return Slices(ctx, self, node_name, no_taints);
-  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices");
+  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices or prepared");
 }
 
 }  // namespace
 
 const Command kDraCommand = {
-    "dra", "DRA mode: the ResourceSlices the daemon would publish from this node",
-    "hcuctl [global flags] dra slices [--node-name NAME] [--no-taints] [-o table|json|yaml]",
+    "dra",
+    "DRA mode: the ResourceSlices the daemon would publish from this node, and the claims it "
+    "prepared",
+    "hcuctl [global flags] dra slices [--node-name NAME] [--no-taints] [-o table|json|yaml]\n"
+    "       hcuctl [global flags] dra prepared [-o table|json|yaml]",
     RunDra};
 
 }  // namespace hcuctl
