@@ -10,7 +10,8 @@ namespace {
 // Registers every DESIGN.md §3 flag, writing into `o`.
 void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY", "Which resources to register.",
-                     {"hcu", "vhcu", "mig", "mixed", "hami"}, "mixed", [&o](const std::string& v) {
+                     {"hcu", "vhcu", "mig", "mixed", "hami", "dra"}, "mixed",
+                     [&o](const std::string& v) {
                        o.strategy = *ParseStrategy(v);
                        return OkStatus();
                      }));
@@ -73,6 +74,11 @@ Status Validate(const Options& o) {
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");
+  }
+  if (o.strategy == Strategy::kDra && o.node_name.empty()) {
+    return InvalidArgumentError(
+        "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
+        "node; set it, or NODE_NAME, to this node's name)");
   }
   return OkStatus();
 }

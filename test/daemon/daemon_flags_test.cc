@@ -113,7 +113,9 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--strategy=whole"}, {}, "--strategy: \"whole\" is not one of hcu, vhcu, mig, mixed, hami"},
+      {{"--strategy=whole"},
+       {},
+       "--strategy: \"whole\" is not one of hcu, vhcu, mig, mixed, hami, dra"},
       {{"--policy", "3"}, {}, "--policy: \"3\" is not one of 0, 1, 2"},
       {{}, {{"POLICY", "3"}}, "--policy (env POLICY): \"3\" is not one of 0, 1, 2"},
       {{"--device-split-count=0"}, {}, "--device-split-count: \"0\" is out of range (>= 1)"},
@@ -134,6 +136,10 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
       {{"--strategy=hami"},
        {},
        "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},
+      {{"--strategy=dra"},
+       {},
+       "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
+       "node; set it, or NODE_NAME, to this node's name)"},
       {{"--strategy=hami", "--node-name="},
        {},
        "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},

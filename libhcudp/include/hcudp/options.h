@@ -13,7 +13,8 @@
 namespace hcudp {
 
 // Which resources the plugin registers (reference/seed-behaviour.md §2.1).
-enum class Strategy { kHcu, kVhcu, kMig, kMixed, kHami };
+// kDra: no device-plugin resources; the node is served through DRA (DESIGN §9).
+enum class Strategy { kHcu, kVhcu, kMig, kMixed, kHami, kDra };
 // Resource naming policy 0/1/2 (seed-behaviour.md §2.2).
 enum class NamingPolicy { kDefault = 0, kModel = 1, kModelMemoryCu = 2 };
 enum class BackendKind { kHost, kSim };
