@@ -3,8 +3,8 @@
 
 Behaves like the real server where our client and kubectl depend on it:
 bearer-token (and optional client-certificate) auth, discovery, a global
-resourceVersion bumped on every write, LIST with field/label selectors and
-paging, WATCH as chunked JSON lines with bookmarks, 410 Gone for a too-old
+resourceVersion bumped on every write, LIST (and deletecollection) with field/label
+selectors and paging, WATCH as chunked JSON lines with bookmarks, 410 Gone for a too-old
 resourceVersion and a server-side timeout, merge / strategic-merge / JSON
 patch, PUT with optimistic concurrency (409), POST 409 AlreadyExists, DELETE
 with preconditions, and errors in the Kubernetes Status shape.
@@ -336,6 +336,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 with self.fake.store.cond:
                     obj = self.fake.store.create(resource, ns, body)
                     return self._send_json(201, obj)
+            if method == "DELETE":
+                return self._delete_collection(resource, ns, q)
             raise ApiError(405, "MethodNotAllowed", "method not allowed")
         store = self.fake.store
         if method == "GET":
@@ -355,6 +357,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with store.cond:
                 return self._send_json(200, store.delete(resource, ns, name, pre))
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
+
+    def _delete_collection(self, resource, ns, q):
+        """deletecollection (kubelet wipes its node's ResourceSlices this way):
+        every object matching the selectors goes, each with a DELETED event;
+        the answer is the list of what was deleted."""
+        store = self.fake.store
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
+        lsel = parse_selector(q.get("labelSelector"), False)
+        with store.cond:
+            keys = sorted(k for k in store.objects if k[0] == resource and (not ns or k[1] == ns))
+            items = [store.delete(*k, {}) for k in keys
+                     if fsel(store.objects[k]) and lsel(store.objects[k])]
+            rv = str(store.rv)
+        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List",
+                                     "apiVersion": RESOURCES[resource][2],
+                                     "metadata": {"resourceVersion": rv}, "items": items})
 
     def _send_object(self, code, obj, resource=""):
         if TABLE_ACCEPT in self.headers.get("Accept", ""):

@@ -76,6 +76,18 @@ class ResourceApi(unittest.TestCase):
         status, _ = self.api.request("GET", SLICES + "?fieldSelector=spec.pool%3Dx")
         self.assertEqual(status, 400)
 
+    def test_deletecollection_by_node_as_kubelet_wipes(self):
+        self.api.must("POST", SLICES, slice_obj("n-wipe-a", [device("hcu-a")]))
+        self.api.must("POST", SLICES, slice_obj("n-wipe-a", [device("x")], driver="other.io"))
+        keep = self.api.must("POST", SLICES, slice_obj("n-wipe-b", [device("hcu-a")]))
+        gone = self.api.must("DELETE", SLICES + "?fieldSelector=spec.nodeName%3Dn-wipe-a")
+        self.assertEqual(sorted(i["spec"]["driver"] for i in gone["items"]),
+                         ["dra.hygon.com", "other.io"])
+        left = self.api.must("GET", SLICES + "?fieldSelector=spec.nodeName%3Dn-wipe-a")
+        self.assertEqual(left["items"], [])
+        other = self.api.must("GET", SLICES + "?fieldSelector=spec.nodeName%3Dn-wipe-b")
+        self.assertEqual([i["metadata"]["uid"] for i in other["items"]], [keep["metadata"]["uid"]])
+
     def test_128_devices_pass_129_do_not(self):
         self.api.must("POST", SLICES, slice_obj("n-128", [device("d%d" % i) for i in range(128)]))
         self.invalid(slice_obj("n-129", [device("d%d" % i) for i in range(129)]),
