@@ -253,6 +253,7 @@ void DraMode::OnNodeChanged() {
 }
 
 void DraMode::RefreshHealth() {
+  MutexLock refresh(refresh_mu_);
   std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
   std::map<std::string, dra::DeviceHealth> by_device;
   for (const hdra::PreparedClaim& claim : preparer_->Prepared()) {

@@ -99,6 +99,10 @@ class DraMode : public dra::DraHandler {
   std::unique_ptr<hcudp::dra::SlicePublisher> publisher_;
   std::unique_ptr<dra::DraPlugin> plugin_;
 
+  // Serialises RefreshHealth, so that a list computed from an older state
+  // never replaces a newer one. Held across Preparer::Prepared() and
+  // NodeState::Current() (in-memory, leaf locks), never across I/O.
+  Mutex refresh_mu_;
   Mutex mu_;  // a leaf
   std::condition_variable cv_;
   bool tick_stop_ HCUDP_GUARDED_BY(mu_) = false;
