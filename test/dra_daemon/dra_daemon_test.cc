@@ -149,16 +149,26 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
       },
       seconds(3), "the taint gone from " + card1);
 
-  // An admin's vHCU on card 5 (0000:49:00.0).
+  // A vHCU made for a claim on card 3 (0000:29:00.0), then an admin's vHCU
+  // on card 5 (0000:49:00.0): the pool published after both offers the
+  // admin's as a device (card 5 no longer whole) but not the claim's (card 3
+  // stays whole: its vHCU is consumed capacity).
+  AllocatedClaim small =
+      n.CreateAllocatedClaim("small", ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})"));
+  BOOST_REQUIRE_EQUAL(small.devices[0], DeviceOf("0000:29:00.0"));
+  n.MustPrepare(small);
   RunResult made = Hcuctl(n, {"vhcu", "create", "--card", "5", "--cu", "20", "--mem-mib", "4096"});
   BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.out << made.err);
-  n.RequireDevices(
+  auto pool = n.RequireDevices(
       [&](const auto& d) {
         bool child = false;
         for (const SliceDevice& x : d) child |= x.type == "vhcu" && x.parent == "0000:49:00.0";
         return child && Find(d, DeviceOf("0000:49:00.0")) == nullptr;
       },
       seconds(2), "card 5 offered as its vHCU");
+  BOOST_TEST(Find(pool, DeviceOf("0000:29:00.0")) != nullptr);
+  for (const SliceDevice& d : pool) BOOST_TEST(d.parent != "0000:29:00.0", d.name);
+  n.MustUnprepare(small);
   n.MustUnprepare(whole);
 }
 
