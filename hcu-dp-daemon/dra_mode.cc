@@ -110,8 +110,22 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
                                                 const NodeState& state) {
   // Whatever is wrong with the cluster credentials is a start-up input
   // error: one line and exit 2 (as in HAMi mode).
+  // Names first (no network): a bad one is the flag's error.
+  hdra::SliceParams check;
+  check.node_name = options.node_name;
+  if (auto plan = hdra::BuildPoolPlan(NodeInventory{}, check); !plan.ok()) {
+    return InvalidArgumentError("--node-name: " + plan.status().message());
+  }
+  check.node_name = "node";
+  check.driver_name = options.dra_driver_name;
+  if (auto plan = hdra::BuildPoolPlan(NodeInventory{}, check); !plan.ok()) {
+    return InvalidArgumentError("--dra-driver-name: " + plan.status().message());
+  }
   StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
-  if (!resolved.ok()) return InvalidArgumentError(resolved.status().message());
+  if (!resolved.ok()) {
+    const std::string& why = resolved.status().message();
+    return InvalidArgumentError(why.rfind("--", 0) == 0 ? why : "--kubeconfig: " + why);
+  }
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
   client_options.max_retries = 4;

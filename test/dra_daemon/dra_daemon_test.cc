@@ -5,6 +5,7 @@
 // of each device kind on a node whose card order is not PCI order
 // (demo/nodes/k100ai-8-probe-order.yaml: index runs 3,0,7,1,... in PCI
 // rank; card 2, 0000:e9:00.0, carries two pre-split vHCUs).
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <map>
@@ -276,6 +277,48 @@ BOOST_AUTO_TEST_CASE(prepare_a_mig_instance) {
   n.MustUnprepare(mig);
   n.MustUnprepare(mig);
   BOOST_TEST(n.CheckpointEntries().empty());
+}
+
+// Start-up input errors are one line naming the flag, exit 2, before any
+// network call.
+BOOST_AUTO_TEST_CASE(bad_start_up_input_names_the_flag) {
+  TempDir dir;
+  const std::vector<std::string> base = {DaemonBinary(),
+                                         "--strategy=dra",
+                                         "--backend=sim",
+                                         "--sim-node=" + SourcePath(kProbeOrder),
+                                         "--host-root=" + dir.Join("root"),
+                                         "--kubelet-plugins-dir=" + dir.Join("plugins"),
+                                         "--kubelet-registry-dir=" + dir.Join("registry")};
+  struct Case {
+    std::vector<std::string> flags;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{}, "hcu-dp-daemon: --node-name: required with --strategy=dra"},
+      {{"--node-name=Node_A", "--kubeconfig=" + dir.Join("none")},
+       "hcu-dp-daemon: --node-name: node name \"Node_A\" is not a DNS subdomain"},
+      {{"--node-name=node-a", "--dra-driver-name=Hygon", "--kubeconfig=" + dir.Join("none")},
+       "hcu-dp-daemon: --dra-driver-name: "},
+      {{"--node-name=node-a", "--kubeconfig=" + dir.Join("none")}, "hcu-dp-daemon: --kubeconfig: "},
+  };
+  for (const Case& c : cases) {
+    // The runner's environment must not set what the flags leave out.
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    for (const std::string& var : DaemonEnvVars()) {
+      argv.push_back("-u");
+      argv.push_back(var);
+    }
+    argv.insert(argv.end(), base.begin(), base.end());
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    RunResult r = Run(argv);
+    BOOST_TEST_CONTEXT(c.message) {
+      BOOST_TEST(r.exit_code == 2);
+      BOOST_TEST(r.err.rfind(c.message, 0) == 0, r.err);
+      BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+    }
+  }
+  BOOST_TEST(!fs::exists(dir.Join("plugins")));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
