@@ -96,7 +96,7 @@ DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> f
   config.retry_backoff = milliseconds(100);
   config.health_retry = milliseconds(200);
   config.health_mode = FakePluginWatcher::HealthMode::kAdvertised;
-  config.on_restart = [this] { WipeSlices(); };
+  config.on_start = [this] { WipeSlices(); };
   kubelet_ = std::make_unique<FakePluginWatcher>(config);
 }
 
@@ -111,8 +111,7 @@ void DraDaemonNode::WipeSlices() {
 }
 
 void DraDaemonNode::Start() {
-  WipeSlices();  // a starting kubelet wipes the node's slices
-  BOOST_REQUIRE_EQUAL(kubelet_->Start(), "");
+  BOOST_REQUIRE_EQUAL(kubelet_->Start(), "");  // wipes the node's slices
   StartDaemon();
   RequireRegistrations(1);
 }
@@ -155,6 +154,16 @@ std::vector<std::string> DraDaemonNode::Slices() const {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     item.Accept(w);
     out.emplace_back(buf.GetString(), buf.GetSize());
+  }
+  return out;
+}
+
+std::set<std::string> DraDaemonNode::SliceUids() const {
+  std::set<std::string> out;
+  for (const std::string& json : Slices()) {
+    rapidjson::Document doc;
+    doc.Parse(json.c_str());
+    out.insert(doc["metadata"]["uid"].GetString());
   }
   return out;
 }

@@ -5,8 +5,8 @@
 // over real sockets. Shared by the DRA end-to-end suite and its benchmark.
 //
 // The fake kubelet wipes the node's ResourceSlices (deletecollection with
-// fieldSelector spec.nodeName, as kubelet's wipeResourceSlices) when it
-// starts and on every Restart(), while it is down.
+// fieldSelector spec.nodeName, as kubelet's wipeResourceSlices) whenever it
+// starts (FakePluginWatcher::Config::on_start), also on every Restart().
 #ifndef HCUDP_TEST_DRA_DAEMON_DRA_DAEMON_NODE_H_
 #define HCUDP_TEST_DRA_DAEMON_DRA_DAEMON_NODE_H_
 
@@ -74,6 +74,8 @@ class DraDaemonNode {
   // The node's slices of our driver (GET, no cache) and their devices.
   std::vector<std::string> Slices() const;
   std::vector<SliceDevice> Devices() const;
+  // metadata.uid of each slice (a recreated slice has a new one).
+  std::set<std::string> SliceUids() const;
   // Waits until `ok(Devices())`; BOOST_REQUIRE with the last list otherwise.
   std::vector<SliceDevice> RequireDevices(
       const std::function<bool(const std::vector<SliceDevice>&)>& ok, milliseconds timeout,

@@ -85,10 +85,29 @@ BOOST_AUTO_TEST_CASE(registers_publishes_and_comes_back_after_kubelet_restart) {
   BOOST_TEST(!fs::exists(n.h().plugin_dir()), "the device-plugin directory was touched");
   BOOST_TEST(fs::exists(n.plugins_dir() + "/dra.hygon.com/dra.sock"));
 
-  // kubelet restarts: it deletes the slices while down, then registers us.
+  // kubelet's wipe can also land after the driver registered and published
+  // (it runs concurrently with plugin registration and is retried): the
+  // daemon sees its slices deleted and publishes them again.
+  const std::set<std::string> published = n.SliceUids();
+  std::string wiped = n.api().MustRequest(
+      "DELETE", "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D" +
+                    std::string(kDraNode));
+  for (const std::string& uid : published) BOOST_TEST(wiped.find(uid) != std::string::npos);
+  n.RequireDevices(
+      [&](const auto& d) {
+        for (const std::string& uid : n.SliceUids()) {
+          if (published.count(uid)) return false;
+        }
+        return complete(d);
+      },
+      seconds(2), "the pool republished after a late wipe");
+
+  // kubelet restarts: it deletes the slices as it starts, then registers us.
+  const std::set<std::string> before = n.SliceUids();
   BOOST_REQUIRE_EQUAL(n.kubelet().Restart(), "");
   n.RequireRegistrations(2);
   n.RequireDevices(complete, seconds(3), "the pool republished after the kubelet restart");
+  for (const std::string& uid : n.SliceUids()) BOOST_TEST(!before.count(uid), "not recreated");
 
   // The registry directory wiped: a new registration socket, registered.
   for (const auto& e : fs::directory_iterator(n.registry_dir())) fs::remove(e.path());

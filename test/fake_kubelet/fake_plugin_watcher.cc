@@ -68,6 +68,8 @@ std::string FakePluginWatcher::Start() {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_) return "already running";
   }
+  // kubelet's DRA manager wipes the node's ResourceSlices as it starts.
+  if (config_.on_start) config_.on_start();
   std::error_code ec;
   fs::create_directories(config_.registry_dir, ec);  // kubelet: MkdirAll(0755)
   if (ec) return "cannot create " + config_.registry_dir + ": " + ec.message();

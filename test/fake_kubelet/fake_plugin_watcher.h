@@ -34,9 +34,9 @@
 //    list; when it ends the list is cleared and it is reopened after
 //    `health_retry` (5 s), except that on 1.37 UNIMPLEMENTED is final;
 //  - Restart() is a kubelet restart: every connection drops and all state
-//    is forgotten; `on_restart` runs while kubelet is down (kubelet deletes
-//    the node's ResourceSlices as it starts), then the directory is walked
-//    afresh.
+//    is forgotten; `on_restart` runs while kubelet is down, then `on_start`
+//    (kubelet deletes the node's ResourceSlices as it starts, at every
+//    start), then the directory is walked afresh.
 //
 // Thread-safety: every public method may be called from any thread. All
 // threads (inotify reader, reconciler, registration operations, health
@@ -137,6 +137,11 @@ class FakePluginWatcher {
     // Runs during Restart(), while the old kubelet is gone and before the
     // new one looks at the registry directory.
     std::function<void()> on_restart;
+    // Runs at every Start() (the first and each Restart()'s), before the
+    // registry directory is looked at. kubelet deletes the node's
+    // ResourceSlices (deletecollection by spec.nodeName) as it starts: a
+    // test with an API server sets this to do that.
+    std::function<void()> on_start;
   };
 
   explicit FakePluginWatcher(Config config);
