@@ -108,8 +108,6 @@ DraMode::DraMode(const Options& options, Backend& backend, const NodeState& stat
 
 StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend& backend,
                                                 const NodeState& state) {
-  // Whatever is wrong with the cluster credentials is a start-up input
-  // error: one line and exit 2 (as in HAMi mode).
   // Names first (no network): a bad one is the flag's error.
   hdra::SliceParams check;
   check.node_name = options.node_name;
@@ -121,6 +119,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   if (auto plan = hdra::BuildPoolPlan(NodeInventory{}, check); !plan.ok()) {
     return InvalidArgumentError("--dra-driver-name: " + plan.status().message());
   }
+  // Whatever is wrong with the cluster credentials is a start-up input
+  // error: one line and exit 2 (as in HAMi mode).
   StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
   if (!resolved.ok()) {
     const std::string& why = resolved.status().message();
