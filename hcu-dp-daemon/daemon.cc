@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "dra_mode.h"
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
@@ -39,6 +40,76 @@ int StartupError(const Status& status) {
   return IsInputError(status) ? 2 : 1;
 }
 
+// Waits for SIGTERM/SIGINT, or SIGUSR1 from the monitor; returns the exit
+// code (1 when the monitor asked for a restart).
+int WaitForTermination(const NodeMonitor& monitor) {
+  sigset_t set = TerminationSignals();
+  int signal = 0;
+  // A SIGUSR1 not from the monitor is ignored.
+  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !monitor.restart_requested())) {
+  }
+  const int exit_code = signal == SIGUSR1 ? 1 : 0;
+  if (exit_code != 0) {
+    LOG(INFO) << "restart required, stopping";
+  } else {
+    LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
+  }
+  return exit_code;
+}
+
+// --strategy=dra: kubelet's DRA API instead of device-plugin sockets.
+int RunDra(const Options& options, Backend& node) {
+  NodeState state;
+  auto made = DraMode::New(options, node, state);
+  if (!made.ok()) return StartupError(made.status());
+  DraMode& dra = **made;
+  auto ops = NodeOps::New(options);  // --node-labels, --events
+  if (!ops.ok()) return StartupError(ops.status());
+  NodeOps* node_ops = ops->get();
+  state.set_listener([&dra, node_ops, &state] {
+    dra.OnNodeChanged();
+    node_ops->OnInventory(state.Current()->inventory);
+  });
+  AllocationBuilder builder({node.host_root(), options.hyhal_path});
+  NodeMonitor monitor(options, node, state, builder);
+  monitor.set_health_listener(
+      [node_ops](const Card& card, Health health, const std::string& reason) {
+        node_ops->OnHealthChanged(card, health, reason);
+      });
+  monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
+  LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy dra, backend "
+            << BackendKindName(options.backend) << ", driver " << options.dra_driver_name
+            << ", node " << options.node_name;
+  if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
+  if (Status st = monitor.Start(); !st.ok()) {
+    LOG(ERROR) << st.ToString();
+    node_ops->Stop();
+    return 1;
+  }
+  if (Status st = dra.Start(); !st.ok()) {
+    dra.Stop();
+    monitor.Stop();
+    node_ops->Stop();
+    if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
+    if (IsInputError(st)) return StartupError(st);
+    LOG(ERROR) << "DRA mode: " << st.ToString();
+    return 1;
+  }
+  const int exit_code = WaitForTermination(monitor);
+  CancelVendorTools();
+  if (!dra.Stop()) {
+    // A kubelet call never returned and still uses the preparer: end the
+    // process here (our sockets are gone).
+    LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }
+  monitor.Stop();
+  node_ops->Stop();
+  LOG(INFO) << "stopped";
+  return exit_code;
+}
+
 }  // namespace
 
 void BlockTerminationSignals() {
@@ -54,6 +125,7 @@ int RunDaemon(const Options& options) {
   auto backend = OpenBackend(options);
   if (!backend.ok()) return StartupError(backend.status());
   Backend& node = **backend;
+  if (options.strategy == Strategy::kDra) return RunDra(options, node);
   NodeState state;
   auto ops = NodeOps::New(options);  // --node-labels, --events
   if (!ops.ok()) return StartupError(ops.status());
@@ -111,17 +183,7 @@ int RunDaemon(const Options& options) {
     return 1;
   }
 
-  sigset_t set = TerminationSignals();
-  int signal = 0;
-  // A SIGUSR1 not from the monitor is ignored.
-  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !monitor.restart_requested())) {
-  }
-  const int exit_code = signal == SIGUSR1 ? 1 : 0;
-  if (exit_code != 0) {
-    LOG(INFO) << "restart required, stopping";
-  } else {
-    LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", stopping";
-  }
+  const int exit_code = WaitForTermination(monitor);
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now

@@ -11,7 +11,8 @@ namespace {
 // Registers every DESIGN.md §3 flag, writing into `o`.
 void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::Enum("strategy", "RESOURCE_REGISTER_STRATEGY", "Which resources to register.",
-                     {"hcu", "vhcu", "mig", "mixed", "hami"}, "mixed", [&o](const std::string& v) {
+                     {"hcu", "vhcu", "mig", "mixed", "hami", "dra"}, "mixed",
+                     [&o](const std::string& v) {
                        o.strategy = *ParseStrategy(v);
                        return OkStatus();
                      }));
@@ -56,6 +57,16 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
                        &o.cdi_spec_dir));
   AddNodeOpsFlags(set, o);  // --node-labels, --nfd-features-dir, --events
+  set.Add(Flag::String("dra-driver-name", "DRA_DRIVER_NAME",
+                       "DRA mode: the driver name (ResourceSlice.spec.driver).",
+                       &o.dra_driver_name));
+  set.Add(Flag::String("kubelet-plugins-dir", "KUBELET_PLUGINS_DIR",
+                       "DRA mode: kubelet's plugins directory; the DRA socket is "
+                       "<dir>/<driver>/dra.sock.",
+                       &o.kubelet_plugins_dir));
+  set.Add(Flag::String("kubelet-registry-dir", "KUBELET_REGISTRY_DIR",
+                       "DRA mode: kubelet's plugin registration directory.",
+                       &o.kubelet_registry_dir));
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 
@@ -66,6 +77,11 @@ Status Validate(const Options& o) {
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");
+  }
+  if (o.strategy == Strategy::kDra && o.node_name.empty()) {
+    return InvalidArgumentError(
+        "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
+        "node; set it, or NODE_NAME, to this node's name)");
   }
   return OkStatus();
 }

@@ -39,6 +39,46 @@ bool SameDevices(const Resource& a, const Resource& b) {
 
 }  // namespace
 
+bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b) {
+  if (a.cards.size() != b.cards.size() || a.vhcus.size() != b.vhcus.size() ||
+      a.mig_instances.size() != b.mig_instances.size() || a.mig_enabled != b.mig_enabled ||
+      a.vhcu_gaps.size() != b.vhcu_gaps.size() || a.driver_version != b.driver_version) {
+    return true;
+  }
+  for (size_t i = 0; i < a.cards.size(); ++i) {
+    const Card& x = a.cards[i];
+    const Card& y = b.cards[i];
+    if (x.index != y.index || x.bdf != y.bdf || x.health != y.health ||
+        x.numa_node != y.numa_node || x.compute_units != y.compute_units ||
+        x.memory_bytes != y.memory_bytes) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < a.vhcus.size(); ++i) {
+    const Vhcu& x = a.vhcus[i];
+    const Vhcu& y = b.vhcus[i];
+    if (x.id != y.id || x.card != y.card || x.compute_units != y.compute_units ||
+        x.memory_mib != y.memory_mib) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < a.mig_instances.size(); ++i) {
+    const MigInstance& x = a.mig_instances[i];
+    const MigInstance& y = b.mig_instances[i];
+    if (x.card != y.card || x.gpu_instance != y.gpu_instance ||
+        x.compute_instance != y.compute_instance || x.profile != y.profile) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < a.vhcu_gaps.size(); ++i) {
+    if (a.vhcu_gaps[i].vhcu_id != b.vhcu_gaps[i].vhcu_id ||
+        a.vhcu_gaps[i].card != b.vhcu_gaps[i].card) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>& b) {
   if (a.size() != b.size()) return true;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -246,10 +286,15 @@ Status NodeMonitor::Refresh(bool initial) {
   }
 
   auto current = state_.Current();
-  bool changed = initial || ResourcesDiffer(current->resources, ordered);
+  // DRA mode has no resources: what it publishes (slices, the whole-card
+  // spec, health) follows the inventory itself.
+  const bool dra = options_.strategy == Strategy::kDra;
+  bool changed = initial || ResourcesDiffer(current->resources, ordered) ||
+                 (dra && DraInventoryDiffers(current->inventory, inventory));
   last_inventory_ = inventory;
   if (!changed) return OkStatus();
-  if (options_.device_list_strategy != DeviceListStrategy::kDevices) {
+  // In DRA mode the claim preparer writes the CDI specs (dra.hygon.com kinds).
+  if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {
     CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
     for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
     Status st = WriteCdiSpec(options_.cdi_spec_dir, spec.json);

@@ -122,6 +122,10 @@ class NodeMonitor {
   std::thread thread_;
 };
 
+// True when what DRA mode publishes from an inventory may differ: cards
+// (identity, health, NUMA, size), vHCUs, MIG instances, unreadable vHCU state.
+bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b);
+
 // True when the device lists (IDs, health, NUMA) of the two sets differ.
 bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>& b);
 

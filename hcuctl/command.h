@@ -94,6 +94,9 @@ extern const Command kAllocationsCommand;
 extern const Command kHamiCommand;
 extern const Command kDoctorCommand;
 extern const Command kLabelsCommand;
+extern const Command kDraCommand;
+// Sub-commands of `hcuctl dra`, one per cmd_dra_<name>.cc.
+extern const Command kDraPreparedCommand;
 
 }  // namespace hcuctl
 

@@ -19,7 +19,7 @@ const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
       kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
       kPluginsCommand, kAllocateCommand, kAllocationsCommand, kHamiCommand,
-      kDoctorCommand,  kLabelsCommand,   kVersionCommand};
+      kDoctorCommand,  kDraCommand,      kLabelsCommand,      kVersionCommand};
   return kTable;
 }
 

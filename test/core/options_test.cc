@@ -8,7 +8,7 @@ namespace {
 BOOST_AUTO_TEST_SUITE(options)
 
 BOOST_AUTO_TEST_CASE(strategies_round_trip) {
-  for (const char* name : {"hcu", "vhcu", "mig", "mixed", "hami"}) {
+  for (const char* name : {"hcu", "vhcu", "mig", "mixed", "hami", "dra"}) {
     auto s = ParseStrategy(name);
     BOOST_REQUIRE(s.ok());
     BOOST_TEST(StrategyName(*s) == name);
@@ -18,7 +18,8 @@ BOOST_AUTO_TEST_CASE(strategies_round_trip) {
 BOOST_AUTO_TEST_CASE(unknown_strategy_names_the_accepted_values) {
   auto s = ParseStrategy("whole");
   BOOST_REQUIRE(!s.ok());
-  BOOST_TEST(s.status().message() == "strategy \"whole\" is not one of hcu, vhcu, mig, mixed, hami");
+  BOOST_TEST(s.status().message() ==
+             "strategy \"whole\" is not one of hcu, vhcu, mig, mixed, hami, dra");
 }
 
 BOOST_AUTO_TEST_CASE(policy_accepts_only_0_1_2) {

@@ -41,6 +41,21 @@ BOOST_AUTO_TEST_CASE(defaults_match_the_design_table) {
   BOOST_TEST(o.cdi_spec_dir == "/var/run/cdi");
 }
 
+BOOST_AUTO_TEST_CASE(dra_flags_default_read_their_variables_and_a_flag_wins) {
+  auto c = Parse({});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->options.dra_driver_name == "dra.hygon.com");
+  BOOST_TEST(c->options.kubelet_plugins_dir == "/var/lib/kubelet/plugins");
+  BOOST_TEST(c->options.kubelet_registry_dir == "/var/lib/kubelet/plugins_registry");
+  c = Parse({"--kubelet-registry-dir=/flag/reg"}, {{"DRA_DRIVER_NAME", "hcu.example.com"},
+                                                   {"KUBELET_PLUGINS_DIR", "/k3s/plugins"},
+                                                   {"KUBELET_REGISTRY_DIR", "/env/reg"}});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->options.dra_driver_name == "hcu.example.com");
+  BOOST_TEST(c->options.kubelet_plugins_dir == "/k3s/plugins");
+  BOOST_TEST(c->options.kubelet_registry_dir == "/flag/reg");
+}
+
 BOOST_AUTO_TEST_CASE(every_flag_reads_its_environment_variable) {
   auto c = Parse({}, {{"RESOURCE_REGISTER_STRATEGY", "vhcu"},
                       {"POLICY", "2"},
@@ -98,7 +113,9 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--strategy=whole"}, {}, "--strategy: \"whole\" is not one of hcu, vhcu, mig, mixed, hami"},
+      {{"--strategy=whole"},
+       {},
+       "--strategy: \"whole\" is not one of hcu, vhcu, mig, mixed, hami, dra"},
       {{"--policy", "3"}, {}, "--policy: \"3\" is not one of 0, 1, 2"},
       {{}, {{"POLICY", "3"}}, "--policy (env POLICY): \"3\" is not one of 0, 1, 2"},
       {{"--device-split-count=0"}, {}, "--device-split-count: \"0\" is out of range (>= 1)"},
@@ -119,6 +136,10 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
       {{"--strategy=hami"},
        {},
        "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},
+      {{"--strategy=dra"},
+       {},
+       "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
+       "node; set it, or NODE_NAME, to this node's name)"},
       {{"--strategy=hami", "--node-name="},
        {},
        "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)"},
@@ -164,7 +185,10 @@ BOOST_AUTO_TEST_CASE(help_lists_every_design_flag_with_its_env_var) {
       {"hyhal-path", "HYHAL_PATH"},
       {"device-list-strategy", "DEVICE_LIST_STRATEGY"},
       {"cdi-spec-dir", "CDI_SPEC_DIR"},
-      {"kubeconfig", "KUBECONFIG"}};
+      {"kubeconfig", "KUBECONFIG"},
+      {"dra-driver-name", "DRA_DRIVER_NAME"},
+      {"kubelet-plugins-dir", "KUBELET_PLUGINS_DIR"},
+      {"kubelet-registry-dir", "KUBELET_REGISTRY_DIR"}};
   for (const auto& [flag, env] : table) {
     BOOST_TEST_CONTEXT(flag) {
       BOOST_TEST(c->help_text.find("--" + flag) != std::string::npos);

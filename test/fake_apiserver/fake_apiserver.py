@@ -3,25 +3,31 @@
 
 Behaves like the real server where our client and kubectl depend on it:
 bearer-token (and optional client-certificate) auth, discovery, a global
-resourceVersion bumped on every write, LIST with field/label selectors and
-paging, WATCH as chunked JSON lines with bookmarks, 410 Gone for a too-old
+resourceVersion bumped on every write, LIST (and deletecollection) with field/label
+selectors and paging, WATCH as chunked JSON lines with bookmarks, 410 Gone for a too-old
 resourceVersion and a server-side timeout, merge / strategic-merge / JSON
 patch, PUT with optimistic concurrency (409), POST 409 AlreadyExists, DELETE
 with preconditions, and errors in the Kubernetes Status shape.
 
 Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
-                                "delay_ms","retry_after","hang"}  (regexes; status 0 = delay
+                                "delay_ms","retry_after","hang","body"}  (regexes; status 0 = delay
                                 only; "user_agent": a regex on the User-Agent header, so a
                                 fault can spare the test's own requests; "hang": true accepts
                                 the request and never answers it
-                                until the faults are cleared; count -1: every request)
+                                until the faults are cleared; count -1: every request;
+                                "body": this text is the answer, with "status")
   DELETE /_fake/faults         (also lets every hung request go: its connection is closed)
   GET    /_fake/requests       [{"method","path","query","content_type","watch",
                                  "peer_port"}]  (one peer port per TCP connection)
   DELETE /_fake/requests
   POST   /_fake/close_watches  ends every open watch stream
   POST   /_fake/compact        forgets the event history (older RVs get 410)
+  POST   /_fake/gates          {"DRADeviceTaints": false, ...}: fields of gates that are off
+                               are dropped on write (fake_resource.py)
+
+resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) with
+validation of the DRA limits is in fake_resource.py.
 
 Start-up: `fake_apiserver.py --dir D` generates a throwaway CA, server and
 client certificates with the openssl CLI into D, writes D/token, D/kubeconfig
@@ -50,8 +56,10 @@ import uuid
 
 import fake_events
 import fake_patch
+import fake_resource
+from fake_discovery import discovery_v1, make_table
 from fake_pki import make_pki, write_kubeconfigs
-from fake_store import RESOURCES, ApiError, Store, parse_selector
+from fake_store import RESOURCES, ApiError, Store, now_rfc3339, parse_selector
 
 # ----------------------------------------------------------------------------
 # HTTP
@@ -68,6 +76,12 @@ class Fake:
         self.unhang = threading.Event()  # set (and replaced) when the faults are cleared
         self.requests = []
         self.token_file = os.path.join(args.dir, "token")
+        self.gates = dict(fake_resource.DEFAULT_GATES)
+        for item in filter(None, (args.feature_gates or "").split(",")):
+            gate, _, value = item.partition("=")
+            self.gates[gate] = value.lower() == "true"
+        self.store.validate = lambda resource, new, old: fake_resource.validate(
+            resource, new, old, dict(self.gates), now_rfc3339())
 
 
 TABLE_ACCEPT = "as=Table"
@@ -196,6 +210,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 0:
             return False
         self._read_body_quietly()
+        if fault.get("body") is not None:
+            # A broken or hostile answer: this text, as is, with this status.
+            data = fault["body"].encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return True
         if status == 410 and is_watch:
             # The real server answers 200 and reports expiry as an ERROR event.
             self._start_stream()
@@ -240,6 +263,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fake.store.watch_epoch += 1
                 fake.store.cond.notify_all()
             return self._send_json(200, {})
+        if path == "/_fake/gates" and method == "POST":
+            if not isinstance(body, dict) or not all(isinstance(v, bool) for v in body.values()):
+                raise ApiError(400, "BadRequest", "gates must be {name: bool}")
+            with fake.store.cond:
+                fake.gates.update(body)
+                return self._send_json(200, dict(fake.gates))
         if path == "/_fake/compact" and method == "POST":
             with fake.store.cond:
                 fake.store.events = []
@@ -260,21 +289,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                     {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" %
                      self.server.server_address[1]}]})
-        if method == "GET" and path == "/apis":
+        if method == "GET" and path.rstrip("/") == "/apis":
             return self._send_json(200, {"kind": "APIGroupList", "apiVersion": "v1",
-                                         "groups": [fake_events.group_entry()]})
+                                         "groups": [fake_events.group_entry(),
+                                                    fake_resource.api_group()]})
+        if method == "GET" and path.rstrip("/") == "/apis/" + fake_resource.GROUP:
+            return self._send_json(200, dict(fake_resource.api_group(), kind="APIGroup",
+                                             apiVersion="v1"))
+        if method == "GET" and path.rstrip("/") == "/apis/" + fake_resource.GROUP_VERSION:
+            return self._send_json(200, fake_resource.discovery())
         if method == "GET" and path == "/api/v1":
             return self._send_json(200, discovery_v1())
         if fake_events.route(self, method, path, q):  # events.k8s.io/v1 and core/v1 events
             return
         parts = [p for p in path.split("/") if p]
-        if parts[:2] != ["api", "v1"]:
+        if parts[:2] == ["api", "v1"]:
+            group_version, parts = "v1", parts[2:]
+        elif parts[:3] == ["apis"] + fake_resource.GROUP_VERSION.split("/"):
+            group_version, parts = fake_resource.GROUP_VERSION, parts[3:]
+        else:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        parts = parts[2:]
         ns = ""
         if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
             ns, parts = parts[1], parts[2:]
-        if not parts or parts[0] not in RESOURCES or len(parts) > 3:
+        if (not parts or parts[0] not in RESOURCES or len(parts) > 3 or
+                RESOURCES[parts[0]][2] != group_version):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         resource = parts[0]
         name = parts[1] if len(parts) > 1 else ""
@@ -301,11 +340,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 with self.fake.store.cond:
                     obj = self.fake.store.create(resource, ns, body)
                     return self._send_json(201, obj)
+            if method == "DELETE":
+                return self._delete_collection(resource, ns, q)
             raise ApiError(405, "MethodNotAllowed", "method not allowed")
         store = self.fake.store
         if method == "GET":
             with store.cond:
-                return self._send_object(200, store.get(resource, ns, name))
+                return self._send_object(200, store.get(resource, ns, name), resource)
         if method == "PUT":
             body = self._read_body()
             if not isinstance(body, dict):
@@ -321,9 +362,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._send_json(200, store.delete(resource, ns, name, pre))
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
 
-    def _send_object(self, code, obj):
+    def _delete_collection(self, resource, ns, q):
+        """deletecollection (kubelet wipes its node's ResourceSlices this way):
+        every object matching the selectors goes, each with a DELETED event;
+        the answer is the list of what was deleted."""
+        store = self.fake.store
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
+        lsel = parse_selector(q.get("labelSelector"), False)
+        with store.cond:
+            keys = sorted(k for k in store.objects if k[0] == resource and (not ns or k[1] == ns))
+            items = [store.delete(*k, {}) for k in keys
+                     if fsel(store.objects[k]) and lsel(store.objects[k])]
+            rv = str(store.rv)
+        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List",
+                                     "apiVersion": RESOURCES[resource][2],
+                                     "metadata": {"resourceVersion": rv}, "items": items})
+
+    def _send_object(self, code, obj, resource=""):
         if TABLE_ACCEPT in self.headers.get("Accept", ""):
-            return self._send_json(code, make_table([obj]),
+            return self._send_json(code, make_table([obj], resource),
                                    "application/json;as=Table;v=v1;g=meta.k8s.io")
         return self._send_json(code, obj)
 
@@ -358,7 +415,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _list(self, resource, ns, q):
         store = self.fake.store
-        fsel = parse_selector(q.get("fieldSelector"), True)
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         limit = int(q.get("limit") or 0)
         after = None  # (namespace, name) of the last item already returned
@@ -385,12 +442,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 items.append(copy.deepcopy(obj))
             rv = str(store.rv)
         if TABLE_ACCEPT in self.headers.get("Accept", ""):
-            return self._send_json(200, make_table(items),
+            return self._send_json(200, make_table(items, resource),
                                    "application/json;as=Table;v=v1;g=meta.k8s.io")
         meta = {"resourceVersion": rv}
         if more:
             meta["continue"] = more
-        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List", "apiVersion": "v1",
+        return self._send_json(200, {"kind": RESOURCES[resource][0] + "List",
+                                     "apiVersion": RESOURCES[resource][2],
                                      "metadata": meta, "items": items})
 
     # -- watch ---------------------------------------------------------------
@@ -412,7 +470,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _watch(self, resource, ns, q):
         store = self.fake.store
-        fsel = parse_selector(q.get("fieldSelector"), True)
+        fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         bookmarks = q.get("allowWatchBookmarks") == "true"
         timeout_s = min(int(q.get("timeoutSeconds") or self.fake.args.watch_timeout_s),
@@ -474,7 +532,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             now = time.monotonic()
             if bookmarks and (now - last_bookmark >= bookmark_s or now >= deadline):
                 self._write_chunk({"type": "BOOKMARK", "object": {
-                    "kind": RESOURCES[resource][0], "apiVersion": "v1",
+                    "kind": RESOURCES[resource][0], "apiVersion": RESOURCES[resource][2],
                     "metadata": {"resourceVersion": str(max(since, current_rv))}}})
                 since = max(since, current_rv)
                 last_bookmark = now
@@ -495,41 +553,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_DELETE(self):
         self._handle("DELETE")
-
-
-def discovery_v1():
-    def res(name, kind, namespaced, verbs, short=()):
-        r = {"name": name, "singularName": kind.lower() if "/" not in name else "",
-             "namespaced": namespaced, "kind": kind, "verbs": verbs}
-        if short:
-            r["shortNames"] = list(short)
-        return r
-    crud = ["create", "delete", "get", "list", "patch", "update", "watch"]
-    return {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
-        res("configmaps", "ConfigMap", True, crud, ["cm"]),
-        fake_events.core_resource_entry(),
-        res("namespaces", "Namespace", False, crud, ["ns"]),
-        res("nodes", "Node", False, crud, ["no"]),
-        res("nodes/status", "Node", False, ["get", "patch", "update"]),
-        res("pods", "Pod", True, crud, ["po"]),
-        res("pods/status", "Pod", True, ["get", "patch", "update"]),
-    ]}
-
-
-def make_table(objs):
-    rows = []
-    for o in objs:
-        meta = o.get("metadata", {})
-        rows.append({"cells": [meta.get("name", ""), meta.get("creationTimestamp", "")],
-                     "object": {"kind": "PartialObjectMetadata",
-                                "apiVersion": "meta.k8s.io/v1", "metadata": meta}})
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {},
-            "columnDefinitions": [
-                {"name": "Name", "type": "string", "format": "name", "description": "Name",
-                 "priority": 0},
-                {"name": "Created", "type": "string", "format": "", "description": "Created",
-                 "priority": 0}],
-            "rows": rows}
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -582,6 +605,8 @@ def main():
     p.add_argument("--no-client-cert-auth", dest="client_cert_auth", action="store_false",
                    help="refuse client certificates (by default one signed by the CA "
                    "authenticates like a token)")
+    p.add_argument("--feature-gates", default="",
+                   help="e.g. DRADeviceTaints=false: the server drops those fields on write")
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args()
     os.makedirs(args.dir, exist_ok=True)

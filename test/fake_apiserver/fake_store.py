@@ -12,11 +12,20 @@ def now_rfc3339():
 
 
 RESOURCES = {
-    # resource: (kind, namespaced)
-    "nodes": ("Node", False),
-    "pods": ("Pod", True),
-    "configmaps": ("ConfigMap", True),
-    "namespaces": ("Namespace", False),
+    # resource: (kind, namespaced, apiVersion)
+    "nodes": ("Node", False, "v1"),
+    "pods": ("Pod", True, "v1"),
+    "configmaps": ("ConfigMap", True, "v1"),
+    "namespaces": ("Namespace", False, "v1"),
+    "resourceslices": ("ResourceSlice", False, "resource.k8s.io/v1"),
+    "resourceclaims": ("ResourceClaim", True, "resource.k8s.io/v1"),
+    "deviceclasses": ("DeviceClass", False, "resource.k8s.io/v1"),
+}
+
+# Field selectors the real server accepts, per resource (metadata.* always).
+FIELD_SELECTORS = {
+    "pods": ("spec.nodeName", "status.phase"),
+    "resourceslices": ("spec.nodeName", "spec.driver"),
 }
 
 
@@ -55,6 +64,9 @@ class Store:
         self.window = window
         self.oldest_rv = 1  # requests for an RV below this get 410
         self.watch_epoch = 0  # bumped to end every open watch
+        # validate(resource, new, old_or_None): may normalise `new`, raises
+        # ApiError; called on create and on every non-status update.
+        self.validate = lambda resource, new, old: None
 
     # All methods below are called with self.cond held.
 
@@ -77,7 +89,7 @@ class Store:
         return obj
 
     def create(self, resource, ns, obj):
-        kind, namespaced = RESOURCES[resource]
+        kind, namespaced, api_version = RESOURCES[resource]
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
@@ -94,7 +106,8 @@ class Store:
         if (resource, ns, name) in self.objects:
             raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (resource, name),
                            {"name": name, "kind": resource})
-        obj["kind"], obj["apiVersion"] = kind, "v1"
+        self.validate(resource, obj, None)
+        obj["kind"], obj["apiVersion"] = kind, api_version
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
         meta.pop("resourceVersion", None)
@@ -130,6 +143,7 @@ class Store:
                 else:
                     new["metadata"].pop(k, None)
             new["kind"], new["apiVersion"] = old["kind"], old["apiVersion"]
+            self.validate(resource, new, old)
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if new == old:
             return old  # a no-op write does not bump the resourceVersion
@@ -169,8 +183,9 @@ def _get_field(obj, path):
     return cur if isinstance(cur, str) else ""
 
 
-def parse_selector(text, is_field):
+def parse_selector(text, is_field, resource="pods"):
     """Returns a predicate for an equality-based selector; raises ApiError."""
+    known = ("metadata.name", "metadata.namespace") + FIELD_SELECTORS.get(resource, ())
     reqs = []
     for term in filter(None, (t.strip() for t in (text or "").split(","))):
         m = re.fullmatch(r"([A-Za-z0-9./_-]+)\s*(==|=|!=)\s*([A-Za-z0-9._-]*)", term)
@@ -180,11 +195,9 @@ def parse_selector(text, is_field):
                 continue
             raise ApiError(400, "BadRequest", "unable to parse requirement: %r" % term)
         key, op, val = m.groups()
-        if is_field and key not in ("metadata.name", "metadata.namespace", "spec.nodeName",
-                                    "status.phase"):
-            raise ApiError(400, "BadRequest",
-                           '"%s" is not a known field selector: only "metadata.name", '
-                           '"metadata.namespace", "spec.nodeName", "status.phase"' % key)
+        if is_field and key not in known:
+            raise ApiError(400, "BadRequest", '"%s" is not a known field selector: only %s' %
+                           (key, ", ".join('"%s"' % k for k in known)))
         reqs.append((key, "!=" if op == "!=" else "=", val))
 
     def match(obj):

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The real kubectl against the fake kube-apiserver: discovery, get, annotate,
-patch (merge, strategic, json), raw /version, and client-certificate auth."""
+patch (merge, strategic, json), raw /version, client-certificate auth, and
+resource.k8s.io/v1: get resourceslices (cluster-scoped, field selector) and
+get resourceclaims -A."""
 
 import argparse
 import json
@@ -27,6 +29,19 @@ class KubectlAgainstFake(unittest.TestCase):
         cls.api.must("POST", "/api/v1/namespaces/team/pods", {
             "metadata": {"name": "p2"}, "spec": {"nodeName": "node2",
                                                  "containers": [{"name": "c", "image": "x"}]}})
+
+        for node in ("node1", "node2"):
+            cls.api.must("POST", "/apis/resource.k8s.io/v1/resourceslices", {
+                "metadata": {"generateName": node + "-dra.hygon.com-"},
+                "spec": {"driver": "dra.hygon.com", "nodeName": node,
+                         "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": "hcu-0000-09-00-0", "attributes": {
+                             "type": {"string": "hcu"}}}]}})
+        for ns, name in (("default", "claim-a"), ("team", "claim-b")):
+            cls.api.must("POST", "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims" % ns, {
+                "metadata": {"name": name},
+                "spec": {"devices": {"requests": [{"name": "hcu", "exactly": {
+                    "deviceClassName": "dra.hygon.com"}}]}}})
 
     @classmethod
     def tearDownClass(cls):
@@ -89,6 +104,22 @@ class KubectlAgainstFake(unittest.TestCase):
                      '{"status":{"capacity":{"hygon.com/hcumem":"65520"}}}')
         node = self.api.must("GET", "/api/v1/nodes/node1")
         self.assertEqual(node["status"]["capacity"]["hygon.com/hcumem"], "65520")
+
+    def test_get_resourceslices_table_and_field_selector(self):
+        out = self.kubectl("get", "resourceslices")
+        self.assertIn("node1-dra.hygon.com-", out)
+        self.assertIn("DRIVER", out.upper())
+        out = json.loads(self.kubectl("get", "resourceslices", "-o", "json", "--field-selector",
+                                      "spec.nodeName=node2,spec.driver=dra.hygon.com"))
+        self.assertEqual([i["spec"]["nodeName"] for i in out["items"]], ["node2"])
+        self.assertEqual(out["items"][0]["apiVersion"], "resource.k8s.io/v1")
+
+    def test_get_resourceclaims_all_namespaces(self):
+        out = json.loads(self.kubectl("get", "resourceclaims", "-A", "-o", "json"))
+        self.assertEqual(sorted((i["metadata"]["namespace"], i["metadata"]["name"])
+                                for i in out["items"]), [("default", "claim-a"), ("team", "claim-b")])
+        table = self.kubectl("get", "resourceclaims", "-A")
+        self.assertIn("claim-b", table)
 
     def test_raw_version(self):
         out = json.loads(self.kubectl("get", "--raw", "/version"))

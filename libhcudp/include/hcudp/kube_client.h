@@ -156,6 +156,10 @@ class HCUDP_EXPORT KubeClient {
   // one gives Aborted (re-read and retry).
   StatusOr<std::string> Patch(const ResourcePath& path, PatchType type, std::string_view patch,
                               const CallOptions& call = {});
+  // PUT: replaces the object; its metadata.resourceVersion is a precondition
+  // (a stale one gives Aborted: re-read and retry).
+  StatusOr<std::string> Update(const ResourcePath& path, std::string_view object_json,
+                               const CallOptions& call = {});
   // Returns the last state of the deleted object as the server reports it.
   StatusOr<std::string> Delete(const ResourcePath& path, const DeleteOptions& options = {},
                                const CallOptions& call = {});

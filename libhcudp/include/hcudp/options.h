@@ -13,7 +13,8 @@
 namespace hcudp {
 
 // Which resources the plugin registers (reference/seed-behaviour.md §2.1).
-enum class Strategy { kHcu, kVhcu, kMig, kMixed, kHami };
+// kDra: no device-plugin resources; the node is served through DRA (DESIGN §9).
+enum class Strategy { kHcu, kVhcu, kMig, kMixed, kHami, kDra };
 // Resource naming policy 0/1/2 (seed-behaviour.md §2.2).
 enum class NamingPolicy { kDefault = 0, kModel = 1, kModelMemoryCu = 2 };
 enum class BackendKind { kHost, kSim };
@@ -96,6 +97,15 @@ struct Options {
   std::string nfd_features_dir = "/etc/kubernetes/node-feature-discovery/features.d";
   // --events / EVENTS. Default: false.
   EventsMode events = EventsMode::kFalse;
+  // --dra-driver-name / DRA_DRIVER_NAME (dra): the DRA driver's name
+  // (ResourceSlice.spec.driver). Default: dra.hygon.com.
+  std::string dra_driver_name = "dra.hygon.com";
+  // --kubelet-plugins-dir / KUBELET_PLUGINS_DIR (dra): the DRA service
+  // socket is <dir>/<driver>/dra.sock. Default: /var/lib/kubelet/plugins.
+  std::string kubelet_plugins_dir = "/var/lib/kubelet/plugins";
+  // --kubelet-registry-dir / KUBELET_REGISTRY_DIR (dra): kubelet's plugin
+  // watcher directory. Default: /var/lib/kubelet/plugins_registry.
+  std::string kubelet_registry_dir = "/var/lib/kubelet/plugins_registry";
 };
 
 // The host-root actually used: options.host_root if set, "/" for the host

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "cdi/cdi_edits.h"
 #include "hcudp/cdi.h"
 #include "hcudp_internal/file_util.h"
 
@@ -15,9 +16,9 @@ bool CdiNameChar(char c, bool first) {
   return alnum || c == '_' || c == '.' || c == ':' || c == '-';
 }
 
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+}  // namespace
 
-void WriteEdits(Writer& w, const ContainerAllocation& edits) {
+void WriteCdiEdits(CdiJsonWriter& w, const ContainerAllocation& edits) {
   w.StartObject();
   if (!edits.devices.empty()) {
     w.Key("deviceNodes");
@@ -57,8 +58,6 @@ void WriteEdits(Writer& w, const ContainerAllocation& edits) {
   w.EndObject();
 }
 
-}  // namespace
-
 std::string CdiDeviceName(std::string_view device_id) {
   std::string out;
   for (size_t i = 0; i < device_id.size(); ++i) {
@@ -76,7 +75,7 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
                      const AllocationBuilder& builder) {
   CdiSpec spec;
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  CdiJsonWriter w(buffer);
   w.SetIndent(' ', 2);
   w.StartObject();
   w.Key("cdiVersion");
@@ -84,7 +83,7 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
   w.Key("kind");
   w.String(kCdiKind.data(), static_cast<rapidjson::SizeType>(kCdiKind.size()));
   w.Key("containerEdits");
-  WriteEdits(w, builder.CommonEdits(inventory));
+  WriteCdiEdits(w, builder.CommonEdits(inventory));
   w.Key("devices");
   w.StartArray();
   std::set<std::string> seen;
@@ -100,7 +99,7 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
       w.Key("name");
       w.String(CdiDeviceName(device.id).c_str());
       w.Key("containerEdits");
-      WriteEdits(w, *edits);
+      WriteCdiEdits(w, *edits);
       w.EndObject();
     }
   }

@@ -14,11 +14,11 @@ std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 StatusOr<Strategy> ParseStrategy(std::string_view text) {
   for (Strategy s : {Strategy::kHcu, Strategy::kVhcu, Strategy::kMig, Strategy::kMixed,
-                     Strategy::kHami}) {
+                     Strategy::kHami, Strategy::kDra}) {
     if (text == StrategyName(s)) return s;
   }
   return InvalidArgumentError("strategy " + Quote(text) +
-                              " is not one of hcu, vhcu, mig, mixed, hami");
+                              " is not one of hcu, vhcu, mig, mixed, hami, dra");
 }
 
 std::string_view StrategyName(Strategy strategy) {
@@ -28,6 +28,7 @@ std::string_view StrategyName(Strategy strategy) {
     case Strategy::kMig: return "mig";
     case Strategy::kMixed: return "mixed";
     case Strategy::kHami: return "hami";
+    case Strategy::kDra: return "dra";
   }
   return "mixed";
 }

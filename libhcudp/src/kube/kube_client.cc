@@ -345,6 +345,11 @@ StatusOr<std::string> KubeClient::Patch(const ResourcePath& path, PatchType type
   return impl_->Call("PATCH", path.ToString(), PatchContentType(type), patch, call);
 }
 
+StatusOr<std::string> KubeClient::Update(const ResourcePath& path, std::string_view object_json,
+                                         const CallOptions& call) {
+  return impl_->Call("PUT", path.ToString(), "application/json", object_json, call);
+}
+
 StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteOptions& options,
                                          const CallOptions& call) {
   rapidjson::StringBuffer buffer;

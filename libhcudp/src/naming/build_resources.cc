@@ -179,6 +179,8 @@ StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
     case Strategy::kHami:
       HCUDP_RETURN_IF_ERROR(AddHami(inventory, params, &out));
       break;
+    case Strategy::kDra:  // devices are offered as ResourceSlices, not resources
+      break;
   }
   for (Resource& r : out) SortDevices(&r);
   return out;

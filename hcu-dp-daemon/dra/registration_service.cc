@@ -1,0 +1,38 @@
+#include "dra/registration_service.h"
+
+#include <glog/logging.h>
+
+namespace hcudp::daemon::dra {
+
+std::vector<std::string> SupportedServices() {
+  return {"v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth",
+          "v1.DRAResourceHealth"};
+}
+
+pluginregistration::PluginInfo MakePluginInfo(const std::string& driver,
+                                              const std::string& endpoint) {
+  pluginregistration::PluginInfo info;
+  info.set_type(kDraPluginType);
+  info.set_name(driver);
+  info.set_endpoint(endpoint);
+  for (const std::string& s : SupportedServices()) info.add_supported_versions(s);
+  return info;
+}
+
+grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
+                                          const pluginregistration::InfoRequest*,
+                                          pluginregistration::PluginInfo* response) {
+  ++get_info_calls_;
+  VLOG(1) << "kubelet asked for the plugin info (GetInfo)";
+  *response = info_;
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistrationService::NotifyRegistrationStatus(
+    grpc::ServerContext*, const pluginregistration::RegistrationStatus* request,
+    pluginregistration::RegistrationStatusResponse*) {
+  if (on_status_) on_status_(request->plugin_registered(), request->error());
+  return grpc::Status::OK;
+}
+
+}  // namespace hcudp::daemon::dra

@@ -1,0 +1,93 @@
+#include "dra/socket_server.h"
+
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "plugin_server.h"
+
+namespace hcudp::daemon::dra {
+
+std::string SocketServer::HiddenPath(const std::string& socket_path) {
+  const size_t slash = socket_path.find_last_of('/');
+  if (slash == std::string::npos) return "." + socket_path;
+  return socket_path.substr(0, slash + 1) + "." + socket_path.substr(slash + 1);
+}
+
+StatusOr<std::unique_ptr<SocketServer>> SocketServer::Start(
+    const std::string& socket_path, const std::vector<grpc::Service*>& services, int max_threads,
+    bool publish_by_rename) {
+  std::unique_ptr<SocketServer> s(new SocketServer());
+  s->socket_path_ = socket_path;
+  const std::string bind_path = publish_by_rename ? HiddenPath(socket_path) : socket_path;
+  grpc::ResourceQuota quota("hcu-dp-dra");
+  quota.SetMaxThreads(max_threads);
+  grpc::ServerBuilder builder;
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  int port = 0;
+  builder.AddListeningPort("unix:" + bind_path, grpc::InsecureServerCredentials(), &port);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_) {
+    return UnavailableError("cannot serve on " + bind_path +
+                            " (directory missing or not writable?)");
+  }
+  if (publish_by_rename && ::rename(bind_path.c_str(), socket_path.c_str()) != 0) {
+    const int err = errno;
+    s->inode_ = FileInode(bind_path);
+    s->socket_path_ = bind_path;  // Stop() removes it
+    return UnavailableError("cannot move " + bind_path + " to " + socket_path + ": " +
+                            std::strerror(err));
+  }
+  s->inode_ = FileInode(socket_path);
+  return s;
+}
+
+SocketServer::~SocketServer() { Stop(); }
+
+bool SocketServer::Stop() {
+  BeginStop();
+  return FinishStop(std::chrono::steady_clock::now() + kStopBudget);
+}
+
+void SocketServer::BeginStop() {
+  if (!server_ || shutdown_.joinable()) return;
+  shut_down_ = std::make_shared<std::promise<void>>();
+  shut_down_future_ = shut_down_->get_future();
+  grpc::Server* server = server_.get();
+  // Shutdown waits for running handlers: on its own thread, so a handler
+  // that never returns cannot hold the caller.
+  shutdown_ = std::thread([server, done = shut_down_] {
+    server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+    done->set_value();
+  });
+}
+
+bool SocketServer::FinishStop(std::chrono::steady_clock::time_point deadline) {
+  if (!server_) return true;
+  BeginStop();
+  const bool clean = shut_down_future_.wait_until(deadline) == std::future_status::ready;
+  if (clean) {
+    shutdown_.join();
+    server_->Wait();
+    server_.reset();
+  } else {
+    LOG(WARNING) << socket_path_ << ": a call is still running after the stop budget; "
+                 << "not waiting for it";
+    shutdown_.detach();
+    (void)server_.release();
+  }
+  // Never remove a file someone else created at the same path since.
+  if (inode_ != 0 && FileInode(socket_path_) == inode_) ::unlink(socket_path_.c_str());
+  inode_ = 0;
+  return clean;
+}
+
+}  // namespace hcudp::daemon::dra

@@ -1,0 +1,114 @@
+// DRA ResourceSlices (DESIGN.md §9): a node's inventory -> the
+// resource.k8s.io/v1 ResourceSlice objects of its one pool. Pure functions;
+// SlicePublisher (slice_publisher.h) writes them to the API server.
+//
+// Devices of the pool, in PCI-address order of their card:
+//   hcu-<bdf, ':' and '.' as '-'>             a whole card (type "hcu"),
+//                                              allowMultipleAllocations with
+//                                              consumable cores/memory/slices
+//   hcu-<bdf...>-vdev<N>                       a pre-split vHCU (type "vhcu")
+//   hcu-<bdf...>-mig-<gi>-<ci>                 a MIG instance (type "mig")
+// A card that carries vHCUs or MIG instances (or whose vHCU state could not be
+// read, or on a MIG node) is not offered whole. An unhealthy card and its
+// children carry the taint dra.hygon.com/unhealthy:NoSchedule, or are left
+// out when `taints_supported` is false. Slices hold at most 128 devices, 64
+// when one of them carries a taint; every slice names the pool's generation
+// and slice count. The attribute list is in doc/dra.md.
+#ifndef HCUDP_DRA_SLICES_H_
+#define HCUDP_DRA_SLICES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hcudp/device.h"
+#include "hcudp/export.h"
+#include "hcudp/status.h"
+
+namespace hcudp::dra {
+
+inline constexpr std::string_view kDriverName = "dra.hygon.com";
+inline constexpr std::string_view kUnhealthyTaintKey = "dra.hygon.com/unhealthy";
+inline constexpr int kMaxDevicesPerSlice = 128;
+inline constexpr int kMaxDevicesPerSliceWithTaints = 64;
+
+struct SliceParams {
+  std::string node_name;  // required: the pool name and spec.nodeName
+  std::string node_uid;   // the Node's UID: an ownerReference; empty: none
+  std::string driver_name = std::string(kDriverName);
+  // False where the API server drops device taints (DRADeviceTaints off):
+  // unhealthy cards are then left out instead.
+  bool taints_supported = true;
+  // The `slices` capacity of a whole card (vHCUs it can carry), >= 1.
+  int max_vhcus_per_card = 4;
+};
+
+enum class PoolDeviceType { kCard, kVhcu, kMig };
+HCUDP_EXPORT std::string_view PoolDeviceTypeName(PoolDeviceType type);  // "hcu", "vhcu", "mig"
+
+// One device of the pool, as published.
+struct PoolDevice {
+  std::string name;  // DNS label, unique in the pool
+  PoolDeviceType type = PoolDeviceType::kCard;
+  int card = -1;         // the (parent) card index
+  std::string card_bdf;  // the (parent) card BDF
+  int vhcu_id = -1;      // kVhcu: N of vdevN
+  int mig_index = -1;    // kMig: index into NodeInventory::mig_instances
+  bool tainted = false;  // carries dra.hygon.com/unhealthy
+  int slice = 0;         // index of the slice holding it
+  std::string json;      // the v1 Device object
+};
+
+// Something the inventory has that the pool does not offer, and why.
+struct LeftOutDevice {
+  std::string what;    // "card 3 (0000:29:00.0)", "vdev5"
+  std::string reason;  // "unhealthy and the API server drops taints"
+};
+
+// The pool at one point in time, without generation (the publisher picks it).
+struct PoolPlan {
+  std::string pool_name;  // = node name
+  std::string node_name;
+  std::string node_uid;
+  std::string driver_name;
+  std::vector<PoolDevice> devices;  // in publication order
+  std::vector<LeftOutDevice> left_out;
+  int slice_count = 0;  // >= 1 (an empty pool is one empty slice)
+  bool uses_taints = false;
+};
+
+// A device name for a card BDF: "0000:3b:00.0" -> "hcu-0000-3b-00-0".
+HCUDP_EXPORT std::string CardDeviceName(std::string_view bdf);
+
+// The pool of `inventory`. InvalidArgument naming the field for a bad node
+// name or driver name, a card BDF that gives no valid device name, or
+// max_vhcus_per_card < 1.
+HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inventory,
+                                              const SliceParams& params);
+
+// The ResourceSlice object (JSON) of slice `index` of `plan` at `generation`:
+// apiVersion resource.k8s.io/v1, metadata.generateName
+// "<node>-<driver>-", the Node ownerReference when node_uid is set, and
+// spec {driver, nodeName, pool{name, generation, resourceSliceCount},
+// devices}. Precondition: 0 <= index < plan.slice_count.
+HCUDP_EXPORT std::string SliceObjectJson(const PoolPlan& plan, int index, int64_t generation);
+
+// All slices of the plan at `generation`, as one v1 ResourceSliceList.
+HCUDP_EXPORT std::string SliceListJson(const PoolPlan& plan, int64_t generation);
+
+// HSL islands: cards joined by HSL (or HYSWITCH) links, transitively. Returns
+// one island number per card of `inventory.cards` (same order), numbered
+// 0, 1, ... by the lowest BDF in each island; a card with no such link is an
+// island of its own.
+HCUDP_EXPORT std::vector<int> HslIslands(const NodeInventory& inventory);
+
+// A Kubernetes quantity in canonical form, as the API server stores it:
+// binary (Ki..Ei, the largest that divides `bytes`) or plain decimal with
+// k/M/G/T/P/E when `value` is an exact multiple.
+HCUDP_EXPORT std::string BinaryQuantity(uint64_t bytes);
+HCUDP_EXPORT std::string DecimalQuantity(uint64_t value);
+
+}  // namespace hcudp::dra
+
+#endif  // HCUDP_DRA_SLICES_H_

@@ -1,0 +1,49 @@
+// Internal: the CDI specs of DRA mode (DESIGN §9, reference/dra.md §5).
+//   <cdi-dir>/<driver>-hcu.json         kind <driver>/hcu: every card, device
+//                                       name = the slice's card name;
+//   <cdi-dir>/<driver>-vhcu_<uid>.json  kind <driver>/vhcu: the vHCUs and MIG
+//                                       instances of one prepared claim, named
+//                                       <uid>-vdev<N> / <uid>-<device> (claim
+//                                       UID in the name: never reused).
+// cdiVersion 0.5.0: the lowest version that allows deviceNodes[].hostPath and
+// device names starting with a digit (claim UIDs), the only non-0.3.0 fields
+// used; runtimes back to containerd 1.7 accept it.
+#ifndef HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
+#define HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
+
+#include <string>
+#include <vector>
+
+#include "hcudp/allocation.h"
+#include "hcudp/device.h"
+#include "hcudp/dra/checkpoint.h"
+#include "hcudp/status.h"
+
+namespace hcudp::dra {
+
+inline constexpr std::string_view kDraCdiVersion = "0.5.0";
+
+std::string CardCdiKind(const std::string& driver);  // "<driver>/hcu"
+std::string VhcuCdiKind(const std::string& driver);  // "<driver>/vhcu"
+std::string WholeCardSpecFileName(const std::string& driver);
+std::string ClaimSpecFileName(const std::string& driver, const std::string& claim_uid);
+// The CDI device name of a claim's vHCU or MIG device.
+std::string ClaimCdiDeviceName(const std::string& claim_uid, const PreparedDevice& device);
+
+// The whole-card spec; cards whose edits cannot be built are named in
+// `skipped` and left out.
+std::string BuildWholeCardSpec(const std::string& driver, const NodeInventory& inventory,
+                               const AllocationBuilder& builder, std::vector<std::string>* skipped);
+// The claim spec for its kVhcu, kMig and kDynamicVhcu devices. Empty string
+// when the claim has none. FailedPrecondition when a device's edits cannot be
+// built (conf file missing, no DRI nodes).
+StatusOr<std::string> BuildClaimSpec(const std::string& driver, const PreparedClaim& claim,
+                                     const NodeInventory& inventory,
+                                     const AllocationBuilder& builder);
+
+// Atomic, file and directory fsync-ed; creates `dir`.
+Status WriteSpecFile(const std::string& dir, const std::string& file_name, const std::string& json);
+
+}  // namespace hcudp::dra
+
+#endif  // HCUDP_SRC_DRA_DRA_CDI_SPEC_H_

@@ -1,0 +1,303 @@
+// Preparer::Prepare: GET, check, plan each result, make vHCUs and marks,
+// write the claim's CDI spec, record it.
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "dra/dra_cdi_spec.h"
+#include "dra/prepare_impl.h"
+#include "hcudp_internal/file_util.h"
+
+namespace hcudp::dra {
+namespace {
+
+std::string Describe(const ClaimRef& ref) {
+  return "ResourceClaim " + ref.namespace_name + "/" + ref.name + " (" + ref.uid + ")";
+}
+
+PrepareAnswer ErrorAnswer(std::string error) {
+  PrepareAnswer a;
+  a.error = std::move(error);
+  return a;
+}
+
+}  // namespace
+
+PrepareAnswer Preparer::Impl::Answer(const PreparedClaim& claim) {
+  PrepareAnswer a;
+  for (const PreparedDevice& d : claim.devices) {
+    PreparedDeviceAnswer out;
+    out.request_names = {d.request.substr(0, d.request.find('/'))};
+    out.pool_name = d.pool;
+    out.device_name = d.device;
+    out.cdi_device_ids = d.cdi_ids;
+    if (!d.share_id.empty()) out.share_id = d.share_id;
+    a.devices.push_back(std::move(out));
+  }
+  return a;
+}
+
+void Preparer::Impl::SetCdiIds(PreparedClaim* claim) const {
+  for (PreparedDevice& d : claim->devices) {
+    d.cdi_ids = {d.kind == PreparedKind::kCard
+                     ? CardCdiKind(o_.driver_name) + "=" + d.device
+                     : VhcuCdiKind(o_.driver_name) + "=" + ClaimCdiDeviceName(claim->uid, d)};
+  }
+}
+
+StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
+                                              const NodeInventory& inventory) {
+  if (!o_.pool_name.empty() && r.pool != o_.pool_name) {
+    return InvalidArgumentError("result for request " + r.request + " names pool " + r.pool +
+                                ", not this node's pool " + o_.pool_name);
+  }
+  HCUDP_ASSIGN_OR_RETURN(DeviceTarget target, ResolveDevice(inventory, r.device));
+  PreparedDevice d;
+  d.request = r.request;
+  d.pool = r.pool;
+  d.device = r.device;
+  d.share_id = r.share_id;
+  d.kind = target.kind;
+  d.card = target.card;
+  const Card* card = inventory.FindCard(target.card);
+  if (card != nullptr) d.card_bdf = card->bdf;
+  if (target.kind == PreparedKind::kVhcu) d.vhcu_id = target.vhcu_id;
+  if (target.kind == PreparedKind::kMig) {
+    d.mig_uuid = inventory.mig_instances[static_cast<size_t>(target.mig_index)].uuid;
+  }
+  if (target.kind != PreparedKind::kCard || card == nullptr || r.admin_access) return d;
+  // consumedCapacity; the claim spec only where the cluster has none.
+  const CapacityAmounts& amounts = r.has_consumed_capacity ? r.consumed : r.requested;
+  if (amounts.empty()) return d;
+  const int64_t cores = amounts.cores.value_or(card->compute_units);
+  const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
+  if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
+    return d;  // all of it: the whole card
+  }
+  d.kind = PreparedKind::kDynamicVhcu;
+  d.compute_units = static_cast<int>(std::clamp<int64_t>(cores, 1, card->compute_units));
+  const uint64_t mib = (static_cast<uint64_t>(memory) + kMiB - 1) / kMiB;
+  d.memory_mib = std::clamp<uint64_t>(mib, 1, card->memory_mib());
+  return d;
+}
+
+StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
+  HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
+  StatusOr<std::string> json = fetch_(ref);
+  if (!json.ok()) {
+    Status st = json.status().WithContext("GET " + Describe(ref));
+    if (Retryable(json.status())) return ErrorAnswer(st.ToString());
+    return st;
+  }
+  StatusOr<ParsedClaim> parsed = ParseResourceClaim(*json, o_.driver_name);
+  if (!parsed.ok()) return parsed.status().WithContext(Describe(ref));
+  if (parsed->uid != ref.uid) {
+    return FailedPreconditionError(Describe(ref) + " was replaced: the API has UID " + parsed->uid);
+  }
+  if (!parsed->allocated) return FailedPreconditionError(Describe(ref) + " is not allocated");
+
+  InFlight guard(this, ref.uid);
+  if (!guard.ok()) return ErrorAnswer(Describe(ref) + ": another call for it is in progress");
+  StatusOr<PreparedClaim> existing = store_.Read(ref.uid);
+  if (existing.ok() && existing->state == ClaimState::kPrepared) {
+    bool rewritten = false;
+    Status st = EnsureClaimSpec(*existing, &rewritten);
+    if (!st.ok()) return ErrorAnswer(st.ToString());
+    {
+      MutexLock lock(mu_);
+      claims_[ref.uid] = *existing;
+    }
+    return Answer(*existing);
+  }
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) {
+    return existing.status().WithContext("checkpoint of " + Describe(ref));
+  }
+  if (existing.ok()) {  // an earlier attempt stopped half-way: undo it first
+    StatusOr<NodeInventory> inventory = backend_->Discover();
+    if (!inventory.ok()) return ErrorAnswer(inventory.status().ToString());
+    Status st = AdoptUnrecordedMarks(&*existing, *inventory);
+    if (st.ok()) st = Undo(*existing, *inventory, false);
+    if (!st.ok()) return ErrorAnswer("undoing an earlier attempt: " + st.ToString());
+  }
+  return PrepareNew(*parsed);
+}
+
+StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
+  PreparedClaim pc;
+  pc.uid = claim.uid;
+  pc.namespace_name = claim.namespace_name;
+  pc.name = claim.name;
+  pc.owner = claim.pod_uid.empty() ? claim.uid : claim.pod_uid;
+  pc.boot_id = boot_id_;
+  pc.state = ClaimState::kPreparing;
+  // Cards (index, BDF, size) are planned from the inventory of the last
+  // Recover/WriteWholeCardSpec; pre-split vHCUs and MIG instances, or a name
+  // the cache does not know, from a fresh discovery.
+  std::optional<NodeInventory> cached;
+  {
+    MutexLock lock(mu_);
+    cached = inventory_;
+  }
+  StatusOr<NodeInventory> inventory =
+      cached ? StatusOr<NodeInventory>(std::move(*cached)) : backend_->Discover();
+  if (!inventory.ok()) return ErrorAnswer("discovering the node: " + inventory.status().ToString());
+  bool fresh = !cached.has_value();
+  for (size_t i = 0; i < claim.results.size(); ++i) {
+    StatusOr<PreparedDevice> d = Plan(claim.results[i], *inventory);
+    if (!fresh && (!d.ok() || d->kind == PreparedKind::kVhcu || d->kind == PreparedKind::kMig)) {
+      inventory = backend_->Discover();
+      if (!inventory.ok()) {
+        return ErrorAnswer("discovering the node: " + inventory.status().ToString());
+      }
+      fresh = true;
+      pc.devices.clear();
+      i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
+      continue;
+    }
+    if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
+    pc.devices.push_back(std::move(*d));
+  }
+  {  // pre-split vHCUs and MIG instances belong to one claim at a time
+    MutexLock lock(mu_);
+    for (const PreparedDevice& d : pc.devices) {
+      if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
+      for (const auto& [uid, other] : claims_) {
+        for (const PreparedDevice& o : other.devices) {
+          if (o.device == d.device && uid != pc.uid) {
+            return FailedPreconditionError("device " + d.device +
+                                           " is already prepared for claim " +
+                                           other.namespace_name + "/" + other.name);
+          }
+        }
+      }
+    }
+  }
+  // Without a vHCU to create, nothing can leak before the entry exists: it is
+  // written "prepared" at once (names known in advance), and whatever a crash
+  // leaves unwritten (a whole-card mark, the claim spec) is repaired by the
+  // next Prepare or by Recover, or released by Unprepare. One durable write
+  // fewer on the whole-card path.
+  const bool journal =
+      std::any_of(pc.devices.begin(), pc.devices.end(),
+                  [](const PreparedDevice& d) { return d.kind == PreparedKind::kDynamicVhcu; });
+  if (!journal) {
+    for (PreparedDevice& d : pc.devices) {
+      if (d.kind != PreparedKind::kCard) continue;
+      StatusOr<std::string> name = hami::FormatMarkFileName(
+          {pc.owner, d.request.substr(0, d.request.find('/')), d.card, hami::kWholeCardVhcuId});
+      if (!name.ok()) return name.status().WithContext("claim " + pc.uid);
+      d.mark = *name;
+    }
+    SetCdiIds(&pc);
+    pc.state = ClaimState::kPrepared;
+  }
+  Status st = store_.Write(pc);
+  if (!st.ok()) return ErrorAnswer("checkpoint: " + st.ToString());
+  if (Crash(PrepareStep::kCheckpointPreparing)) return AbortedError("crash after preparing");
+
+  bool made_vhcu = false;
+  for (PreparedDevice& d : pc.devices) {
+    const bool whole = d.kind == PreparedKind::kCard;
+    if (d.kind != PreparedKind::kDynamicVhcu && !whole) continue;
+    const VhcuOwner owner{pc.owner, d.request.substr(0, d.request.find('/'))};
+    if (whole) {
+      StatusOr<MarkFile> mark = vhcus_->MarkWholeCard(owner, d.card);
+      if (mark.ok()) {
+        d.mark = mark->path.substr(mark->path.rfind('/') + 1);
+      } else {
+        st = mark.status();
+      }
+    } else {
+      StatusOr<CreatedVhcu> made = vhcus_->CreateVhcu(owner, d.card, d.compute_units, d.memory_mib);
+      if (made.ok()) {
+        d.vhcu_id = made->vhcu.id;
+        d.mark = made->mark.path.substr(made->mark.path.rfind('/') + 1);
+        made_vhcu = true;
+      } else {
+        st = made.status();
+      }
+    }
+    if (!st.ok()) break;
+    if (Crash(PrepareStep::kDeviceMade)) return AbortedError("crash after a device");
+  }
+  if (st.ok() && made_vhcu) {
+    StatusOr<NodeInventory> now = backend_->Discover();
+    if (now.ok()) {
+      *inventory = std::move(*now);
+    } else {
+      st = now.status();
+    }
+  }
+  SetCdiIds(&pc);
+  if (st.ok()) {
+    StatusOr<std::string> spec = BuildClaimSpec(o_.driver_name, pc, *inventory, builder_);
+    st = spec.status();
+    if (spec.ok() && !spec->empty()) {
+      st = WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, pc.uid), *spec);
+    }
+  }
+  if (st.ok() && Crash(PrepareStep::kClaimSpecWritten)) return AbortedError("crash after spec");
+  if (st.ok() && journal) {
+    pc.state = ClaimState::kPrepared;
+    st = store_.Write(pc);
+  }
+  if (!st.ok()) {
+    Status undone = Undo(pc, *inventory, false);
+    if (!undone.ok())
+      LOG(WARNING) << "claim " << pc.uid << ": undo incomplete: " << undone.ToString();
+    Status failed = st.WithContext("preparing claim " + pc.namespace_name + "/" + pc.name);
+    if (st.code() == StatusCode::kInvalidArgument) return failed;
+    return ErrorAnswer(failed.ToString());
+  }
+  if (Crash(PrepareStep::kCheckpointPrepared)) return AbortedError("crash after prepared");
+  {
+    MutexLock lock(mu_);
+    claims_[pc.uid] = pc;
+  }
+  LOG(INFO) << "prepared claim " << pc.namespace_name << "/" << pc.name << " (" << pc.uid
+            << "): " << pc.devices.size() << " device(s)";
+  Changed();
+  return Answer(pc);
+}
+
+Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
+  *rewritten = false;
+  for (const PreparedDevice& d : claim.devices) {  // a crash before the mark was written
+    if (d.kind != PreparedKind::kCard || d.mark.empty()) continue;
+    const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+    if (::access(mark.c_str(), F_OK) == 0) continue;
+    HCUDP_RETURN_IF_ERROR(
+        vhcus_->MarkWholeCard({claim.owner, d.request.substr(0, d.request.find('/'))}, d.card)
+            .status());
+  }
+  const std::string path = ClaimSpecPath(claim.uid);
+  if (::access(path.c_str(), F_OK) == 0) return OkStatus();
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  HCUDP_ASSIGN_OR_RETURN(std::string spec,
+                         BuildClaimSpec(o_.driver_name, claim, inventory, builder_));
+  if (spec.empty()) return OkStatus();
+  HCUDP_RETURN_IF_ERROR(
+      WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, claim.uid), spec));
+  *rewritten = true;
+  return OkStatus();
+}
+
+Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
+  std::vector<std::string> skipped;
+  std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped);
+  for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
+  const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
+  {
+    MutexLock lock(mu_);
+    inventory_ = inventory;
+    if (spec == whole_card_spec_ && ::access(path.c_str(), F_OK) == 0) return OkStatus();
+  }
+  HCUDP_RETURN_IF_ERROR(WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), spec));
+  MutexLock lock(mu_);
+  whole_card_spec_ = std::move(spec);
+  inventory_ = inventory;
+  return OkStatus();
+}
+
+}  // namespace hcudp::dra

@@ -1,0 +1,101 @@
+// Internal: Preparer's state and helpers shared by prepare_*.cc.
+#ifndef HCUDP_SRC_DRA_PREPARE_IMPL_H_
+#define HCUDP_SRC_DRA_PREPARE_IMPL_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "hcudp/allocation.h"
+#include "hcudp/dra/preparer.h"
+#include "hcudp_internal/thread_annotations.h"
+
+namespace hcudp::dra {
+
+class Preparer::Impl {
+ public:
+  Impl(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch, PreparerOptions options,
+       Clock& clock);
+
+  StatusOr<RecoverResult> Recover();
+  StatusOr<PrepareAnswer> Prepare(const ClaimRef& ref);
+  Status Unprepare(const ClaimRef& ref);
+  RecoverResult Tick();
+  Status WriteWholeCardSpec(const NodeInventory& inventory);
+  std::vector<PreparedClaim> Prepared() const;
+
+ private:
+  // Marks `uid` in flight for the life of the guard; ok() false when
+  // another call for it runs.
+  class InFlight {
+   public:
+    InFlight(Impl* impl, const std::string& uid);
+    ~InFlight();
+    bool ok() const { return ok_; }
+
+   private:
+    Impl* impl_;
+    std::string uid_;
+    bool ok_;
+  };
+
+  struct Pending {
+    ClaimRef ref;
+    Clock::TimePoint due;
+    std::chrono::milliseconds delay{0};
+  };
+
+  bool Crash(PrepareStep step) const { return o_.crash_after && o_.crash_after(step); }
+  std::string CdiDir() const;
+  std::string ClaimSpecPath(const std::string& uid) const;
+  void Changed() const;
+
+  // prepare_claim.cc
+  StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory);
+  StatusOr<PrepareAnswer> PrepareNew(const ParsedClaim& claim);
+  void SetCdiIds(PreparedClaim* claim) const;
+  // Rewrites what a prepared claim lacks: its CDI spec (reboot, wiped dir)
+  // and whole-card marks (a crash right after the entry was written).
+  Status EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten);
+  static PrepareAnswer Answer(const PreparedClaim& claim);
+
+  // prepare_release.cc
+  // Destroys/unmarks one device if it is still ours (mark file present and
+  // the vHCU under its id still of its card and size).
+  Status ReleaseDevice(const PreparedDevice& device, const NodeInventory& inventory);
+  // Fills the vHCU ids and marks a crashed Prepare made but did not record,
+  // from mark files no other entry records.
+  Status AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInventory& inventory);
+  // Releases everything of `claim`, removes its spec and its entry.
+  Status Undo(PreparedClaim claim, const NodeInventory& inventory, bool unprepare_hooks);
+
+  // prepare_recover.cc
+  void Check(const ClaimRef& ref, RecoverResult* result, bool* api_down);
+  void AddPending(const ClaimRef& ref);
+
+  Backend* const backend_;
+  VhcuManager* const vhcus_;
+  const ClaimFetcher fetch_;
+  const PreparerOptions o_;
+  Clock& clock_;
+  const CheckpointStore store_;
+  const AllocationBuilder builder_;
+  std::string boot_id_;  // set by Recover before serving
+
+  mutable Mutex mu_;
+  std::set<std::string> in_flight_ HCUDP_GUARDED_BY(mu_);
+  std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
+  std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
+  std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);
+  // The node as of the last Recover/WriteWholeCardSpec (cards for Plan).
+  std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
+};
+
+// Errors a retry may fix: a per-claim error string rather than an RPC error.
+bool Retryable(const Status& status);
+
+}  // namespace hcudp::dra
+
+#endif  // HCUDP_SRC_DRA_PREPARE_IMPL_H_

@@ -1,0 +1,240 @@
+// Preparer::Recover and Tick: the checkpoint against the node and the API
+// after a restart or a reboot.
+#include <glog/logging.h>
+
+#include <algorithm>
+
+#include "dra/dra_cdi_spec.h"
+#include "dra/prepare_impl.h"
+#include "hcudp_internal/file_util.h"
+
+namespace hcudp::dra {
+namespace {
+
+// Are the prepared devices still on the node as recorded?
+bool StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std::string* why) {
+  for (const PreparedDevice& d : claim.devices) {
+    const Card* card = inventory.FindCardByBdf(d.card_bdf);
+    if (card == nullptr) {
+      *why = "card " + d.card_bdf + " is gone";
+      return false;
+    }
+    if (d.kind == PreparedKind::kVhcu || d.kind == PreparedKind::kDynamicVhcu) {
+      const Vhcu* v = inventory.FindVhcu(d.vhcu_id);
+      if (v == nullptr || v->card_bdf != d.card_bdf ||
+          (d.kind == PreparedKind::kDynamicVhcu &&
+           (v->compute_units != d.compute_units || v->memory_mib != d.memory_mib))) {
+        *why = "vHCU " + std::to_string(d.vhcu_id) + " is gone";
+        return false;
+      }
+    }
+    if (d.kind == PreparedKind::kMig &&
+        std::none_of(inventory.mig_instances.begin(), inventory.mig_instances.end(),
+                     [&](const MigInstance& m) { return m.uuid == d.mig_uuid; })) {
+      *why = "MIG instance " + d.mig_uuid + " is gone";
+      return false;
+    }
+  }
+  return true;
+}
+
+// A 404 that says this claim does not exist ("resourceclaims... \"<name>\" not
+// found"). A 404 without it (an API server that does not serve
+// resource.k8s.io/v1, a proxy's page) says nothing about the claim: deleting
+// on it would unprepare every claim of the node.
+bool ClaimIsGone(const Status& status, const ClaimRef& ref) {
+  return IsNotFound(status) &&
+         status.message().find("\"" + ref.name + "\" not found") != std::string::npos;
+}
+
+// Temp files of atomic writes a crash interrupted (".<name>.<pid>.<n>.tmp",
+// file_util) whose <name> starts with `prefix`: nobody else writes them.
+void RemoveTempLeftovers(const std::string& dir, const std::string& prefix) {
+  StatusOr<std::vector<std::string>> names = file_util::ListFileNames(dir);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    const std::string_view suffix = file_util::kTempSuffix;
+    if (name.rfind("." + prefix, 0) != 0 || name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    Status st = file_util::RemoveFile(dir + "/" + name);
+    if (st.ok()) {
+      LOG(INFO) << "removed " << dir << "/" << name << " (an interrupted write)";
+    } else {
+      LOG(WARNING) << st.ToString();
+    }
+  }
+}
+
+}  // namespace
+
+void Preparer::Impl::AddPending(const ClaimRef& ref) {
+  MutexLock lock(mu_);
+  Pending& p = pending_[ref.uid];
+  p.ref = ref;
+  p.delay =
+      p.delay.count() == 0 ? o_.recheck_initial_delay : std::min(p.delay * 2, o_.recheck_max_delay);
+  p.due = clock_.Now() + p.delay;
+}
+
+// One recorded claim against the API: gone (404, or replaced) → unprepare.
+void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api_down) {
+  StatusOr<std::string> json = fetch_(ref);
+  bool gone = false;
+  if (json.ok()) {
+    StatusOr<ParsedClaim> parsed = ParseResourceClaim(*json, o_.driver_name);
+    gone = parsed.ok() && parsed->uid != ref.uid;
+    if (!parsed.ok()) LOG(WARNING) << "claim " << ref.uid << ": " << parsed.status().ToString();
+  } else if (ClaimIsGone(json.status(), ref)) {
+    gone = true;
+  } else {
+    LOG(WARNING) << "claim " << ref.namespace_name << "/" << ref.name
+                 << " could not be checked: " << json.status().ToString() << " (asked again later)";
+    if (Retryable(json.status())) *api_down = true;
+    ++result->pending;
+    AddPending(ref);
+    return;
+  }
+  if (!gone) {
+    ++result->kept;
+    MutexLock lock(mu_);
+    pending_.erase(ref.uid);
+    return;
+  }
+  Status st = Unprepare(ref);
+  if (st.ok()) {
+    ++result->unprepared;
+    LOG(INFO) << "claim " << ref.namespace_name << "/" << ref.name << " (" << ref.uid
+              << ") no longer exists: unprepared";
+  } else {
+    LOG(WARNING) << "claim " << ref.uid << " no longer exists; unprepare: " << st.ToString();
+    ++result->pending;
+    AddPending(ref);
+  }
+}
+
+StatusOr<RecoverResult> Preparer::Impl::Recover() {
+  RecoverResult result;
+  StatusOr<std::string> boot = ReadBootId(o_.host_root);
+  if (boot.ok()) {
+    boot_id_ = *boot;
+  } else {
+    LOG(WARNING) << "no boot ID: " << boot.status().ToString()
+                 << " (reboots are told by the node instead)";
+  }
+  HCUDP_RETURN_IF_ERROR(vhcus_->Recover([](const std::string&) { return false; }).status());
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  RemoveTempLeftovers(store_.dir(), "");
+  RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
+  Status spec = WriteWholeCardSpec(inventory);
+  if (!spec.ok()) LOG(WARNING) << spec.ToString();
+  HCUDP_ASSIGN_OR_RETURN(std::vector<PreparedClaim> entries, store_.ReadAll(&result.bad_entries));
+  for (const std::string& bad : result.bad_entries) {
+    LOG(ERROR) << "DRA checkpoint entry ignored (left in place for inspection): " << bad;
+  }
+  {
+    MutexLock lock(mu_);
+    for (const PreparedClaim& c : entries) {
+      if (c.state == ClaimState::kPrepared) claims_[c.uid] = c;
+    }
+  }
+  std::vector<ClaimRef> to_check;
+  for (PreparedClaim& c : entries) {
+    const ClaimRef ref{c.namespace_name, c.name, c.uid};
+    if (c.state == ClaimState::kPreparing) {
+      // A Prepare that never answered: kubelet asks again if it still wants it.
+      Status st = AdoptUnrecordedMarks(&c, inventory);
+      if (st.ok()) st = Undo(c, inventory, false);
+      if (st.ok()) {
+        ++result.rolled_back;
+      } else {
+        LOG(WARNING) << "rolling back claim " << c.uid << ": " << st.ToString();
+        ++result.pending;
+        AddPending(ref);
+      }
+      continue;
+    }
+    std::string why;
+    if (!StillThere(c, inventory, &why)) {
+      // After a reboot the vHCUs may be gone: nothing to hand out any more;
+      // kubelet prepares again after a reboot.
+      LOG(WARNING) << "claim " << c.uid << ": " << why << "; unpreparing";
+      Status st = Undo(c, inventory, false);
+      if (st.ok()) {
+        ++result.unprepared;
+      } else {
+        ++result.pending;
+        AddPending(ref);
+      }
+      continue;
+    }
+    bool rewritten = false;
+    Status st = EnsureClaimSpec(c, &rewritten);
+    if (!st.ok()) LOG(WARNING) << "claim " << c.uid << ": CDI spec: " << st.ToString();
+    if (rewritten) ++result.specs_rewritten;
+    if (!boot_id_.empty() && c.boot_id != boot_id_) {
+      c.boot_id = boot_id_;
+      Status written = store_.Write(c);
+      if (!written.ok())
+        LOG(WARNING) << "claim " << c.uid << ": checkpoint: " << written.ToString();
+      MutexLock lock(mu_);
+      claims_[c.uid] = c;
+    }
+    to_check.push_back(ref);
+  }
+  // The API last: specs are back before any GET can block.
+  bool api_down = false;
+  for (const ClaimRef& ref : to_check) {
+    if (api_down) {  // one timeout is enough to know: the rest wait for Tick
+      ++result.pending;
+      AddPending(ref);
+      continue;
+    }
+    Check(ref, &result, &api_down);
+  }
+  LOG(INFO) << "DRA recovery: " << result.kept << " kept, " << result.specs_rewritten
+            << " CDI specs rewritten, " << result.rolled_back << " rolled back, "
+            << result.unprepared << " unprepared, " << result.pending << " pending";
+  return result;
+}
+
+RecoverResult Preparer::Impl::Tick() {
+  RecoverResult result;
+  std::vector<ClaimRef> due;
+  {
+    MutexLock lock(mu_);
+    const Clock::TimePoint now = clock_.Now();
+    for (const auto& [uid, p] : pending_) {
+      if (p.due <= now) due.push_back(p.ref);
+    }
+  }
+  bool api_down = false;
+  for (const ClaimRef& ref : due) {
+    if (api_down) {
+      ++result.pending;
+      AddPending(ref);
+      continue;
+    }
+    StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
+    if (!entry.ok() && entry.status().code() == StatusCode::kNotFound) {
+      MutexLock lock(mu_);
+      pending_.erase(ref.uid);
+      continue;
+    }
+    if (entry.ok() && entry->state == ClaimState::kPreparing) {
+      Status st = Unprepare(ref);  // a roll-back that failed before
+      if (st.ok()) {
+        ++result.rolled_back;
+      } else {
+        ++result.pending;
+        AddPending(ref);
+      }
+      continue;
+    }
+    Check(ref, &result, &api_down);
+  }
+  return result;
+}
+
+}  // namespace hcudp::dra

@@ -1,0 +1,131 @@
+// Preparer::Unprepare and the undo of a Prepare: release what is provably
+// ours, remove the claim's CDI spec, then its checkpoint entry.
+#include <glog/logging.h>
+#include <unistd.h>
+
+#include "dra/dra_cdi_spec.h"
+#include "dra/prepare_impl.h"
+#include "hcudp_internal/file_util.h"
+
+namespace hcudp::dra {
+
+Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventory& inventory) {
+  if (d.mark.empty()) return OkStatus();
+  const std::string path = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+  if (::access(path.c_str(), F_OK) != 0) return OkStatus();  // released before
+  HCUDP_ASSIGN_OR_RETURN(hami::MarkFileName mark, hami::ParseMarkFileName(d.mark));
+  if (mark.vhcu_id >= 0) {
+    const Vhcu* now = inventory.FindVhcu(mark.vhcu_id);
+    const bool ours = now != nullptr && now->card_bdf == d.card_bdf &&
+                      now->compute_units == d.compute_units && now->memory_mib == d.memory_mib;
+    if (!ours) {
+      // Gone, or the id now names someone else's vHCU: only our mark goes.
+      if (now != nullptr) {
+        LOG(WARNING) << "vHCU " << mark.vhcu_id << " of mark " << d.mark
+                     << " is no longer the one we made (card " << now->card_bdf << ", "
+                     << now->compute_units << " CU, " << now->memory_mib
+                     << " MiB): not destroyed, mark removed";
+      }
+      return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
+    }
+  }
+  return vhcus_->Release(mark);
+}
+
+Status Preparer::Impl::AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInventory& inventory) {
+  std::set<std::string> recorded;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [uid, other] : claims_) {
+      if (uid == claim->uid) continue;
+      for (const PreparedDevice& d : other.devices) recorded.insert(d.mark);
+    }
+  }
+  for (const PreparedDevice& d : claim->devices) recorded.insert(d.mark);
+  HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(o_.host_root, nullptr));
+  for (PreparedDevice& d : claim->devices) {
+    if (!d.mark.empty()) continue;
+    const std::string request = d.request.substr(0, d.request.find('/'));
+    for (const MarkFile& m : marks) {
+      const std::string file = m.path.substr(m.path.rfind('/') + 1);
+      if (recorded.count(file) > 0 || m.name.pod_uid != claim->owner ||
+          m.name.container != request || m.name.card != d.card) {
+        continue;
+      }
+      if (d.kind == PreparedKind::kCard && m.name.whole_card()) {
+        d.mark = file;
+      } else if (d.kind == PreparedKind::kDynamicVhcu && !m.name.whole_card()) {
+        const Vhcu* v = inventory.FindVhcu(m.name.vhcu_id);
+        if (v == nullptr || v->compute_units != d.compute_units || v->memory_mib != d.memory_mib) {
+          continue;
+        }
+        d.mark = file;
+        d.vhcu_id = m.name.vhcu_id;
+      }
+      if (!d.mark.empty()) {
+        recorded.insert(file);
+        break;
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
+                            bool unprepare_hooks) {
+  Status failed;
+  for (const PreparedDevice& d : claim.devices) {
+    Status st = ReleaseDevice(d, inventory);
+    if (!st.ok()) {
+      LOG(WARNING) << "claim " << claim.uid << ": releasing " << d.device << ": " << st.ToString();
+      if (failed.ok()) failed = st;
+      continue;
+    }
+    if (unprepare_hooks && Crash(PrepareStep::kUnprepareDeviceFreed)) {
+      return AbortedError("crash after a device was freed");
+    }
+  }
+  if (!failed.ok()) {
+    return UnavailableError("claim " + claim.namespace_name + "/" + claim.name +
+                            ": a device could not be released yet: " + failed.message());
+  }
+  HCUDP_RETURN_IF_ERROR(file_util::RemoveFile(ClaimSpecPath(claim.uid),
+                                              file_util::Durability::kSyncFileAndDirectory));
+  if (unprepare_hooks && Crash(PrepareStep::kUnprepareSpecRemoved)) {
+    return AbortedError("crash after the spec was removed");
+  }
+  HCUDP_RETURN_IF_ERROR(store_.Remove(claim.uid));
+  bool changed = false;
+  {
+    MutexLock lock(mu_);
+    changed = claims_.erase(claim.uid) > 0;
+    pending_.erase(claim.uid);
+  }
+  if (changed) Changed();
+  return OkStatus();
+}
+
+Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
+  HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
+  InFlight guard(this, ref.uid);
+  if (!guard.ok()) return UnavailableError("claim " + ref.uid + ": another call is in progress");
+  StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
+  if (!entry.ok() && entry.status().code() == StatusCode::kNotFound) {
+    MutexLock lock(mu_);
+    claims_.erase(ref.uid);
+    return OkStatus();  // never prepared here, or already unprepared
+  }
+  if (!entry.ok()) return entry.status();
+  StatusOr<NodeInventory> inventory = backend_->Discover();
+  if (!inventory.ok())
+    return UnavailableError("discovering the node: " + inventory.status().message());
+  if (entry->state == ClaimState::kPreparing) {
+    HCUDP_RETURN_IF_ERROR(AdoptUnrecordedMarks(&*entry, *inventory));
+  }
+  HCUDP_RETURN_IF_ERROR(Undo(*entry, *inventory, true));
+  LOG(INFO) << "unprepared claim " << entry->namespace_name << "/" << entry->name << " ("
+            << entry->uid << ")";
+  return OkStatus();
+}
+
+}  // namespace hcudp::dra

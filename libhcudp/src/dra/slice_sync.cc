@@ -1,0 +1,351 @@
+// One sync of the node's ResourceSlice pool: LIST, compare, write.
+#include "dra/slice_sync.h"
+
+#include <glog/logging.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hcudp/dra/slice_publisher.h"
+
+namespace hcudp::dra {
+namespace {
+
+using Document = rapidjson::Document;
+using Value = rapidjson::Value;
+
+// A slice of this driver on this node, as stored.
+struct Stored {
+  std::string name, uid, resource_version, pool;
+  int64_t generation = 0;
+  int64_t slice_count = 0;
+  Value devices;  // owned by `doc` of the list
+};
+
+std::string Serialize(const Value& v) {
+  rapidjson::StringBuffer b;
+  rapidjson::Writer<rapidjson::StringBuffer> w(b);
+  v.Accept(w);
+  return std::string(b.GetString(), b.GetSize());
+}
+
+const Value* Member(const Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+Value* MutableMember(Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string StringAt(const Value& obj, const char* key) {
+  const Value* v = Member(obj, key);
+  return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
+}
+
+StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) {
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return InternalError("ResourceSlice list from the API server is not a JSON object");
+  }
+  Value* items = MutableMember(doc, "items");
+  if (items == nullptr || !(items->IsArray() || items->IsNull())) {
+    return InternalError("ResourceSlice list from the API server has no items array");
+  }
+  std::vector<Stored> out;
+  if (items->IsNull()) return out;
+  for (Value& item : items->GetArray()) {
+    const Value* meta = Member(item, "metadata");
+    Value* spec = MutableMember(item, "spec");
+    const Value* pool = spec != nullptr ? Member(*spec, "pool") : nullptr;
+    if (meta == nullptr || spec == nullptr || pool == nullptr) {
+      return InternalError("a ResourceSlice from the API server lacks metadata, spec or spec.pool");
+    }
+    Stored s;
+    s.name = StringAt(*meta, "name");
+    s.uid = StringAt(*meta, "uid");
+    s.resource_version = StringAt(*meta, "resourceVersion");
+    s.pool = StringAt(*pool, "name");
+    const Value* gen = Member(*pool, "generation");
+    const Value* count = Member(*pool, "resourceSliceCount");
+    if (s.name.empty() || gen == nullptr || !gen->IsInt64() || count == nullptr ||
+        !count->IsInt64()) {
+      return InternalError("ResourceSlice \"" + s.name +
+                           "\" from the API server lacks metadata.name, spec.pool.generation or "
+                           "spec.pool.resourceSliceCount");
+    }
+    s.generation = gen->GetInt64();
+    s.slice_count = count->GetInt64();
+    Value* devices = MutableMember(*spec, "devices");
+    if (devices != nullptr && devices->IsArray()) {
+      s.devices = std::move(*devices);
+    } else {
+      s.devices.SetArray();
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Stored& a, const Stored& b) { return a.name < b.name; });
+  return out;
+}
+
+// A device as compared: the server's timeAdded on taints does not count, and
+// neither do fields the server is known to drop.
+void Normalize(Value& device, const SyncMemory& memory) {
+  if (!device.IsObject()) return;
+  auto taints = device.FindMember("taints");
+  if (taints != device.MemberEnd() && taints->value.IsArray()) {
+    for (Value& t : taints->value.GetArray()) {
+      if (t.IsObject()) t.RemoveMember("timeAdded");
+    }
+  }
+  if (memory.consumable_capacity_dropped) {
+    device.RemoveMember("allowMultipleAllocations");
+    auto cap = device.FindMember("capacity");
+    if (cap != device.MemberEnd() && cap->value.IsObject()) {
+      for (auto& c : cap->value.GetObject()) {
+        if (c.value.IsObject()) c.value.RemoveMember("requestPolicy");
+      }
+    }
+  }
+}
+
+// The devices of slice `index` of the plan, normalized.
+void DesiredDevices(const PoolPlan& plan, int index, const SyncMemory& memory, Document& out) {
+  out.SetArray();
+  for (const PoolDevice& d : plan.devices) {
+    if (d.slice != index) continue;
+    Document dev(&out.GetAllocator());
+    dev.Parse(d.json.data(), d.json.size());
+    Normalize(dev, memory);
+    out.PushBack(Value(dev, out.GetAllocator()), out.GetAllocator());
+  }
+}
+
+bool UpToDate(std::vector<Stored>& stored, const PoolPlan& plan, const SyncMemory& memory,
+              Document::AllocatorType& alloc) {
+  if (static_cast<int>(stored.size()) != plan.slice_count) return false;
+  const int64_t generation = stored.front().generation;
+  std::vector<bool> used(stored.size(), false);
+  for (int i = 0; i < plan.slice_count; ++i) {
+    Document want;
+    DesiredDevices(plan, i, memory, want);
+    bool found = false;
+    for (size_t k = 0; k < stored.size() && !found; ++k) {
+      Stored& s = stored[k];
+      if (used[k] || s.generation != generation || s.slice_count != plan.slice_count ||
+          s.pool != plan.pool_name) {
+        continue;
+      }
+      Value have(s.devices, alloc);
+      for (Value& d : have.GetArray()) Normalize(d, memory);
+      if (have == want) used[k] = found = true;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+// Copies timeAdded of taints the stored pool already has (same device, same
+// key and effect), as the Kubernetes helper does.
+void KeepTaintTimes(Value& devices, const std::vector<Stored>& stored,
+                    Document::AllocatorType& alloc) {
+  for (Value& d : devices.GetArray()) {
+    auto taints = d.FindMember("taints");
+    if (taints == d.MemberEnd() || !taints->value.IsArray()) continue;
+    const std::string name = StringAt(d, "name");
+    for (const Stored& s : stored) {
+      for (const Value& old : s.devices.GetArray()) {
+        const Value* old_taints = Member(old, "taints");
+        if (StringAt(old, "name") != name || old_taints == nullptr || !old_taints->IsArray()) {
+          continue;
+        }
+        for (Value& t : taints->value.GetArray()) {
+          for (const Value& ot : old_taints->GetArray()) {
+            const Value* time = Member(ot, "timeAdded");
+            if (time != nullptr && !Member(t, "timeAdded") &&
+                StringAt(ot, "key") == StringAt(t, "key") &&
+                StringAt(ot, "effect") == StringAt(t, "effect")) {
+              t.AddMember("timeAdded", Value(*time, alloc), alloc);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+struct Dropped {
+  bool taints = false;
+  bool consumable = false;
+};
+
+// Compares a write's answer (the stored object) with what was sent.
+Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
+  Dropped out;
+  Document doc;
+  doc.Parse(answer.data(), answer.size());
+  const Value* spec = doc.IsObject() ? Member(doc, "spec") : nullptr;
+  const Value* got = spec != nullptr ? Member(*spec, "devices") : nullptr;
+  if (got == nullptr || !got->IsArray()) {
+    if (!sent_devices.Empty()) LOG(WARNING) << "ResourceSlice answer carries no devices";
+    return out;
+  }
+  for (const Value& sent : sent_devices.GetArray()) {
+    const std::string name = StringAt(sent, "name");
+    for (const Value& g : got->GetArray()) {
+      if (StringAt(g, "name") != name) continue;
+      if (Member(sent, "taints") != nullptr && Member(g, "taints") == nullptr) out.taints = true;
+      if (Member(sent, "allowMultipleAllocations") != nullptr &&
+          Member(g, "allowMultipleAllocations") == nullptr) {
+        out.consumable = true;
+      }
+    }
+  }
+  return out;
+}
+
+// DELETE with uid + resourceVersion preconditions; already gone is fine.
+Status DeleteSlice(KubeClient& client, const Stored& s, const CallOptions& call) {
+  DeleteOptions del;
+  del.precondition_uid = s.uid;
+  del.precondition_resource_version = s.resource_version;
+  auto gone = client.Delete(ResourceSlicePath(s.name), del, call);
+  if (!gone.ok() && !IsNotFound(gone.status())) {
+    return gone.status().WithContext("delete ResourceSlice " + s.name);
+  }
+  return OkStatus();
+}
+
+// Writes the plan at `generation` over `stored`: PUT slice i over stored[i],
+// POST the rest, DELETE the surplus. Returns the writes made.
+StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t generation,
+                        const std::vector<Stored>& stored, Dropped& dropped,
+                        const CallOptions& call) {
+  int writes = 0;
+  for (int i = 0; i < plan.slice_count; ++i) {
+    Document obj;
+    const std::string json = SliceObjectJson(plan, i, generation);
+    obj.Parse(json.data(), json.size());
+    Value& devices = obj["spec"]["devices"];
+    KeepTaintTimes(devices, stored, obj.GetAllocator());
+    StatusOr<std::string> answer = InternalError("unreached");
+    if (i < static_cast<int>(stored.size())) {
+      const Stored& s = stored[i];
+      Value& meta = obj["metadata"];
+      meta.RemoveMember("generateName");
+      meta.AddMember("name", Value(s.name.c_str(), obj.GetAllocator()), obj.GetAllocator());
+      meta.AddMember("uid", Value(s.uid.c_str(), obj.GetAllocator()), obj.GetAllocator());
+      meta.AddMember("resourceVersion", Value(s.resource_version.c_str(), obj.GetAllocator()),
+                     obj.GetAllocator());
+      answer = client.Update(ResourceSlicePath(s.name), Serialize(obj), call);
+      if (!answer.ok()) {
+        return answer.status().WithContext("update ResourceSlice " + s.name);
+      }
+    } else {
+      answer = client.Create(ResourceSlicesPath(), Serialize(obj), call);
+      if (!answer.ok()) return answer.status().WithContext("create ResourceSlice");
+    }
+    ++writes;
+    Dropped d = FindDropped(devices, *answer);
+    dropped.taints = dropped.taints || d.taints;
+    dropped.consumable = dropped.consumable || d.consumable;
+  }
+  for (size_t k = static_cast<size_t>(plan.slice_count); k < stored.size(); ++k) {
+    HCUDP_RETURN_IF_ERROR(DeleteSlice(client, stored[k], call));
+    ++writes;
+  }
+  return writes;
+}
+
+}  // namespace
+
+ResourcePath ResourceSlicesPath() {
+  ResourcePath p;
+  p.api_prefix = "/apis/resource.k8s.io/v1";
+  p.resource = "resourceslices";
+  return p;
+}
+
+ResourcePath ResourceSlicePath(std::string name) {
+  ResourcePath p = ResourceSlicesPath();
+  p.name = std::move(name);
+  return p;
+}
+
+StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory,
+                              const SliceParams& params, SyncMemory& memory,
+                              const CallOptions& call) {
+  ListOptions list;
+  list.field_selector = "spec.nodeName=" + params.node_name + ",spec.driver=" + params.driver_name;
+  SyncResult result;
+  Status last = OkStatus();
+  for (int round = 0; round < 4; ++round) {
+    SliceParams p = params;
+    p.taints_supported = params.taints_supported && !memory.taints_dropped;
+    HCUDP_ASSIGN_OR_RETURN(PoolPlan plan, BuildPoolPlan(inventory, p));
+    HCUDP_ASSIGN_OR_RETURN(std::string json, client.List(ResourceSlicesPath(), list, call));
+    Document doc;
+    HCUDP_ASSIGN_OR_RETURN(std::vector<Stored> all, ParseList(json, doc));
+    // Slices of another pool name (pool.name is immutable) are deleted, not
+    // reused.
+    std::vector<Stored> stored, foreign;
+    for (Stored& s : all) (s.pool == plan.pool_name ? stored : foreign).push_back(std::move(s));
+    int64_t highest = memory.last_generation;
+    for (const Stored& s : stored) highest = std::max(highest, s.generation);
+    result.slices = plan.slice_count;
+    result.devices = static_cast<int>(plan.devices.size());
+    if (!stored.empty() && foreign.empty() && UpToDate(stored, plan, memory, doc.GetAllocator())) {
+      memory.last_generation = highest;
+      result.generation = stored.front().generation;
+      return result;
+    }
+    const int64_t generation = highest + 1;
+    Dropped dropped;
+    StatusOr<int> writes = WritePool(client, plan, generation, stored, dropped, call);
+    if (writes.ok()) {
+      for (const Stored& f : foreign) {
+        Status gone = DeleteSlice(client, f, call);
+        if (!gone.ok()) {
+          writes = gone;
+          break;
+        }
+        result.writes += 1;
+      }
+    }
+    if (writes.ok()) {
+      result.writes += *writes;
+      memory.last_generation = generation;
+      result.generation = generation;
+    }
+    if (dropped.consumable && !memory.consumable_capacity_dropped) {
+      LOG(WARNING) << "the API server dropped allowMultipleAllocations/requestPolicy from "
+                      "ResourceSlices: DRAConsumableCapacity is off; vHCUs by capacity "
+                      "cannot be allocated";
+      memory.consumable_capacity_dropped = true;
+    }
+    if (dropped.taints && !memory.taints_dropped) {
+      LOG(WARNING) << "the API server dropped device taints from ResourceSlices "
+                      "(DRADeviceTaints off): unhealthy cards are left out of the pool instead";
+      memory.taints_dropped = true;
+      continue;  // republish without the unhealthy cards
+    }
+    if (writes.ok()) return result;
+    last = writes.status();
+    // A conflict (someone else wrote, or kubelet deleted a slice under us):
+    // re-list and try again; anything else is the caller's to retry.
+    if (!(IsConflict(last) || IsAlreadyExists(last) || IsNotFound(last))) return last;
+    VLOG(1) << "ResourceSlice sync conflict, re-listing: " << last.ToString();
+  }
+  if (last.ok()) return result;
+  return last;
+}
+
+}  // namespace hcudp::dra

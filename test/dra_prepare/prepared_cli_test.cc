@@ -1,0 +1,80 @@
+// hcuctl dra prepared (the sub-command, called in process: the `hcuctl dra`
+// dispatcher lives in cmd_dra.cc) over a checkpoint a Preparer wrote.
+#include <boost/test/unit_test.hpp>
+#include <sstream>
+
+#include "command.h"
+#include "hcudp/dra/checkpoint.h"
+#include "testing/testutil.h"
+
+namespace hcudp::testing {
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output RunPrepared(const std::string& root, const std::vector<std::string>& args) {
+  Options o;
+  o.host_root = root;
+  std::ostringstream out, err;
+  hcuctl::Context ctx(o, hcuctl::OutputFormat::kTable, out, err);
+  int code = hcuctl::kDraPreparedCommand.run(ctx, args);
+  return {code, out.str(), err.str()};
+}
+
+BOOST_AUTO_TEST_CASE(lists_claims_devices_vhcus_and_cdi_ids_as_table_and_json) {
+  TempDir root;
+  dra::CheckpointStore store(root.path());
+  dra::PreparedClaim c;
+  c.uid = "9a1e-01";
+  c.namespace_name = "ns1";
+  c.name = "small";
+  c.owner = "pod-1";
+  c.state = dra::ClaimState::kPrepared;
+  dra::PreparedDevice d;
+  d.request = "hcu";
+  d.pool = "node-a";
+  d.device = "hcu-0000-09-00-0";
+  d.kind = dra::PreparedKind::kDynamicVhcu;
+  d.card = 0;
+  d.card_bdf = "0000:09:00.0";
+  d.vhcu_id = 4;
+  d.compute_units = 30;
+  d.memory_mib = 8192;
+  d.cdi_ids = {"dra.hygon.com/vhcu=9a1e-01-vdev4"};
+  c.devices = {d};
+  BOOST_REQUIRE(store.Write(c).ok());
+
+  Output table = RunPrepared(root.path(), {});
+  BOOST_TEST(table.code == 0, table.err);
+  for (const char* want : {"ns1", "small", "9a1e-01", "prepared", "dynamic-vhcu", "vdev4",
+                           "dra.hygon.com/vhcu=9a1e-01-vdev4", "0000:09:00.0"}) {
+    BOOST_TEST(table.out.find(want) != std::string::npos, want << " in\n" << table.out);
+  }
+  Output json = RunPrepared(root.path(), {"-o", "json"});
+  BOOST_TEST(json.code == 0);
+  BOOST_TEST(json.out.find("\"computeUnits\": 30") != std::string::npos, json.out);
+  BOOST_TEST(json.out.find("\"memoryMiB\": 8192") != std::string::npos);
+  Output yaml = RunPrepared(root.path(), {"-o", "yaml"});
+  BOOST_TEST(yaml.out.find("uid: \"9a1e-01\"") != std::string::npos, yaml.out);
+
+  // A corrupt entry is named and makes the exit code 1; the good one still shows.
+  WriteFile(store.dir() + "/bad-1.json", "{");
+  Output bad = RunPrepared(root.path(), {});
+  BOOST_TEST(bad.code == 1);
+  BOOST_TEST(bad.out.find("bad-1.json") != std::string::npos, bad.out);
+  BOOST_TEST(bad.out.find("9a1e-01") != std::string::npos);
+  BOOST_TEST(RunPrepared(root.path(), {"extra"}).code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_node_says_so) {
+  TempDir root;
+  Output out = RunPrepared(root.path(), {});
+  BOOST_TEST(out.code == 0);
+  BOOST_TEST(out.out.find("no prepared claims") != std::string::npos, out.out);
+}
+
+}  // namespace
+}  // namespace hcudp::testing

@@ -1,0 +1,143 @@
+// Checkpoint round trip and Recover: reboot (CDI dir wiped), claims deleted
+// while the daemon was down, the API down at start.
+#include <boost/test/unit_test.hpp>
+
+#include "dra_prepare/prepare_fixture.h"
+#include "hcudp/dra/checkpoint.h"
+
+namespace hcudp::testing {
+namespace {
+
+BOOST_AUTO_TEST_CASE(checkpoint_round_trips_and_bad_files_are_named_not_fatal) {
+  TempDir root;
+  dra::CheckpointStore store(root.path());
+  dra::PreparedClaim c;
+  c.uid = "a1";
+  c.namespace_name = "ns";
+  c.name = "n";
+  c.owner = "pod";
+  c.boot_id = "b";
+  c.state = dra::ClaimState::kPrepared;
+  dra::PreparedDevice d;
+  d.request = "r/s";
+  d.pool = "p";
+  d.device = "hcu-x";
+  d.share_id = "s1";
+  d.kind = dra::PreparedKind::kDynamicVhcu;
+  d.card = 2;
+  d.card_bdf = "0000:0b:00.0";
+  d.vhcu_id = 7;
+  d.compute_units = 30;
+  d.memory_mib = 8192;
+  d.mark = "pod_r_2_7";
+  d.cdi_ids = {"dra.hygon.com/vhcu=a1-vdev7"};
+  c.devices = {d};
+  BOOST_REQUIRE(store.Write(c).ok());
+  WriteFile(store.dir() + "/b2.json", "{\"version\":1,\"uid\":\"b2\"");
+  WriteFile(store.dir() + "/c3.json",
+            "{\"version\":1,\"uid\":\"zz\",\"name\":\"n\",\"owner\":\"o\","
+            "\"state\":\"prepared\",\"devices\":[]}");
+  std::vector<std::string> bad;
+  auto all = store.ReadAll(&bad);
+  BOOST_REQUIRE(all.ok());
+  BOOST_REQUIRE(all->size() == 1u);
+  BOOST_TEST(dra::EncodePreparedClaim((*all)[0]) == dra::EncodePreparedClaim(c));
+  BOOST_REQUIRE(bad.size() == 2u);
+  BOOST_TEST(bad[0].find("b2.json") != std::string::npos);
+  BOOST_TEST(bad[1].find("does not match") != std::string::npos);
+  BOOST_TEST(!store.Write(dra::PreparedClaim{"../evil", "", "", "", "", {}, {}}).ok());
+}
+
+struct Prepared {
+  dra::ClaimRef whole, vhcu;
+};
+
+Prepared PrepareTwo(SimDraNode& node) {
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  Prepared p;
+  p.whole = node.AllocateAndStore(ClaimJson("uid-w", "w", "[" + ExactRequest("hcu") + "]"), "pw");
+  p.vhcu = node.AllocateAndStore(
+      ClaimJson("uid-v", "v", "[" + ExactRequest("hcu", R"({"cores":"20","memory":"4Gi"})") + "]"),
+      "pv");
+  for (const auto& ref : {p.whole, p.vhcu}) {
+    auto a = node.preparer->Prepare(ref);
+    BOOST_REQUIRE(a.ok() && a->error.empty());
+  }
+  return p;
+}
+
+BOOST_AUTO_TEST_CASE(reboot_recreates_the_cdi_specs_and_keeps_live_claims) {
+  SimDraNode node("k100ai-8.yaml");
+  Prepared p = PrepareTwo(node);
+  const std::string claim_spec = node.Path("/var/run/cdi/dra.hygon.com-vhcu_uid-v.json");
+  const std::string spec_text = ReadFile(claim_spec);
+  BOOST_REQUIRE(Run({"/bin/rm", "-rf", node.Path("/var/run/cdi")}).exit_code == 0);
+  WriteFile(node.Path("/proc/sys/kernel/random/boot_id"), "0c7e0000-0000-4000-8000-000000000002\n");
+  node.Restart();
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(r->specs_rewritten == 1);  // the vHCU claim; the card one uses the whole-card spec
+  BOOST_TEST(r->kept == 2);
+  BOOST_TEST(ReadFile(claim_spec) == spec_text);
+  BOOST_TEST(PathExists(node.Path("/var/run/cdi/dra.hygon.com-hcu.json")));
+  auto entry = dra::CheckpointStore(node.Root()).Read("uid-v");
+  BOOST_REQUIRE(entry.ok());
+  BOOST_TEST(entry->boot_id == "0c7e0000-0000-4000-8000-000000000002");
+  BOOST_TEST(node.Inventory().vhcus.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(claims_deleted_while_down_are_unprepared_by_get_not_list) {
+  SimDraNode node("k100ai-8.yaml");
+  Prepared p = PrepareTwo(node);
+  // An administrator's vHCU of the very same size on the same card: not ours.
+  const Vhcu ours = node.Inventory().vhcus.at(0);
+  auto admin = node.backend->CreateVhcu(ours.card, ours.compute_units, ours.memory_mib);
+  BOOST_REQUIRE(admin.ok());
+  node.claims.Delete("uid-v");
+  node.claims.Delete("uid-w");
+  node.Restart();
+  node.claims.gets = 0;
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST(r->unprepared == 2);
+  BOOST_TEST(node.claims.gets.load() == 2);  // one GET per recorded claim
+  NodeInventory inv = node.Inventory();
+  BOOST_REQUIRE(inv.vhcus.size() == 1u);
+  BOOST_TEST(inv.vhcus[0].id == admin->id);
+  BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
+  BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
+}
+
+BOOST_AUTO_TEST_CASE(api_down_at_start_keeps_claims_and_tick_checks_them_later) {
+  SimDraNode node("k100ai-8.yaml");
+  Prepared p = PrepareTwo(node);
+  node.claims.Delete("uid-v");
+  BOOST_REQUIRE(Run({"/bin/rm", "-rf", node.Path("/var/run/cdi")}).exit_code == 0);
+  node.Restart();
+  node.claims.down = true;
+  node.claims.gets = 0;
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST(r->pending == 2);
+  BOOST_TEST(node.claims.gets.load() == 1);  // the first failure stops the rest
+  BOOST_TEST(PathExists(node.Path("/var/run/cdi/dra.hygon.com-vhcu_uid-v.json")));  // specs first
+  BOOST_TEST(node.Inventory().vhcus.size() == 1u);
+  // Not due yet: no GET.
+  node.claims.down = false;
+  node.claims.gets = 0;
+  BOOST_TEST(node.preparer->Tick().unprepared == 0);
+  BOOST_TEST(node.claims.gets.load() == 0);
+  node.clock.Advance(std::chrono::seconds(6));
+  auto t = node.preparer->Tick();
+  BOOST_TEST(t.unprepared == 1);
+  BOOST_TEST(t.kept == 1);
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.preparer->Prepared().size() == 1u);
+  node.clock.Advance(std::chrono::seconds(600));
+  node.claims.gets = 0;
+  node.preparer->Tick();
+  BOOST_TEST(node.claims.gets.load() == 0);  // nothing pending any more
+}
+
+}  // namespace
+}  // namespace hcudp::testing

@@ -1,0 +1,418 @@
+// SlicePublisher against the fake API server: create, generation bump on a
+// change, no write when unchanged, recovery after the node's slices are
+// deleted, the taint-dropped fallback, the split, and a slow or absent API
+// server (bounded).
+#include "hcudp/dra/slice_publisher.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "hcudp/backend.h"
+#include "kube/kube_test_util.h"
+
+namespace hcudp::dra {
+namespace {
+
+using testing::FakeApiServer;
+using testing::FakeRequest;
+
+NodeInventory Discover(const std::string& node_file) {
+  testing::TempDir root;
+  Options o;
+  o.backend = BackendKind::kSim;
+  o.sim_node_path = testing::SourcePath(node_file);
+  o.host_root = root.path();
+  auto backend = OpenBackend(o);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  auto inv = (*backend)->Discover();
+  BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
+  return *inv;
+}
+
+NodeInventory ManyCards(int n) {
+  NodeInventory inv;
+  for (int i = 0; i < n; ++i) {
+    Card c;
+    c.index = i;
+    char bdf[16];
+    snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
+    c.bdf = bdf;
+    c.model = "K100_AI";
+    c.serial = "S" + std::to_string(i);
+    c.compute_units = 120;
+    c.memory_bytes = 65520 * kMiB;
+    inv.cards.push_back(c);
+  }
+  return inv;
+}
+
+struct StoredPool {
+  std::vector<std::string> names;  // slice names
+  std::set<int64_t> generations;
+  std::set<int64_t> counts;          // resourceSliceCount values
+  std::vector<std::string> devices;  // device names over all slices
+  std::set<std::string> tainted;     // devices with taints
+};
+
+StoredPool Stored(FakeApiServer& api, const std::string& node) {
+  std::string body = api.MustRequest(
+      "GET", "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D" + node);
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  BOOST_REQUIRE(d.IsObject());
+  StoredPool p;
+  for (const auto& item : d["items"].GetArray()) {
+    p.names.push_back(item["metadata"]["name"].GetString());
+    p.generations.insert(item["spec"]["pool"]["generation"].GetInt64());
+    p.counts.insert(item["spec"]["pool"]["resourceSliceCount"].GetInt64());
+    for (const auto& dev : item["spec"]["devices"].GetArray()) {
+      p.devices.push_back(dev["name"].GetString());
+      if (dev.HasMember("taints")) p.tainted.insert(dev["name"].GetString());
+    }
+  }
+  return p;
+}
+
+int Writes(const std::vector<FakeRequest>& log) {
+  int n = 0;
+  for (const FakeRequest& r : log) {
+    if (r.path.find("/resourceslices") == std::string::npos) continue;
+    if (r.method == "POST" || r.method == "PUT" || r.method == "DELETE" || r.method == "PATCH") {
+      ++n;
+    }
+  }
+  return n;
+}
+
+struct PublisherFixture : testing::ApiFixture {
+  std::unique_ptr<SlicePublisher> New(
+      const std::string& node, std::chrono::milliseconds sync_timeout = std::chrono::seconds(5),
+      bool watch = true) {
+    SlicePublisherOptions o;
+    o.params.node_name = node;
+    o.sync_timeout = sync_timeout;
+    o.watch = watch;
+    o.retry_initial = std::chrono::milliseconds(20);
+    o.retry_max = std::chrono::milliseconds(100);
+    auto p = SlicePublisher::New(*client, o);
+    BOOST_REQUIRE_MESSAGE(p.ok(), p.status().ToString());
+    return std::move(p).value();
+  }
+  void SetGates(bool taints) {
+    api.MustRequest("POST", "/_fake/gates",
+                    std::string(R"({"DRADeviceTaints":)") + (taints ? "true" : "false") + "}");
+  }
+  ~PublisherFixture() { SetGates(true); }
+};
+
+BOOST_FIXTURE_TEST_SUITE(slice_publisher, PublisherFixture)
+
+BOOST_AUTO_TEST_CASE(publishes_then_bumps_generation_only_on_change) {
+  auto pub = New("pub-change");
+  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  BOOST_REQUIRE_MESSAGE(pub->SyncNow(inv).ok(), pub->state().last_status.ToString());
+  StoredPool first = Stored(api, "pub-change");
+  BOOST_TEST(first.names.size() == 1u);
+  BOOST_TEST(first.devices.size() == 9u);  // 7 whole cards + 2 vHCUs
+  BOOST_TEST((first.generations == std::set<int64_t>{1}));
+  BOOST_TEST(pub->state().generation == 1);
+
+  // Unchanged: one LIST, no write.
+  api.ClearRequests();
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  auto log = api.Requests();
+  BOOST_TEST(Writes(log) == 0);
+  BOOST_TEST(log.size() == 1u);
+  BOOST_TEST(Stored(api, "pub-change").names == first.names);
+
+  // A health change: a new generation, written over the same slice.
+  inv.cards[0].health = Health::kUnhealthy;
+  api.ClearRequests();
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  StoredPool second = Stored(api, "pub-change");
+  BOOST_TEST((second.generations == std::set<int64_t>{2}));
+  BOOST_TEST(second.names == first.names);
+  BOOST_TEST((second.tainted == std::set<std::string>{"hcu-0000-69-00-0"}));
+  BOOST_TEST(testing::CountRequests(api.Requests(), "PUT",
+                                    "/apis/resource.k8s.io/v1/resourceslices/" + first.names[0]) ==
+             1);
+
+  // The server's timeAdded on the taint does not count as a difference.
+  api.ClearRequests();
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  BOOST_TEST(Writes(api.Requests()) == 0);
+
+  // Healthy again: the taint goes, in a new generation.
+  inv.cards[0].health = Health::kHealthy;
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  StoredPool third = Stored(api, "pub-change");
+  BOOST_TEST(third.tainted.empty());
+  BOOST_TEST((third.generations == std::set<int64_t>{3}));
+}
+
+BOOST_AUTO_TEST_CASE(dropped_taints_fall_back_to_leaving_the_card_out) {
+  SetGates(false);
+  auto pub = New("pub-gate-off");
+  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  inv.cards[1].health = Health::kUnhealthy;  // 0000:09:00.0
+  BOOST_REQUIRE_MESSAGE(pub->SyncNow(inv).ok(), pub->state().last_status.ToString());
+  StoredPool p = Stored(api, "pub-gate-off");
+  BOOST_TEST(pub->state().taints_dropped);
+  BOOST_TEST(p.tainted.empty());
+  BOOST_TEST(std::count(p.devices.begin(), p.devices.end(), "hcu-0000-09-00-0") == 0);
+  BOOST_TEST(p.devices.size() == 8u);
+  BOOST_TEST((p.generations == std::set<int64_t>{2}));  // written with the taint, then without
+  // Stable afterwards: no flapping between the two shapes.
+  api.ClearRequests();
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  BOOST_TEST(Writes(api.Requests()) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(large_pool_splits_and_shrinks) {
+  auto pub = New("pub-split");
+  NodeInventory inv = ManyCards(200);
+  inv.cards[150].health = Health::kUnhealthy;
+  BOOST_REQUIRE_MESSAGE(pub->SyncNow(inv).ok(), pub->state().last_status.ToString());
+  StoredPool big = Stored(api, "pub-split");
+  BOOST_TEST(big.names.size() == 3u);  // 128, then the tainted one's slice holds at most 64
+  BOOST_TEST((big.counts == std::set<int64_t>{3}));
+  BOOST_TEST(big.generations.size() == 1u);
+  BOOST_TEST(big.devices.size() == 200u);
+  BOOST_TEST(std::set<std::string>(big.devices.begin(), big.devices.end()).size() == 200u);
+
+  BOOST_REQUIRE(pub->SyncNow(ManyCards(10)).ok());
+  StoredPool small = Stored(api, "pub-split");
+  BOOST_TEST(small.names.size() == 1u);
+  BOOST_TEST((small.counts == std::set<int64_t>{1}));
+  BOOST_TEST(*small.generations.begin() > *big.generations.begin());
+  BOOST_TEST(small.devices.size() == 10u);
+}
+
+BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
+  // No watch: the coordinator's RequestResync (on a kubelet restart) is
+  // what restores them.
+  auto pub = New("pub-wipe", std::chrono::seconds(5), /*watch=*/false);
+  pub->Start();
+  uint64_t seq = pub->SetInventory(Discover("demo/nodes/k100ai-8.yaml"));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  StoredPool before = Stored(api, "pub-wipe");
+  BOOST_REQUIRE(before.names.size() == 1u);
+  const int64_t gen = pub->state().generation;
+
+  // Kubelet restart: it deletes the node's slices; the coordinator asks
+  // for a resync.
+  api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
+  BOOST_REQUIRE(Stored(api, "pub-wipe").names.empty());
+  pub->RequestResync();
+  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-wipe").names.size() == 1u; }));
+  StoredPool after = Stored(api, "pub-wipe");
+  BOOST_TEST(after.devices == before.devices);
+  BOOST_TEST(*after.generations.begin() > gen);
+
+  // An inventory change reaches the server through the worker too.
+  NodeInventory inv = Discover("demo/nodes/k100ai-8.yaml");
+  inv.cards[3].health = Health::kUnhealthy;
+  seq = pub->SetInventory(inv);
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  BOOST_TEST(Stored(api, "pub-wipe").tainted.size() == 1u);
+  pub->Stop();
+}
+
+// Start -> slices published (the issue's bound is 200 ms): a new client and
+// publisher, Start, SetInventory, until the pool is on the server, against
+// the loopback fake. The inventory is discovered beforehand (discovery is
+// not the publisher's time). Median of 7, printed; bounded loosely here
+// (shared CI machines), the figure goes to BENCHMARKS.md.
+BOOST_AUTO_TEST_CASE(start_to_slices_published_is_fast) {
+  const NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  std::vector<int64_t> ms;
+  for (int i = 0; i < 7; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto c = testing::ClientFor(testing::ConfigFor(api));
+    SlicePublisherOptions o;
+    o.params.node_name = "pub-start-" + std::to_string(i);
+    auto pub = SlicePublisher::New(*c, o);
+    BOOST_REQUIRE(pub.ok());
+    (*pub)->Start();
+    uint64_t seq = (*pub)->SetInventory(inv);
+    BOOST_REQUIRE((*pub)->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+    ms.push_back(testing::MillisSince(start));
+    BOOST_TEST(Stored(api, o.params.node_name).devices.size() == 9u);
+  }
+  std::sort(ms.begin(), ms.end());
+  BOOST_TEST_MESSAGE("start -> slices published: median " << ms[3] << " ms, max " << ms.back()
+                                                          << " ms (7 runs)");
+  BOOST_TEST(ms[3] < 1000);
+}
+
+BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
+  auto pub = New("pub-watch");
+  pub->Start();
+  uint64_t seq = pub->SetInventory(ManyCards(4));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  StoredPool before = Stored(api, "pub-watch");
+  BOOST_REQUIRE(before.names.size() == 1u);
+  // Let the watch be open before the deletion (it is a separate stream).
+  BOOST_REQUIRE(testing::Eventually([&] {
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch && r.path.find("/resourceslices") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
+  const auto deleted = std::chrono::steady_clock::now();
+  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
+  BOOST_TEST_MESSAGE("deleted -> republished: " << testing::MillisSince(deleted) << " ms");
+  BOOST_TEST(testing::MillisSince(deleted) < 5000);  // resync_interval is 30 s
+  BOOST_TEST(Stored(api, "pub-watch").devices == before.devices);
+  pub->Stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_of_another_pool_name_is_deleted) {
+  api.MustRequest("POST", "/apis/resource.k8s.io/v1/resourceslices",
+                  R"({"metadata":{"name":"stale-pool-slice"},"spec":{"driver":"dra.hygon.com",)"
+                  R"("nodeName":"pub-foreign","pool":{"name":"old-name","generation":9,)"
+                  R"("resourceSliceCount":1},"devices":[]}})");
+  auto pub = New("pub-foreign");
+  BOOST_REQUIRE(pub->SyncNow(ManyCards(2)).ok());
+  StoredPool p = Stored(api, "pub-foreign");
+  BOOST_TEST(p.names.size() == 1u);
+  BOOST_TEST(p.names[0] != "stale-pool-slice");
+  BOOST_TEST(p.devices.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_silent_api_server_bounds_the_sync) {
+  auto pub = New("pub-silent", std::chrono::milliseconds(500));
+  api.NeverAnswer("", "/resourceslices");
+  const auto start = std::chrono::steady_clock::now();
+  Status s = pub->SyncNow(ManyCards(2));
+  const int64_t took = testing::MillisSince(start);
+  api.ClearFaults();
+  BOOST_TEST(!s.ok());
+  BOOST_TEST((s.code() == StatusCode::kDeadlineExceeded), s.ToString());
+  BOOST_TEST(took < 2000);
+  BOOST_TEST(pub->SyncNow(ManyCards(2)).ok());
+}
+
+BOOST_AUTO_TEST_CASE(worker_retries_until_the_api_server_answers_and_stop_is_bounded) {
+  auto pub = New("pub-retry", std::chrono::milliseconds(300));
+  // Every LIST fails 503 for a while (the client's own retries included).
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","status":503,"count":12})");
+  pub->Start();
+  uint64_t seq = pub->SetInventory(ManyCards(3));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(15)));
+  BOOST_TEST(Stored(api, "pub-retry").devices.size() == 3u);
+  BOOST_TEST(pub->state().syncs >= 2u);
+
+  // Stop while a call hangs returns promptly.
+  api.NeverAnswer("", "/resourceslices");
+  pub->RequestResync();
+  BOOST_TEST(testing::Eventually([&] {
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.method == "GET" && r.path.find("/resourceslices") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  const auto stop_start = std::chrono::steady_clock::now();
+  pub->Stop();
+  BOOST_TEST(testing::MillisSince(stop_start) < 1000);
+  api.ClearFaults();
+}
+
+// The retry schedule on the publisher's clock: three failed syncs, then
+// success after exactly 200 + 400 + 800 (capped) ms of simulated time.
+BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
+  testing::SimClock clock;
+  KubeClientOptions co = testing::FastOptions();
+  co.max_retries = 0;
+  co.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
+  SlicePublisherOptions o;
+  o.params.node_name = "pub-backoff";
+  o.clock = &clock;
+  o.watch = false;
+  o.retry_initial = std::chrono::milliseconds(200);
+  o.retry_max = std::chrono::milliseconds(800);
+  auto pub = SlicePublisher::New(*sim_client, o);
+  BOOST_REQUIRE(pub.ok());
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","status":503,"count":3})");
+  (*pub)->SetInventory(ManyCards(1));
+  const Clock::TimePoint start = clock.Now();
+  (*pub)->Start();
+  // testing::AdvanceUntil checks done() before it waits for a sleeper, not
+  // after: it would also run the 30 s resync the worker sleeps towards once
+  // it succeeded. This loop checks in between.
+  auto done = [&] { return (*pub)->state().synced_sequence == 1; };
+  const auto real_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done() && std::chrono::steady_clock::now() < real_deadline) {
+    if (!clock.WaitForSleepers(1, std::chrono::milliseconds(5)) || done()) continue;
+    const auto next = clock.NextDeadline();
+    if (next && *next > clock.Now()) clock.Advance(*next - clock.Now());
+  }
+  BOOST_REQUIRE(done());
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - start).count() ==
+             1400);
+  BOOST_TEST((*pub)->state().syncs == 4u);
+  (*pub)->Stop();
+}
+
+// A broken answer from the API server is an error naming it, not a crash,
+// and nothing is written on the strength of it.
+BOOST_AUTO_TEST_CASE(a_broken_list_answer_is_a_clear_error) {
+  auto pub = New("pub-broken");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "not a JSON object"},
+      {R"({"kind":"ResourceSliceList"})", "no items array"},
+      {R"({"items":[{"metadata":{"name":"x"},"spec":{"pool":{"name":"p"}}}]})",
+       "spec.pool.generation"},
+      {R"({"items":[7]})", "lacks metadata"},
+  };
+  for (const auto& [body, words] : cases) {
+    BOOST_TEST_CONTEXT(body) {
+      rapidjson::StringBuffer b;
+      rapidjson::Writer<rapidjson::StringBuffer> w(b);
+      w.StartObject();
+      w.Key("method");
+      w.String("GET");
+      w.Key("path");
+      w.String("/resourceslices");
+      w.Key("status");
+      w.Int(200);
+      w.Key("body");
+      w.String(body.c_str());
+      w.EndObject();
+      api.ClearRequests();
+      api.AddFault(b.GetString());
+      Status s = pub->SyncNow(ManyCards(1));
+      BOOST_TEST(!s.ok());
+      BOOST_TEST(s.message().find(words) != std::string::npos, s.ToString());
+      BOOST_TEST(Writes(api.Requests()) == 0);
+    }
+  }
+  api.ClearFaults();
+  BOOST_TEST(pub->SyncNow(ManyCards(1)).ok());
+}
+
+BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
+  SlicePublisherOptions o;
+  o.params.node_name = "Bad Name";
+  BOOST_TEST(!SlicePublisher::New(*client, o).ok());
+  o.params.node_name = "ok";
+  o.sync_timeout = std::chrono::milliseconds(0);
+  BOOST_TEST(!SlicePublisher::New(*client, o).ok());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+struct Teardown : testing::SharedApiServerTeardown {};
+BOOST_TEST_GLOBAL_FIXTURE(Teardown);
+
+}  // namespace
+}  // namespace hcudp::dra
