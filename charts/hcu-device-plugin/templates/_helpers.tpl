@@ -1,10 +1,12 @@
 {{/*
 DaemonSet name and selector per strategy: the vendor's names, so an existing
-vendor installation is upgraded in place and the modes never collide.
+vendor installation is upgraded in place and the modes never collide (dra:
+our own names; Hygon's DRA driver is removed first, doc/dra.md).
 */}}
 {{- define "hcu-device-plugin.dsName" -}}
 {{- if eq .Values.strategy "mig" -}}hcu-device-plugin-mig
 {{- else if eq .Values.strategy "hami" -}}hcu-device-plugin-hami
+{{- else if eq .Values.strategy "dra" -}}hcu-device-plugin-dra
 {{- else -}}hcu-device-plugin
 {{- end -}}
 {{- end -}}
@@ -12,6 +14,7 @@ vendor installation is upgraded in place and the modes never collide.
 {{- define "hcu-device-plugin.selectorName" -}}
 {{- if eq .Values.strategy "mig" -}}hcu-dp-ds-mig
 {{- else if eq .Values.strategy "hami" -}}hcu-dp-ds-hami
+{{- else if eq .Values.strategy "dra" -}}hcu-dp-ds-dra
 {{- else -}}hcu-dp-ds
 {{- end -}}
 {{- end -}}
