@@ -6,8 +6,9 @@
                  Kubernetes API schemas (npm kubernetes-models)
   values-schema  charts/.../values.yaml against values.schema.json, and the
                  schema rejects what it must
-  rbac           the HAMi manifest grants exactly manifests/rbac-verbs.txt;
-                 mixed and MIG grant nothing
+  rbac           the HAMi manifest grants exactly manifests/rbac-verbs.txt
+                 plus the Events Role; every manifest's Events Role grants
+                 exactly the recorder's calls (rbac_rules.py)
   host-mounts    the host files the plugin shares with host tools: the vdev
                  lock of libhydmi (/tmp/.dmi_virtual.lock) in vHCU-capable modes
   helm           helm lint; each strategy's default rendering equals the static
@@ -32,6 +33,8 @@ import tempfile
 
 import jsonschema
 import yaml
+
+from rbac_rules import EVENTS_ROLE, check_events_rbac, check_ops_rbac, rbac_grants
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHART = os.path.join(ROOT, "charts", "hcu-device-plugin")
@@ -121,27 +124,6 @@ def strip_helm_labels(obj):
     return obj
 
 
-def rbac_grants(docs):
-    """(resource, verb) pairs granted by the Roles/ClusterRoles in docs; a
-    resource of another group than core is "<group>/<resource>"."""
-    grants = set()
-    for d in docs:
-        if d.get("kind") not in ("Role", "ClusterRole"):
-            continue
-        for rule in d.get("rules", []):
-            groups = rule.get("apiGroups", [])
-            if groups not in ([""], ["events.k8s.io"]):
-                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: apiGroups {groups}, "
-                                 "want core or events.k8s.io only")
-            prefix = "" if groups == [""] else groups[0] + "/"
-            if rule.get("resourceNames") or rule.get("nonResourceURLs"):
-                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: unexpected rule {rule}")
-            for res in rule.get("resources", []):
-                for verb in rule.get("verbs", []):
-                    grants.add((prefix + res, verb))
-    return grants
-
-
 def read_rbac_verbs():
     want = set()
     with open(RBAC_VERBS, encoding="utf-8") as f:
@@ -181,9 +163,9 @@ RENDER_VARIANTS = [
     ("strategy=hami",),
     ("strategy=hami", "rbac.evictUnaccountedPods=true", "hami.resourceMultiple=true"),
     ("strategy=mixed", "hostDev=full", "deviceListStrategy=both", "kubeletDir=/var/lib/k0s/kubelet"),
-    ("strategy=mixed", "nodeLabels.mode=node", "events=true"),
-    ("strategy=mig", "nodeLabels.mode=nfd"),
-    ("strategy=hami", "nodeLabels.mode=node", "events=true"),
+    ("strategy=mixed", "nodeLabels.mode=node", "events=false"),
+    ("strategy=mig", "nodeLabels.mode=nfd", "rbac.create=false"),
+    ("strategy=hami", "nodeLabels.mode=node"),
     ("strategy=mig", "extraEnv[0].name=HCU_BACKEND", "extraEnv[0].value=host",
      "podAnnotations.a=b", "imagePullSecrets[0].name=regcred"),
 ]
@@ -220,7 +202,7 @@ def cmd_k8s_schema(args):
     fx.check(r.returncode == 0, "every object matches its Kubernetes schema")
 
     # The validator must be able to fail: a known-bad DaemonSet is rejected.
-    bad = copy.deepcopy(load_docs(MANIFESTS["mixed"])[0])
+    bad = copy.deepcopy([d for d in load_docs(MANIFESTS["mixed"]) if d["kind"] == "DaemonSet"][0])
     bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "Sometimes"
     del bad["spec"]["selector"]
     r = validate_objects(args.tools, [("known-bad", bad)])
@@ -288,8 +270,10 @@ def cmd_rbac(args):
     want = read_rbac_verbs()
     fx.check(("pods", "delete") not in want, "rbac-verbs.txt does not grant pods delete (opt-in only)")
     docs = load_docs(MANIFESTS["hami"])
+    check_events_rbac(fx, "HAMi manifest", docs)
+    docs = [d for d in docs if d["metadata"]["name"] != EVENTS_ROLE]
     got = rbac_grants(docs)
-    fx.check(got == want, "HAMi manifest grants exactly rbac-verbs.txt: "
+    fx.check(got == want, "HAMi manifest grants exactly rbac-verbs.txt besides Events: "
              f"missing {sorted(want - got)}, extra {sorted(got - want)}")
 
     by_kind = {}
@@ -328,9 +312,10 @@ def cmd_rbac(args):
     for mode in ("mixed", "mig"):
         docs = load_docs(MANIFESTS[mode])
         kinds = sorted(d["kind"] for d in docs)
-        fx.check(kinds == ["DaemonSet"], f"{mode}: only a DaemonSet, no RBAC (got {kinds})")
-        spec = docs[0]["spec"]["template"]["spec"]
-        fx.check("serviceAccountName" not in spec, f"{mode}: default ServiceAccount (no API calls)")
+        fx.check(kinds == ["DaemonSet", "Role", "RoleBinding", "ServiceAccount"],
+                 f"{mode}: a DaemonSet and, for Events only, a ServiceAccount, Role and RoleBinding (got {kinds})")
+        events = check_events_rbac(fx, f"{mode} manifest", docs)
+        fx.check(rbac_grants(docs) == events, f"{mode}: no grant besides Events")
     return fx.exit()
 
 
@@ -369,6 +354,10 @@ def cmd_host_mounts(args):
 
 # --- Helm ------------------------------------------------------------------------
 
+def daemonset_spec(docs):
+    return [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
+
+
 def yaml_dump(obj):
     return yaml.safe_dump(obj, sort_keys=True, default_flow_style=False).splitlines()
 
@@ -404,16 +393,17 @@ def cmd_helm(args):
 
     # The chart's RBAC follows rbac-verbs.txt too, and the opt-in adds exactly pods delete.
     want = read_rbac_verbs()
-    docs = load_docs_text(helm_template(args.tools, "strategy=hami").stdout)
-    fx.check(rbac_grants(docs) == want, "chart hami RBAC == rbac-verbs.txt")
-    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "rbac.evictUnaccountedPods=true").stdout)
+    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "events=false").stdout)
+    fx.check(rbac_grants(docs) == want, "chart hami RBAC (events=false) == rbac-verbs.txt")
+    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "events=false",
+                                        "rbac.evictUnaccountedPods=true").stdout)
     fx.check(rbac_grants(docs) == want | {("pods", "delete")},
              "rbac.evictUnaccountedPods=true adds exactly pods delete")
     ds = [d for d in docs if d["kind"] == "DaemonSet"][0]
     fx.check(ds["spec"]["template"]["spec"]["containers"][0].get("args") == ["--evict-unaccounted-pods"],
              "rbac.evictUnaccountedPods=true passes --evict-unaccounted-pods")
     docs = load_docs_text(helm_template(args.tools, "strategy=hami", namespace="hcu-system").stdout)
-    role = [d for d in docs if d["kind"] == "Role"][0]
+    role = [d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "hcu-device-plugin"][0]
     binding = [d for d in docs if d["kind"] == "ClusterRoleBinding"][0]
     fx.check(role["metadata"]["namespace"] == "kube-system" and
              binding["subjects"][0]["namespace"] == "hcu-system",
@@ -422,7 +412,7 @@ def cmd_helm(args):
     # Options.
     docs = load_docs_text(helm_template(args.tools, "strategy=mixed", "deviceListStrategy=cdi",
                                         "kubeletDir=/var/lib/k0s/kubelet", "hostDev=full").stdout)
-    c = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    c = daemonset_spec(docs)["containers"][0]
     env = {e["name"]: e.get("value") for e in c["env"]}
     mounts = {m["mountPath"] for m in c["volumeMounts"]}
     fx.check(env.get("DEVICE_LIST_STRATEGY") == "cdi" and "/var/run/cdi" in mounts,
@@ -432,62 +422,16 @@ def cmd_helm(args):
              "/var/lib/k0s/kubelet/device-plugins" in mounts,
              "kubeletDir moves the socket directory, the pod-resources socket and their mounts")
     fx.check("/dev" in mounts and "/dev/dri" not in mounts, "hostDev=full mounts all of /dev")
-    for s in ("mixed", "mig", "hami"):
-        docs = load_docs_text(helm_template(args.tools, f"strategy={s}").stdout)
-        fx.check(not any(d["kind"] in ("Role", "ClusterRole", "ServiceAccount") for d in docs) or s == "hami",
-                 f"{s}: RBAC only with hami")
     docs = load_docs_text(helm_template(args.tools, "strategy=mig", "nodeSelector.pool=hcu").stdout)
-    fx.check(docs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "hcu"},
+    fx.check(daemonset_spec(docs)["nodeSelector"] == {"pool": "hcu"},
              "a nodeSelector value replaces the strategy's default")
-    check_ops_rbac(fx, args.tools, want)
+    check_ops_rbac(fx, lambda *sets, namespace="kube-system": load_docs_text(
+        helm_template(args.tools, *sets, namespace=namespace).stdout), want)
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)
     fx.check(r.returncode != 0 and "strategy" in r.stderr, "helm refuses strategy=vhcu through the schema")
     r = helm_template(args.tools, "typo=1", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses an unknown top-level value")
     return fx.exit()
-
-
-# Node labels and Events (doc/labels.md, doc/events.md): the RBAC each adds,
-# and nothing more.
-NODE_LABEL_GRANTS = {("nodes", "get"), ("nodes", "patch")}
-EVENT_GRANTS = {("events.k8s.io/events", "create"), ("events.k8s.io/events", "patch")}
-
-
-def check_ops_rbac(fx, tools, hami_verbs):
-    def render(*sets):
-        docs = load_docs_text(helm_template(tools, *sets).stdout)
-        ds = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
-        env = {e["name"]: e.get("value") for e in ds["containers"][0]["env"]}
-        return docs, ds, env
-
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node")
-    fx.check(rbac_grants(docs) == NODE_LABEL_GRANTS, "nodeLabels.mode=node grants exactly nodes get/patch")
-    fx.check(ds.get("serviceAccountName") == "hcu-device-plugin" and
-             any(d["kind"] == "ServiceAccount" for d in docs) and env.get("NODE_LABELS") == "node",
-             "nodeLabels.mode=node: a ServiceAccount, used by the DaemonSet, and NODE_LABELS=node")
-    docs, ds, env = render("strategy=mig", "events=true")
-    fx.check(rbac_grants(docs) == EVENT_GRANTS, "events=true grants exactly events.k8s.io events create/patch")
-    roles = [d for d in docs if d["kind"] in ("Role", "RoleBinding")]
-    fx.check(roles and all(d["metadata"]["namespace"] == "default" for d in roles),
-             "events=true: the Role and RoleBinding live in namespace default (Node events)")
-    fx.check(env.get("EVENTS") == "true" and ds.get("serviceAccountName") == "hcu-device-plugin",
-             "events=true sets EVENTS=true and the ServiceAccount")
-    docs, ds, env = render("strategy=hami", "nodeLabels.mode=node", "events=true")
-    fx.check(rbac_grants(docs) == hami_verbs | NODE_LABEL_GRANTS | EVENT_GRANTS,
-             "hami + node labels + events: exactly the union of the three")
-    fx.check(sum(d["kind"] == "ServiceAccount" for d in docs) == 1, "hami + ops: one ServiceAccount")
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=nfd",
-                           "nodeLabels.nfdFeaturesDir=/etc/nfd/features.d")
-    mounts = {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}
-    host = {v["hostPath"]["path"] for v in ds["volumes"] if "hostPath" in v}
-    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
-             "nodeLabels.mode=nfd needs no RBAC and no ServiceAccount")
-    fx.check(env.get("NODE_LABELS") == "nfd" and env.get("NFD_FEATURES_DIR") == "/etc/nfd/features.d" and
-             "/etc/nfd/features.d" in mounts and "/etc/nfd/features.d" in host,
-             "nodeLabels.mode=nfd mounts the host's features.d directory and passes it")
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node", "events=true", "rbac.create=false")
-    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
-             "rbac.create=false: no RBAC for node labels or events")
 
 
 # --- Dockerfile ------------------------------------------------------------------
