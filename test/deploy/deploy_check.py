@@ -7,9 +7,11 @@
                  objects against the strict field lists of dra_objects.py
   values-schema  charts/.../values.yaml against values.schema.json, and the
                  schema rejects what it must
-  rbac           the HAMi manifest grants exactly manifests/rbac-verbs.txt, the
-                 DRA manifest exactly manifests/rbac-verbs-dra.txt (and the DRA
-                 code calls nothing else); mixed and MIG grant nothing
+  rbac           the HAMi manifest grants exactly manifests/rbac-verbs.txt
+                 besides Events, the DRA manifest exactly
+                 manifests/rbac-verbs-dra.txt (and the DRA code calls nothing
+                 else); mixed and MIG grant Events only; every manifest's
+                 Events Role grants exactly the recorder's calls (rbac_rules.py)
   host-mounts    the host files the plugin shares with host tools: the vdev
                  lock of libhydmi (/tmp/.dmi_virtual.lock) in vHCU-capable modes;
                  DRA mode's host paths
@@ -43,6 +45,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dockerfile_check  # noqa: E402
 import dra_check  # noqa: E402
 import dra_objects  # noqa: E402
+from rbac_rules import (check_events_rbac, check_ops_rbac, daemonset_of, events_role,  # noqa: E402
+                        load_docs, rbac_grants, read_verbs)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHART = os.path.join(ROOT, "charts", "hcu-device-plugin")
@@ -94,11 +98,6 @@ class Failures:
         return 0
 
 
-def load_docs(path):
-    with open(path, encoding="utf-8") as f:
-        return [d for d in yaml.safe_load_all(f) if d is not None]
-
-
 def load_docs_text(text):
     return [d for d in yaml.safe_load_all(text) if d is not None]
 
@@ -135,41 +134,6 @@ def strip_helm_labels(obj):
     return obj
 
 
-def rbac_grants(docs):
-    """(resource, verb) pairs granted by the Roles/ClusterRoles in docs; the
-    resource is <plural> in the core group, else <plural>.<group>."""
-    grants = set()
-    for d in docs:
-        if d.get("kind") not in ("Role", "ClusterRole"):
-            continue
-        for rule in d.get("rules", []):
-            groups = rule.get("apiGroups", [])
-            if len(groups) != 1 or groups[0] == "*":
-                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: apiGroups {groups}, want one group")
-            if rule.get("resourceNames") or rule.get("nonResourceURLs"):
-                raise ValueError(f"{d['kind']}/{d['metadata']['name']}: unexpected rule {rule}")
-            for res in rule.get("resources", []):
-                for verb in rule.get("verbs", []):
-                    if "*" in (res, verb):
-                        raise ValueError(f"{d['kind']}/{d['metadata']['name']}: wildcard in {rule}")
-                    grants.add((res + ("." + groups[0] if groups[0] else ""), verb))
-    return grants
-
-
-def read_rbac_verbs():
-    want = set()
-    with open(RBAC_VERBS, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            if len(parts) != 2:
-                raise SystemExit(f"{RBAC_VERBS}:{n}: want 'resource verb', got {line!r}")
-            want.add(tuple(parts))
-    return want
-
-
 # --- yamllint ------------------------------------------------------------------
 
 def cmd_yamllint(args):
@@ -195,14 +159,16 @@ RENDER_VARIANTS = [
     ("strategy=hami",),
     ("strategy=hami", "rbac.evictUnaccountedPods=true", "hami.resourceMultiple=true"),
     ("strategy=mixed", "hostDev=full", "deviceListStrategy=both", "kubeletDir=/var/lib/k0s/kubelet"),
-    ("strategy=mixed", "nodeLabels.mode=node", "events=true"),
-    ("strategy=mig", "nodeLabels.mode=nfd"),
-    ("strategy=hami", "nodeLabels.mode=node", "events=true"),
+    ("strategy=mixed", "nodeLabels.mode=node", "events=false"),
+    ("strategy=mig", "nodeLabels.mode=nfd", "rbac.create=false"),
+    ("strategy=hami", "nodeLabels.mode=node"),
     ("strategy=mig", "extraEnv[0].name=HCU_BACKEND", "extraEnv[0].value=host",
      "podAnnotations.a=b", "imagePullSecrets[0].name=regcred"),
     ("strategy=dra",),
     ("strategy=dra", "dra.extendedResource=true", "kubeletDir=/var/lib/k0s/kubelet",
      "extraEnv[0].name=HCU_BACKEND", "extraEnv[0].value=host", "podAnnotations.a=b"),
+    ("strategy=dra", "nodeLabels.mode=node"),
+    ("strategy=dra", "nodeLabels.mode=nfd", "events=false"),
 ]
 
 
@@ -246,7 +212,7 @@ def cmd_k8s_schema(args):
     fx.check(r.returncode == 0, "every object matches its Kubernetes schema")
 
     # The validator must be able to fail: a known-bad DaemonSet is rejected.
-    bad = copy.deepcopy(load_docs(MANIFESTS["mixed"])[0])
+    bad = copy.deepcopy(daemonset_of(load_docs(MANIFESTS["mixed"]))[0])
     bad["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = "Sometimes"
     del bad["spec"]["selector"]
     r = validate_objects(args.tools, [("known-bad", bad)])
@@ -313,11 +279,13 @@ def cmd_values_schema(args):
 
 def cmd_rbac(args):
     fx = Failures()
-    want = read_rbac_verbs()
+    want = read_verbs(RBAC_VERBS)
     fx.check(("pods", "delete") not in want, "rbac-verbs.txt does not grant pods delete (opt-in only)")
     docs = load_docs(MANIFESTS["hami"])
+    check_events_rbac(fx, "HAMi manifest", docs)
+    docs = [d for d in docs if d["metadata"]["name"] != events_role("hcu-device-plugin")]
     got = rbac_grants(docs)
-    fx.check(got == want, "HAMi manifest grants exactly rbac-verbs.txt: "
+    fx.check(got == want, "HAMi manifest grants exactly rbac-verbs.txt besides Events: "
              f"missing {sorted(want - got)}, extra {sorted(got - want)}")
 
     by_kind = {}
@@ -356,12 +324,13 @@ def cmd_rbac(args):
     for mode in ("mixed", "mig"):
         docs = load_docs(MANIFESTS[mode])
         kinds = sorted(d["kind"] for d in docs)
-        fx.check(kinds == ["DaemonSet"], f"{mode}: only a DaemonSet, no RBAC (got {kinds})")
-        spec = docs[0]["spec"]["template"]["spec"]
-        fx.check("serviceAccountName" not in spec, f"{mode}: default ServiceAccount (no API calls)")
+        fx.check(kinds == ["DaemonSet", "Role", "RoleBinding", "ServiceAccount"],
+                 f"{mode}: a DaemonSet and, for Events only, a ServiceAccount, Role and RoleBinding (got {kinds})")
+        events = check_events_rbac(fx, f"{mode} manifest", docs)
+        fx.check(rbac_grants(docs) == events, f"{mode}: no grant besides Events")
 
-    # DRA mode: DESIGN.md section 9, and every call the DRA code makes.
-    dra_check.check_rbac(fx, rbac_grants)
+    # DRA mode: DESIGN.md section 9 (with Events), and every call the DRA code makes.
+    dra_check.check_rbac(fx)
     dra_check.check_code_scan_can_fail(fx)
     return fx.exit()
 
@@ -385,7 +354,7 @@ def cmd_host_mounts(args):
     # with hy-smi on the host, so vHCU-capable modes mount the host's file.
     fx = Failures()
     for mode, want in (("mixed", True), ("hami", True), ("mig", False), ("dra", True)):
-        ds = [d for d in load_docs(MANIFESTS[mode]) if d["kind"] == "DaemonSet"][0]
+        ds = daemonset_of(load_docs(MANIFESTS[mode]))[0]
         found = lock_mounts(ds)
         if not want:
             fx.check(not found, f"{mode}: no vdev lock mount (MIG mode makes no vdevs)")
@@ -396,7 +365,7 @@ def cmd_host_mounts(args):
               not found[0][1].get("readOnly", False))
         fx.check(ok, f"{mode}: mounts the host's {DMI_VDEV_LOCK} (hostPath, FileOrCreate, "
                      f"read-write) at {DMI_VDEV_LOCK}; got {found}")
-    ds = [d for d in load_docs(MANIFESTS["dra"]) if d["kind"] == "DaemonSet"][0]
+    ds = daemonset_of(load_docs(MANIFESTS["dra"]))[0]
     dra_check.check_host_mounts(fx, ds, "dra")
     return fx.exit()
 
@@ -437,22 +406,23 @@ def cmd_helm(args):
     fx.check(m is not None and chart.get("appVersion") == "v" + m.group(1),
              f"chart appVersion {chart.get('appVersion')} == v<CMake project version>")
     for s, path in sorted(MANIFESTS.items()):
-        ds = [d for d in load_docs(path) if d["kind"] == "DaemonSet"][0]
+        ds = daemonset_of(load_docs(path))[0]
         image = ds["spec"]["template"]["spec"]["containers"][0]["image"]
         fx.check(image.endswith(":" + str(chart.get("appVersion"))), f"{s}: image tag of {image} is the appVersion")
 
     # The chart's RBAC follows rbac-verbs.txt too, and the opt-in adds exactly pods delete.
-    want = read_rbac_verbs()
-    docs = load_docs_text(helm_template(args.tools, "strategy=hami").stdout)
-    fx.check(rbac_grants(docs) == want, "chart hami RBAC == rbac-verbs.txt")
-    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "rbac.evictUnaccountedPods=true").stdout)
+    want = read_verbs(RBAC_VERBS)
+    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "events=false").stdout)
+    fx.check(rbac_grants(docs) == want, "chart hami RBAC (events=false) == rbac-verbs.txt")
+    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "events=false",
+                                        "rbac.evictUnaccountedPods=true").stdout)
     fx.check(rbac_grants(docs) == want | {("pods", "delete")},
              "rbac.evictUnaccountedPods=true adds exactly pods delete")
-    ds = [d for d in docs if d["kind"] == "DaemonSet"][0]
+    ds = daemonset_of(docs)[0]
     fx.check(ds["spec"]["template"]["spec"]["containers"][0].get("args") == ["--evict-unaccounted-pods"],
              "rbac.evictUnaccountedPods=true passes --evict-unaccounted-pods")
     docs = load_docs_text(helm_template(args.tools, "strategy=hami", namespace="hcu-system").stdout)
-    role = [d for d in docs if d["kind"] == "Role"][0]
+    role = [d for d in docs if d["kind"] == "Role" and d["metadata"]["name"] == "hcu-device-plugin"][0]
     binding = [d for d in docs if d["kind"] == "ClusterRoleBinding"][0]
     fx.check(role["metadata"]["namespace"] == "kube-system" and
              binding["subjects"][0]["namespace"] == "hcu-system",
@@ -461,7 +431,7 @@ def cmd_helm(args):
     # Options.
     docs = load_docs_text(helm_template(args.tools, "strategy=mixed", "deviceListStrategy=cdi",
                                         "kubeletDir=/var/lib/k0s/kubelet", "hostDev=full").stdout)
-    c = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    c = daemonset_of(docs)[1]["containers"][0]
     env = {e["name"]: e.get("value") for e in c["env"]}
     mounts = {m["mountPath"] for m in c["volumeMounts"]}
     fx.check(env.get("DEVICE_LIST_STRATEGY") == "cdi" and "/var/run/cdi" in mounts,
@@ -471,16 +441,14 @@ def cmd_helm(args):
              "/var/lib/k0s/kubelet/device-plugins" in mounts,
              "kubeletDir moves the socket directory, the pod-resources socket and their mounts")
     fx.check("/dev" in mounts and "/dev/dri" not in mounts, "hostDev=full mounts all of /dev")
-    for s in ("mixed", "mig", "hami"):
-        docs = load_docs_text(helm_template(args.tools, f"strategy={s}").stdout)
-        fx.check(not any(d["kind"] in ("Role", "ClusterRole", "ServiceAccount") for d in docs) or s == "hami",
-                 f"{s}: RBAC only with hami")
     dra_check.check_helm(fx, lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout),
-                         key_of, strip_helm_labels, rbac_grants, equal_objects)
+                         equal_objects)
     docs = load_docs_text(helm_template(args.tools, "strategy=mig", "nodeSelector.pool=hcu").stdout)
-    fx.check(docs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "hcu"},
+    fx.check(daemonset_of(docs)[1]["nodeSelector"] == {"pool": "hcu"},
              "a nodeSelector value replaces the strategy's default")
-    check_ops_rbac(fx, args.tools, want)
+    check_ops_rbac(fx, lambda *sets, namespace="kube-system": load_docs_text(
+        helm_template(args.tools, *sets, namespace=namespace).stdout),
+        {"mixed": set(), "mig": set(), "hami": want, "dra": dra_check.own_grants()})
     r = helm_template(args.tools, "strategy=dra", "dra.extendedResource=maybe", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses a non-boolean dra.extendedResource")
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)
@@ -488,49 +456,6 @@ def cmd_helm(args):
     r = helm_template(args.tools, "typo=1", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses an unknown top-level value")
     return fx.exit()
-
-
-# Node labels and Events (doc/labels.md, doc/events.md): the RBAC each adds,
-# and nothing more.
-NODE_LABEL_GRANTS = {("nodes", "get"), ("nodes", "patch")}
-EVENT_GRANTS = {("events.events.k8s.io", "create"), ("events.events.k8s.io", "patch")}
-
-
-def check_ops_rbac(fx, tools, hami_verbs):
-    def render(*sets):
-        docs = load_docs_text(helm_template(tools, *sets).stdout)
-        ds = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
-        env = {e["name"]: e.get("value") for e in ds["containers"][0]["env"]}
-        return docs, ds, env
-
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node")
-    fx.check(rbac_grants(docs) == NODE_LABEL_GRANTS, "nodeLabels.mode=node grants exactly nodes get/patch")
-    fx.check(ds.get("serviceAccountName") == "hcu-device-plugin" and
-             any(d["kind"] == "ServiceAccount" for d in docs) and env.get("NODE_LABELS") == "node",
-             "nodeLabels.mode=node: a ServiceAccount, used by the DaemonSet, and NODE_LABELS=node")
-    docs, ds, env = render("strategy=mig", "events=true")
-    fx.check(rbac_grants(docs) == EVENT_GRANTS, "events=true grants exactly events.k8s.io events create/patch")
-    roles = [d for d in docs if d["kind"] in ("Role", "RoleBinding")]
-    fx.check(roles and all(d["metadata"]["namespace"] == "default" for d in roles),
-             "events=true: the Role and RoleBinding live in namespace default (Node events)")
-    fx.check(env.get("EVENTS") == "true" and ds.get("serviceAccountName") == "hcu-device-plugin",
-             "events=true sets EVENTS=true and the ServiceAccount")
-    docs, ds, env = render("strategy=hami", "nodeLabels.mode=node", "events=true")
-    fx.check(rbac_grants(docs) == hami_verbs | NODE_LABEL_GRANTS | EVENT_GRANTS,
-             "hami + node labels + events: exactly the union of the three")
-    fx.check(sum(d["kind"] == "ServiceAccount" for d in docs) == 1, "hami + ops: one ServiceAccount")
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=nfd",
-                           "nodeLabels.nfdFeaturesDir=/etc/nfd/features.d")
-    mounts = {m["mountPath"] for m in ds["containers"][0]["volumeMounts"]}
-    host = {v["hostPath"]["path"] for v in ds["volumes"] if "hostPath" in v}
-    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
-             "nodeLabels.mode=nfd needs no RBAC and no ServiceAccount")
-    fx.check(env.get("NODE_LABELS") == "nfd" and env.get("NFD_FEATURES_DIR") == "/etc/nfd/features.d" and
-             "/etc/nfd/features.d" in mounts and "/etc/nfd/features.d" in host,
-             "nodeLabels.mode=nfd mounts the host's features.d directory and passes it")
-    docs, ds, env = render("strategy=mixed", "nodeLabels.mode=node", "events=true", "rbac.create=false")
-    fx.check(not rbac_grants(docs) and "serviceAccountName" not in ds,
-             "rbac.create=false: no RBAC for node labels or events")
 
 
 # --- DRA demo ----------------------------------------------------------------------

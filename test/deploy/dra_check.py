@@ -7,10 +7,10 @@ import os
 import re
 import tempfile
 
-import yaml
-
 import dra_demo
 import dra_objects
+from rbac_rules import (EVENTS_CODE, check_events_rbac, code_grants, daemonset_of, events_role,
+                        load_docs as load, rbac_grants, read_verbs)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DRA_MANIFEST = os.path.join(ROOT, "manifests", "hcu-device-plugin-dra.yaml")
@@ -40,23 +40,10 @@ KUBE_OPS = {
 CLIENT_METHODS = ("Get", "List", "Create", "Patch", "Update", "Delete", "Watch")
 
 
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        return [d for d in yaml.safe_load_all(f) if d is not None]
-
-
-def read_verbs(path=RBAC_VERBS_DRA):
-    want = set()
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            if len(parts) != 2:
-                raise SystemExit(f"{path}:{n}: want 'resource verb', got {line!r}")
-            want.add(tuple(parts))
-    return want
+def own_grants():
+    """The DRA mode's RBAC without the Events grants (which every strategy gets
+    with events: true)."""
+    return read_verbs(RBAC_VERBS_DRA) - code_grants(EVENTS_CODE)
 
 
 # --- RBAC: the calls of the DRA code ---------------------------------------------
@@ -90,17 +77,21 @@ def code_calls(root=ROOT):
     return calls, unknown, files
 
 
-def check_rbac(fx, rbac_grants):
-    want = read_verbs()
+def check_rbac(fx):
+    want = read_verbs(RBAC_VERBS_DRA)
     docs = load(DRA_MANIFEST)
     got = rbac_grants(docs)
     fx.check(got == want, "DRA manifest grants exactly rbac-verbs-dra.txt: "
              f"missing {sorted(want - got)}, extra {sorted(got - want)}")
     design = {("resourceclaims.resource.k8s.io", "get"), ("nodes", "get")} | {
         ("resourceslices.resource.k8s.io", v)
-        for v in ("get", "list", "watch", "create", "update", "delete")}
-    fx.check(want == design, "rbac-verbs-dra.txt is DESIGN.md section 9's list (events only with "
-             f"--events, which the DRA deployment does not pass): {sorted(want ^ design)}")
+        for v in ("get", "list", "watch", "create", "update", "delete")} | {
+        ("events.events.k8s.io", v) for v in ("create", "patch")}
+    fx.check(want == design, "rbac-verbs-dra.txt is DESIGN.md section 9's list, events create/patch "
+             f"included (the DRA manifest passes EVENTS=true): {sorted(want ^ design)}")
+    # The events grant is the recorder's, in its namespace, for this DaemonSet.
+    events = check_events_rbac(fx, "DRA manifest", docs)
+    fx.check(events <= want, f"rbac-verbs-dra.txt lists the recorder's calls {sorted(events)}")
     calls, unknown, files = code_calls()
     fx.check(len(files) >= 10, f"{len(files)} DRA source files scanned")
     fx.check(not unknown, "every API call of the DRA code is classified" +
@@ -111,7 +102,7 @@ def check_rbac(fx, rbac_grants):
         ("resourceslices.resource.k8s.io", v) for v in ("list", "watch", "create", "update", "delete")}
     fx.check(core <= calls, "the scan finds the calls we know the code makes (Prepare's GET, the "
              f"slice sync): missing {sorted(core - calls)}")
-    print(f"     granted, not found in the scanned code: {sorted(want - calls)}")
+    print(f"     granted, not found in the scanned DRA code: {sorted(want - calls - events)}")
 
     by_kind = {}
     for d in docs:
@@ -122,8 +113,9 @@ def check_rbac(fx, rbac_grants):
              "not the HAMi mode's account (another ClusterRole of the same name would clash)")
     fx.check([s["metadata"]["name"] for s in by_kind.get("ServiceAccount", [])] == [sa],
              "the DRA ServiceAccount is defined once")
-    fx.check(not by_kind.get("Role") and not by_kind.get("RoleBinding"),
-             "DRA mode has no namespaced Role")
+    fx.check([(d["kind"], d["metadata"]["name"]) for d in by_kind.get("Role", []) + by_kind.get("RoleBinding", [])]
+             == [("Role", events_role(sa)), ("RoleBinding", events_role(sa))],
+             "DRA mode's only namespaced Role is the events one")
     for b in by_kind.get("ClusterRoleBinding", []):
         subjects = [(s["kind"], s["name"], s.get("namespace")) for s in b["subjects"]]
         fx.check(subjects == [("ServiceAccount", sa, "kube-system")] and
@@ -390,26 +382,26 @@ def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet"):
              f"{label}: no `hcuctl plugins --check` probe (no device-plugin sockets in DRA mode)")
 
 
-def check_helm(fx, render, key_of, strip_helm_labels, rbac_grants, equal_objects):
+def check_helm(fx, render, equal_objects):
     """The chart with strategy=dra against the static manifests and the options."""
     static = load(DRA_MANIFEST)
     equal_objects(fx, "dra", render("strategy=dra"), static)
     equal_objects(fx, "dra+extendedResource", render("strategy=dra", "dra.extendedResource=true"),
                   static + load(DRA_EXTENDED))
     docs = render("strategy=dra")
-    fx.check(rbac_grants(docs) == read_verbs(), "chart dra RBAC == rbac-verbs-dra.txt")
+    fx.check(rbac_grants(docs) == read_verbs(RBAC_VERBS_DRA), "chart dra RBAC == rbac-verbs-dra.txt")
     docs = render("strategy=dra", "rbac.create=false")
-    fx.check(not any(d["kind"] in ("ClusterRole", "ServiceAccount", "ClusterRoleBinding")
+    fx.check(not any(d["kind"] in ("ClusterRole", "ServiceAccount", "ClusterRoleBinding", "Role", "RoleBinding")
                      for d in docs), "rbac.create=false: no DRA RBAC objects")
     docs = render("strategy=dra", "kubeletDir=/var/lib/k0s/kubelet")
-    ds = [d for d in docs if d["kind"] == "DaemonSet"][0]
+    ds = daemonset_of(docs)[0]
     check_host_mounts(fx, ds, "chart dra kubeletDir=/var/lib/k0s/kubelet", "/var/lib/k0s/kubelet")
     env = {e["name"]: e.get("value") for e in ds["spec"]["template"]["spec"]["containers"][0]["env"]}
     fx.check(env.get("KUBELET_PLUGINS_DIR") == "/var/lib/k0s/kubelet/plugins" and
              env.get("KUBELET_REGISTRY_DIR") == "/var/lib/k0s/kubelet/plugins_registry",
              "kubeletDir moves the DRA plugins and registry directories (env and mounts)")
     docs = render("strategy=dra", "nodeSelector.pool=hcu")
-    spec = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
+    spec = daemonset_of(docs)[1]
     fx.check(spec.get("nodeSelector") == {"pool": "hcu"} and "affinity" not in spec,
              "dra: a nodeSelector value replaces the default placement")
     for s in ("mixed", "mig", "hami"):
