@@ -53,7 +53,8 @@ def code_calls(root=ROOT):
     not classify (file:line and text), from the source text."""
     calls, unknown = set(), []
     files = sorted({f for pattern in DRA_SOURCES for f in glob.glob(os.path.join(root, pattern))})
-    method = re.compile(r"(?:\.|->)\s*(" + "|".join(CLIENT_METHODS) + r")\s*\(\s*(\w+)?\s*(\()?")
+    # The path helper may be namespace-qualified (hdra::ResourceClaimPath).
+    method = re.compile(r"(?:\.|->)\s*(" + "|".join(CLIENT_METHODS) + r")\s*\(\s*(?:\w+::)*(\w+)?\s*(\()?")
     for path in files:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -130,12 +131,15 @@ def check_code_scan_can_fail(fx):
         with open(os.path.join(root, "libhcudp", "src", "dra", "x.cc"), "w") as f:
             f.write('// client.Patch(NodePath("a")) in a comment\n'
                     'auto a = client_.Patch(ResourceClaimPath(ns, n), p);\n'
+                    'auto q = kube->Delete(hdra::ResourceSlicePath(s), o);\n'
                     'auto b = client->Get(SomeOtherPath(x));\n'
                     'auto c = client.List(path, opts);\n'
                     'auto n = GetNode(client, node);\n')
         calls, unknown, _ = code_calls(root)
-    fx.check(calls == {("resourceclaims.resource.k8s.io", "patch"), ("nodes", "get")} and
-             len(unknown) == 2, f"the scanner classifies a planted patch and flags unknown calls "
+    fx.check(calls == {("resourceclaims.resource.k8s.io", "patch"), ("nodes", "get"),
+                       ("resourceslices.resource.k8s.io", "delete")} and
+             len(unknown) == 2, f"the scanner classifies a planted patch and a qualified delete, and "
+             "flags unknown calls "
              f"(calls {sorted(calls)}, unknown {unknown})")
 
 
