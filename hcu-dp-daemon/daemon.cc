@@ -12,6 +12,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/version.h"
+#include "metrics.h"
 #include "node_monitor.h"
 #include "node_state.h"
 #include "plugin_manager.h"
@@ -50,10 +51,20 @@ int RunDaemon(const Options& options) {
   // Start-up input (node file, host root, kubeconfig, socket directory) is
   // checked before anything runs; a problem there is one plain line and
   // exit 2, as for a bad flag.
+  NodeState state;
+  // Bound first: a port in use is a start-up error before any waiting.
+  std::unique_ptr<DaemonMetrics> metrics;
+  if (!options.metrics_address.empty()) {
+    auto started = DaemonMetrics::Start(options.metrics_address, options, state);
+    if (!started.ok()) return StartupError(started.status());
+    metrics = std::move(*started);
+    LOG(INFO) << "metrics on " << options.metrics_address << " (port " << metrics->port()
+              << "), /metrics answers once serving";
+  }
   auto backend = OpenBackend(options);
   if (!backend.ok()) return StartupError(backend.status());
-  Backend& node = **backend;
-  NodeState state;
+  std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
+  Backend& node = metered ? *metered : **backend;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
     auto made = HamiMode::New(options, node, state);
@@ -70,9 +81,11 @@ int RunDaemon(const Options& options) {
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
-  state.set_listener([&manager, hami_mode] {
+  DaemonMetrics* metrics_ptr = metrics.get();
+  state.set_listener([&manager, &state, hami_mode, metrics_ptr] {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
+    if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*state.Current());
   });
   NodeMonitor monitor(options, node, state, builder);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
@@ -97,6 +110,11 @@ int RunDaemon(const Options& options) {
     if (hami) hami->Stop();
     monitor.Stop();
     return 1;
+  }
+
+  if (metrics) {
+    DaemonMetrics::SetActive(metrics.get());
+    metrics->ServeMetrics([&manager] { return manager.Registrations(); });
   }
 
   sigset_t set = TerminationSignals();

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "hcudp_cli/option_flags.h"
+#include "metrics.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -54,12 +55,17 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                      }));
   set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
                        &o.cdi_spec_dir));
+  set.Add(Flag::String("metrics-address", "METRICS_ADDRESS",
+                       "host:port for Prometheus /metrics (e.g. :9400); empty: off.",
+                       &o.metrics_address));
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 
 // Cross-flag rules that a single flag cannot check.
 Status Validate(const Options& o) {
   HCUDP_RETURN_IF_ERROR(ValidateNodeAccessOptions(o));
+  if (!o.metrics_address.empty())
+    HCUDP_RETURN_IF_ERROR(CivetListenSpec(o.metrics_address).status());
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");

@@ -83,6 +83,9 @@ struct Options {
   // --kubeconfig / KUBECONFIG. Default: empty (in-cluster, then
   // $HOME/.kube/config).
   std::string kubeconfig;
+  // --metrics-address / METRICS_ADDRESS: host:port of the Prometheus
+  // /metrics endpoint (DESIGN.md §10). Default: empty (off).
+  std::string metrics_address;
 };
 
 // The host-root actually used: options.host_root if set, "/" for the host
