@@ -58,6 +58,7 @@ int RunDaemon(const Options& options) {
     auto started = DaemonMetrics::Start(options.metrics_address, options, state);
     if (!started.ok()) return StartupError(started.status());
     metrics = std::move(*started);
+    DaemonMetrics::SetActive(metrics.get());  // API calls count from the start
     LOG(INFO) << "metrics on " << options.metrics_address << " (port " << metrics->port()
               << "), /metrics answers once serving";
   }
@@ -113,7 +114,6 @@ int RunDaemon(const Options& options) {
   }
 
   if (metrics) {
-    DaemonMetrics::SetActive(metrics.get());
     metrics->ServeMetrics([&manager] { return manager.Registrations(); });
   }
 

@@ -155,18 +155,30 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
     out.push_back(std::move(healthy));
 
     MetricFamily vhcus = GaugeFamily("hcudp_vhcus", "Live vHCUs on each card.");
-    for (const Card& c : snapshot->inventory.cards) {
-      vhcus.metric.push_back(
-          Gauge({{"card", c.bdf}}, static_cast<double>(snapshot->inventory.VhcuCount(c.index))));
+    std::map<std::string, int> counts;
+    {
+      MutexLock lock(mu_);
+      counts = vhcus_;
+    }
+    for (const auto& [bdf, n] : counts) {
+      vhcus.metric.push_back(Gauge({{"card", bdf}}, static_cast<double>(n)));
     }
     out.push_back(std::move(vhcus));
     return out;
+  }
+
+  // vHCUs per card as the last successful discovery saw them: the snapshot
+  // is republished only when a device list changes, a vHCU need not change one.
+  void set_vhcus(std::map<std::string, int> counts) {
+    MutexLock lock(mu_);
+    vhcus_ = std::move(counts);
   }
 
  private:
   const NodeState& state_;
   mutable Mutex mu_;  // a leaf; the function is copied out, then called
   std::function<std::vector<std::pair<std::string, bool>>()> registrations_ HCUDP_GUARDED_BY(mu_);
+  std::map<std::string, int> vhcus_ HCUDP_GUARDED_BY(mu_);
 };
 
 namespace {
@@ -175,7 +187,11 @@ namespace {
 class MeteredBackend final : public Backend {
  public:
   MeteredBackend(Backend& inner, DaemonMetrics& metrics) : inner_(inner), metrics_(metrics) {}
-  StatusOr<NodeInventory> Discover() override { return inner_.Discover(); }
+  StatusOr<NodeInventory> Discover() override {
+    StatusOr<NodeInventory> found = inner_.Discover();
+    if (found.ok()) metrics_.OnDiscover(*found);
+    return found;
+  }
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override { return inner_.QueryHealth(); }
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
     auto start = std::chrono::steady_clock::now();
@@ -237,7 +253,9 @@ DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
                                  .Register(r);
   f_->api = &prometheus::BuildCounter()
                  .Name("hcudp_apiserver_requests_total")
-                 .Help("Kubernetes API requests, by verb and HTTP code (0: no response).")
+                 .Help(
+                     "Kubernetes API requests, by verb (HTTP method, or WATCH) and HTTP code (0: "
+                     "no response).")
                  .Register(r);
   for (bool ok : {true, false}) {
     f_->vhcu_create->Add({{"result", Result(ok)}});
@@ -245,7 +263,7 @@ DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
   }
   f_->vhcu_create_seconds->Add({}, CallBuckets());
   if (options.strategy == Strategy::kHami) {
-    for (const char* verb : {"GET", "LIST", "WATCH", "CREATE", "PATCH", "UPDATE", "DELETE"}) {
+    for (const char* verb : {"GET", "POST", "PATCH", "PUT", "DELETE", "WATCH"}) {
       f_->api->Add({{"code", "200"}, {"verb", verb}});
     }
   }
@@ -306,6 +324,12 @@ void DaemonMetrics::OnPublish(const NodeSnapshot& snapshot) {
     it->second = healthy;
     f_->transitions->Add({{"card", c.bdf}, {"to", healthy ? "healthy" : "unhealthy"}}).Increment();
   }
+}
+
+void DaemonMetrics::OnDiscover(const NodeInventory& inventory) {
+  std::map<std::string, int> counts;
+  for (const Card& c : inventory.cards) counts[c.bdf] = inventory.VhcuCount(c.index);
+  node_->set_vhcus(std::move(counts));
 }
 
 void DaemonMetrics::ObserveAllocate(const std::string& resource, bool ok,

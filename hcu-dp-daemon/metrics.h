@@ -6,9 +6,10 @@
 //   - counters and histograms (Allocate, vHCU create/destroy, health
 //     transitions, API requests) are bumped by the code that does the work,
 //     through the Observe* calls below;
-//   - gauges that describe the node (device health, vHCUs per card,
-//     registration) are computed at scrape time from the NodeState snapshot
-//     and the registration view, so they cost nothing between scrapes.
+//   - gauges that describe the node (device health, registration) are
+//     computed at scrape time from the NodeState snapshot and the
+//     registration view, so they cost nothing between scrapes; vHCUs per
+//     card come from the last discovery through Wrap()'s backend.
 // Every counter series whose label values are known at start (each result,
 // each resource and card of the first snapshot) exists at 0 from the start.
 //
@@ -70,6 +71,8 @@ class DaemonMetrics {
   // A published snapshot (the NodeState listener): seeds the counters of new
   // resources and cards, counts card health transitions.
   void OnPublish(const NodeSnapshot& snapshot);
+  // A successful Backend::Discover (through Wrap()): the live vHCUs per card.
+  void OnDiscover(const NodeInventory& inventory);
 
   void ObserveAllocate(const std::string& resource, bool ok, std::chrono::nanoseconds took);
   void ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took);

@@ -57,12 +57,27 @@ std::string HyhalPath() {
 }
 
 const std::vector<std::string>& DaemonEnvVars() {
-  static const std::vector<std::string> kVars = {
-      "RESOURCE_REGISTER_STRATEGY", "POLICY", "PULSE", "NODE_NAME", "TOPOLOGY_REGISTER",
-      "RESOURCE_MULTIPLE", "DEVICE_SPLIT_COUNT", "LOG_LEVEL", "LOG_SEVERITY",
-      "DEVICE_PLUGIN_PATH", "POD_RESOURCES_SOCKET", "HCU_BACKEND", "HCU_SIM_NODE", "HOST_ROOT",
-      "HYHAL_PATH", "DEVICE_LIST_STRATEGY", "CDI_SPEC_DIR", "KUBECONFIG",
-      "EVICT_UNACCOUNTED_PODS", "HCUDP_TEST_ONLY_CRASH_AFTER"};
+  static const std::vector<std::string> kVars = {"RESOURCE_REGISTER_STRATEGY",
+                                                 "POLICY",
+                                                 "PULSE",
+                                                 "NODE_NAME",
+                                                 "TOPOLOGY_REGISTER",
+                                                 "RESOURCE_MULTIPLE",
+                                                 "DEVICE_SPLIT_COUNT",
+                                                 "LOG_LEVEL",
+                                                 "LOG_SEVERITY",
+                                                 "DEVICE_PLUGIN_PATH",
+                                                 "POD_RESOURCES_SOCKET",
+                                                 "HCU_BACKEND",
+                                                 "HCU_SIM_NODE",
+                                                 "HOST_ROOT",
+                                                 "HYHAL_PATH",
+                                                 "DEVICE_LIST_STRATEGY",
+                                                 "CDI_SPEC_DIR",
+                                                 "KUBECONFIG",
+                                                 "EVICT_UNACCOUNTED_PODS",
+                                                 "HCUDP_TEST_ONLY_CRASH_AFTER",
+                                                 "METRICS_ADDRESS"};
   return kVars;
 }
 
@@ -130,21 +145,20 @@ ResourceSnapshot DaemonHarness::RequireRegistered(const std::string& resource, i
     }
   }
   BOOST_REQUIRE_MESSAGE(snap.has_value(), resource << " not registered (" << count
-                                                    << " time(s)) within " << timeout.count()
-                                                    << " ms; daemon running: "
-                                                    << daemon_.Running());
+                                                   << " time(s)) within " << timeout.count()
+                                                   << " ms; daemon running: " << daemon_.Running());
   return *snap;
 }
 
 ResourceSnapshot DaemonHarness::RequireIds(const std::string& resource,
-                                           const std::set<std::string>& ids,
-                                           milliseconds timeout) {
+                                           const std::set<std::string>& ids, milliseconds timeout) {
   auto snap = kubelet_->WaitForDevices(
       resource, [&ids](const auto& devices) { return Ids(devices) == ids; }, timeout);
   if (!snap.has_value()) {
     auto last = kubelet_->Snapshot(resource);
-    std::cerr << resource << " last device list: "
-              << (last ? Join(Ids(last->devices)) : "(never registered)") << "\n";
+    std::cerr << resource
+              << " last device list: " << (last ? Join(Ids(last->devices)) : "(never registered)")
+              << "\n";
   }
   BOOST_REQUIRE_MESSAGE(snap.has_value(), resource << " never listed exactly " << Join(ids));
   return *snap;
@@ -158,7 +172,8 @@ void DaemonHarness::EditNode(const std::function<void(YAML::Node&)>& edit) {
   std::string text = std::string(out.c_str()) + "\n";
   auto parsed = ParseSimNode(text);
   BOOST_REQUIRE_MESSAGE(parsed.ok(), "edited node does not parse: " << parsed.status().ToString()
-                                                                    << "\n" << text);
+                                                                    << "\n"
+                                                                    << text);
   const std::string tmp = node_path() + ".tmp";
   WriteFile(tmp, text);
   fs::rename(tmp, node_path());
