@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <mutex>
 
 #include "hcudp/version.h"
 
@@ -304,25 +305,46 @@ void DaemonMetrics::ServeMetrics(
   exposer_->RegisterCollectable(registry_);
 }
 
-void DaemonMetrics::SeedResource(const std::string& resource) {
-  for (bool ok : {true, false}) f_->allocate->Add({{"resource", resource}, {"result", Result(ok)}});
-  f_->allocate_seconds->Add({{"resource", resource}}, CallBuckets());
+DaemonMetrics::AllocateSeries DaemonMetrics::SeriesOf(const std::string& resource) {
+  {
+    MutexLock lock(mu_);
+    auto it = allocate_series_.find(resource);
+    if (it != allocate_series_.end()) return it->second;
+  }
+  // Family::Add is idempotent: two threads adding the same labels get the
+  // same objects.
+  AllocateSeries series;
+  series.ok = &f_->allocate->Add({{"resource", resource}, {"result", Result(true)}});
+  series.error = &f_->allocate->Add({{"resource", resource}, {"result", Result(false)}});
+  series.seconds = &f_->allocate_seconds->Add({{"resource", resource}}, CallBuckets());
+  MutexLock lock(mu_);
+  allocate_series_.emplace(resource, series);
+  return series;
 }
 
 void DaemonMetrics::OnPublish(const NodeSnapshot& snapshot) {
-  for (const Resource& r : snapshot.resources) SeedResource(r.name);
-  MutexLock lock(mu_);
-  for (const Card& c : snapshot.inventory.cards) {
-    const bool healthy = c.health == Health::kHealthy;
-    auto [it, inserted] = card_healthy_.emplace(c.bdf, healthy);
-    if (inserted) {
-      f_->transitions->Add({{"card", c.bdf}, {"to", "healthy"}});
-      f_->transitions->Add({{"card", c.bdf}, {"to", "unhealthy"}});
-      continue;
+  for (const Resource& r : snapshot.resources) SeriesOf(r.name);
+  std::vector<std::string> new_cards;
+  std::vector<std::pair<std::string, bool>> changed;  // {BDF, healthy now}
+  {
+    MutexLock lock(mu_);
+    for (const Card& c : snapshot.inventory.cards) {
+      const bool healthy = c.health == Health::kHealthy;
+      auto [it, inserted] = card_healthy_.emplace(c.bdf, healthy);
+      if (inserted) {
+        new_cards.push_back(c.bdf);
+      } else if (it->second != healthy) {
+        it->second = healthy;
+        changed.emplace_back(c.bdf, healthy);
+      }
     }
-    if (it->second == healthy) continue;
-    it->second = healthy;
-    f_->transitions->Add({{"card", c.bdf}, {"to", healthy ? "healthy" : "unhealthy"}}).Increment();
+  }
+  for (const std::string& bdf : new_cards) {
+    f_->transitions->Add({{"card", bdf}, {"to", "healthy"}});
+    f_->transitions->Add({{"card", bdf}, {"to", "unhealthy"}});
+  }
+  for (const auto& [bdf, healthy] : changed) {
+    f_->transitions->Add({{"card", bdf}, {"to", healthy ? "healthy" : "unhealthy"}}).Increment();
   }
 }
 
@@ -334,8 +356,11 @@ void DaemonMetrics::OnDiscover(const NodeInventory& inventory) {
 
 void DaemonMetrics::ObserveAllocate(const std::string& resource, bool ok,
                                     std::chrono::nanoseconds took) {
-  f_->allocate->Add({{"resource", resource}, {"result", Result(ok)}}).Increment();
-  f_->allocate_seconds->Add({{"resource", resource}}, CallBuckets()).Observe(Seconds(took));
+  // The series are looked up once per resource: Family::Add builds a label
+  // map and hashes it, which would cost more than the rest of this call.
+  AllocateSeries series = SeriesOf(resource);
+  (ok ? series.ok : series.error)->Increment();
+  series.seconds->Observe(Seconds(took));
 }
 
 void DaemonMetrics::ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took) {
@@ -352,8 +377,10 @@ void DaemonMetrics::ObserveApiRequest(const std::string& verb, int code) {
 }
 
 void DaemonMetrics::EnableDra() {
-  MutexLock lock(mu_);
-  if (f_->prepare != nullptr) return;
+  std::call_once(dra_once_, [this] { RegisterDra(); });
+}
+
+void DaemonMetrics::RegisterDra() {
   auto& r = *registry_;
   f_->prepare_seconds = &prometheus::BuildHistogram()
                              .Name("hcudp_dra_prepare_duration_seconds")

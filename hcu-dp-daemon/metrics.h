@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,16 +98,25 @@ class DaemonMetrics {
   class NodeCollector;
   struct Families;
   DaemonMetrics(const Options& options, const NodeState& state);
-  void SeedResource(const std::string& resource);
+  struct AllocateSeries {
+    prometheus::Counter* ok = nullptr;
+    prometheus::Counter* error = nullptr;
+    prometheus::Histogram* seconds = nullptr;
+  };
+  // The Allocate series of `resource`, created (at 0) on first use.
+  AllocateSeries SeriesOf(const std::string& resource);
+  void RegisterDra();  // once, from EnableDra
 
   const Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Families> f_;
   std::shared_ptr<NodeCollector> node_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::once_flag dra_once_;
 
-  Mutex mu_;  // a leaf: guards the transition bookkeeping only
+  Mutex mu_;  // a leaf: guards the bookkeeping below, never held across a metric call
   std::map<std::string, bool> card_healthy_ HCUDP_GUARDED_BY(mu_);  // by BDF
+  std::map<std::string, AllocateSeries> allocate_series_ HCUDP_GUARDED_BY(mu_);
 };
 
 }  // namespace hcudp::daemon

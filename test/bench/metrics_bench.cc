@@ -120,7 +120,7 @@ struct Daemon {
     }
     const auto t0 = Clock::now();
     pid = Spawn(args);
-    if (!kubelet->WaitRegistrations(1, t0, std::chrono::seconds(20))) return false;
+    if (pid < 0 || !kubelet->WaitRegistrations(1, t0, std::chrono::seconds(60))) return false;
     std::string endpoint;
     for (const auto& r : kubelet->registrations()) {
       if (r.resource_name == "hygon.com/hcu") endpoint = r.endpoint;
@@ -162,12 +162,15 @@ struct Daemon {
     if (body != nullptr) *body = got->body;
     return us;
   }
+  ~Daemon() { Stop(); }
   void Stop() {
+    if (dir.empty()) return;
     if (pid > 0) Terminate(pid);
     pid = -1;
     stub.reset();
     if (kubelet) kubelet->Stop();
     std::system(("rm -rf " + dir).c_str());
+    dir.clear();
   }
 };
 
