@@ -319,8 +319,9 @@ def cmd_rbac(args):
     for mode in ("mixed", "mig"):
         docs = load_docs(MANIFESTS[mode])
         kinds = sorted(d["kind"] for d in docs)
-        fx.check(kinds == ["DaemonSet"], f"{mode}: only a DaemonSet, no RBAC (got {kinds})")
-        spec = docs[0]["spec"]["template"]["spec"]
+        fx.check(kinds == ["DaemonSet", "Service"],
+                 f"{mode}: only the DaemonSet and its metrics Service, no RBAC (got {kinds})")
+        spec = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]
         fx.check("serviceAccountName" not in spec, f"{mode}: default ServiceAccount (no API calls)")
     return fx.exit()
 
@@ -413,7 +414,7 @@ def cmd_helm(args):
     # Options.
     docs = load_docs_text(helm_template(args.tools, "strategy=mixed", "deviceListStrategy=cdi",
                                         "kubeletDir=/var/lib/k0s/kubelet", "hostDev=full").stdout)
-    c = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    c = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e.get("value") for e in c["env"]}
     mounts = {m["mountPath"] for m in c["volumeMounts"]}
     fx.check(env.get("DEVICE_LIST_STRATEGY") == "cdi" and "/var/run/cdi" in mounts,
@@ -428,8 +429,23 @@ def cmd_helm(args):
         fx.check(not any(d["kind"] in ("Role", "ClusterRole", "ServiceAccount") for d in docs) or s == "hami",
                  f"{s}: RBAC only with hami")
     docs = load_docs_text(helm_template(args.tools, "strategy=mig", "nodeSelector.pool=hcu").stdout)
-    fx.check(docs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "hcu"},
+    fx.check([d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "hcu"},
              "a nodeSelector value replaces the strategy's default")
+    # Metrics: on by default (the static manifests carry them too); off drops the
+    # variable, the port, the probe and the Service; the ServiceMonitor is opt-in.
+    docs = load_docs_text(helm_template(args.tools, "strategy=mixed", "metrics.enabled=false").stdout)
+    c = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]["containers"][0]
+    fx.check(not any(d["kind"] == "Service" for d in docs) and "ports" not in c and
+             "readinessProbe" not in c and all(e["name"] != "METRICS_ADDRESS" for e in c["env"]),
+             "metrics.enabled=false renders no metrics variable, port, probe or Service")
+    docs = load_docs_text(helm_template(args.tools, "strategy=hami", "metrics.port=9500",
+                                        "metrics.serviceMonitor.enabled=true").stdout)
+    c = [d for d in docs if d["kind"] == "DaemonSet"][0]["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
+    fx.check(env.get("METRICS_ADDRESS") == ":9500" and c["ports"][0]["containerPort"] == 9500 and
+             len(monitors) == 1 and monitors[0]["spec"]["endpoints"][0]["port"] == "metrics",
+             "metrics.port moves the address and the port; serviceMonitor.enabled adds a ServiceMonitor")
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)
     fx.check(r.returncode != 0 and "strategy" in r.stderr, "helm refuses strategy=vhcu through the schema")
     r = helm_template(args.tools, "typo=1", expect_ok=False)
