@@ -120,10 +120,14 @@ struct Daemon {
     }
     const auto t0 = Clock::now();
     pid = Spawn(args);
-    if (pid < 0 || !kubelet->WaitRegistrations(1, t0, std::chrono::seconds(60))) return false;
+    if (pid < 0) return false;
+    // Resources register independently: wait for hygon.com/hcu itself.
     std::string endpoint;
-    for (const auto& r : kubelet->registrations()) {
-      if (r.resource_name == "hygon.com/hcu") endpoint = r.endpoint;
+    for (size_t n = 1; endpoint.empty(); ++n) {
+      if (!kubelet->WaitRegistrations(n, t0, std::chrono::seconds(60))) return false;
+      for (const auto& r : kubelet->registrations()) {
+        if (r.resource_name == "hygon.com/hcu" && r.at >= t0) endpoint = r.endpoint;
+      }
     }
     stub = v1beta1::DevicePlugin::NewStub(kubelet->Dial(endpoint));
     grpc::ClientContext ctx;
