@@ -16,7 +16,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config git ca-certificates ccache \
       protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev \
       libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev \
-      libcurl4-openssl-dev \
+      libcurl4-openssl-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 # Compiling needs no privileges.
 RUN useradd --create-home --uid 10001 builder
@@ -49,7 +49,7 @@ LABEL org.opencontainers.image.title="hcu-device-plugin" \
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
-      libgflags2.2 libcurl4 ca-certificates \
+      libgflags2.2 libcurl4 libprometheus-cpp-pull1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "dra_mode.h"
 #include "hami_mode.h"
@@ -13,6 +14,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/version.h"
+#include "metrics.h"
 #include "node_monitor.h"
 #include "node_ops.h"
 #include "node_state.h"
@@ -122,11 +124,22 @@ int RunDaemon(const Options& options) {
   // Start-up input (node file, host root, kubeconfig, socket directory) is
   // checked before anything runs; a problem there is one plain line and
   // exit 2, as for a bad flag.
+  NodeState state;
+  // Bound first: a port in use is a start-up error before any waiting.
+  std::unique_ptr<DaemonMetrics> metrics;
+  if (!options.metrics_address.empty()) {
+    auto started = DaemonMetrics::Start(options.metrics_address, options, state);
+    if (!started.ok()) return StartupError(started.status());
+    metrics = std::move(*started);
+    DaemonMetrics::SetActive(metrics.get());  // API calls count from the start
+    LOG(INFO) << "metrics on " << options.metrics_address << " (port " << metrics->port()
+              << "), /metrics answers once serving";
+  }
   auto backend = OpenBackend(options);
   if (!backend.ok()) return StartupError(backend.status());
-  Backend& node = **backend;
-  if (options.strategy == Strategy::kDra) return RunDra(options, node);
-  NodeState state;
+  std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
+  Backend& node = metered ? *metered : **backend;
+  if (options.strategy == Strategy::kDra) return RunDra(options, **backend);
   auto ops = NodeOps::New(options);  // --node-labels, --events
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
@@ -148,10 +161,13 @@ int RunDaemon(const Options& options) {
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
-  state.set_listener([&manager, hami_mode, node_ops, &state] {
+  DaemonMetrics* metrics_ptr = metrics.get();
+  state.set_listener([&manager, hami_mode, node_ops, metrics_ptr, &state] {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
-    node_ops->OnInventory(state.Current()->inventory);
+    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
+    node_ops->OnInventory(snapshot->inventory);
+    if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
   });
   NodeMonitor monitor(options, node, state, builder);
   monitor.set_health_listener(
@@ -181,6 +197,10 @@ int RunDaemon(const Options& options) {
     if (hami) hami->Stop();
     monitor.Stop();
     return 1;
+  }
+
+  if (metrics) {
+    metrics->ServeMetrics([&manager] { return manager.Registrations(); });
   }
 
   const int exit_code = WaitForTermination(monitor);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "hcudp_cli/option_flags.h"
+#include "metrics.h"
 #include "node_ops_flags.h"
 
 namespace hcudp::daemon {
@@ -67,6 +68,9 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::String("kubelet-registry-dir", "KUBELET_REGISTRY_DIR",
                        "DRA mode: kubelet's plugin registration directory.",
                        &o.kubelet_registry_dir));
+  set.Add(Flag::String("metrics-address", "METRICS_ADDRESS",
+                       "host:port for Prometheus /metrics (e.g. :9400); empty: off.",
+                       &o.metrics_address));
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 
@@ -74,6 +78,8 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
 Status Validate(const Options& o) {
   HCUDP_RETURN_IF_ERROR(ValidateNodeAccessOptions(o));
   HCUDP_RETURN_IF_ERROR(ValidateNodeOpsOptions(o));
+  if (!o.metrics_address.empty())
+    HCUDP_RETURN_IF_ERROR(CivetListenSpec(o.metrics_address).status());
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");

@@ -117,6 +117,20 @@ Status NodeMonitor::Start() {
   });
   Status polling = poller_->Start();
   if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; node changes follow --pulse only";
+  // The runtime's card events (RSMI) wake the monitor like a path change:
+  // a look now and a confirming one a second later. The poll stays.
+  Status events = backend_.StartEvents([this](const BackendEvent&) {
+    {
+      MutexLock lock(mu_);
+      changed_ = true;
+    }
+    cv_.notify_all();
+  });
+  if (events.ok()) {
+    LOG(INFO) << "card health events: on (RSMI event notification)";
+  } else {
+    LOG(INFO) << "card health events: off (" << events.message() << "); health follows --pulse";
+  }
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
@@ -128,6 +142,7 @@ void NodeMonitor::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  backend_.StopEvents();  // bounded: Backend::kEventStopBound
   thread_.join();
   poller_->Stop();
 }
@@ -254,10 +269,19 @@ Status NodeMonitor::Refresh(bool initial) {
     return OkStatus();
   }
   std::vector<Resource> resources = std::move(built).value();
-  // vHCUs and MIG instances follow their card.
+  // vHCUs, MIG instances and hcunum IDs follow their card; hcucores ID i
+  // (no card of its own, as the vendor lists them) follows card i / per-card
+  // share, so every ID derived from a failed card turns Unhealthy (KEP-4680).
   for (Resource& r : resources) {
-    for (ResourceDevice& d : r.devices) {
-      if (const Card* c = inventory.FindCard(d.card)) d.health = c->health;
+    const size_t cards = inventory.cards.size();
+    const size_t share = cards == 0 ? 0 : r.devices.size() / cards;
+    for (size_t i = 0; i < r.devices.size(); ++i) {
+      ResourceDevice& d = r.devices[i];
+      if (const Card* c = inventory.FindCard(d.card)) {
+        d.health = c->health;
+      } else if (r.kind == DeviceKind::kHamiCores && share > 0 && i / share < cards) {
+        d.health = inventory.cards[i / share].health;
+      }
     }
   }
   // Keep every resource ever served, so a vanished one serves an empty list.

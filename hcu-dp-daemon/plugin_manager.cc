@@ -355,9 +355,20 @@ Clock::TimePoint PluginManager::NextDeadline() const {
   return deadline;
 }
 
+std::vector<std::pair<std::string, bool>> PluginManager::Registrations() const {
+  MutexLock lock(mu_);
+  return registrations_;
+}
+
 void PluginManager::Loop() {
   while (!stopping_) {
     Reconcile();
+    std::vector<std::pair<std::string, bool>> view;
+    for (const Endpoint& e : endpoints_) view.emplace_back(e.resource_name, e.registered);
+    {
+      MutexLock lock(mu_);
+      registrations_ = std::move(view);
+    }
     const auto now = clock_.Now();
     if (now >= next_backstop_) next_backstop_ = now + kBackstop;
     Clock::TimePoint deadline = std::min(NextDeadline(), now + kBackstop);

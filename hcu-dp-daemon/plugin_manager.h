@@ -87,6 +87,9 @@ class PluginManager {
 
   // Thread-safe: asks the manager thread to look again soon.
   void Wake();
+  // Thread-safe: {resource, registered with kubelet} as of the manager's
+  // last pass (the metrics' registration gauge).
+  std::vector<std::pair<std::string, bool>> Registrations() const;
 
  private:
   // One Register call, run on its own thread so that a slow kubelet (it
@@ -148,12 +151,13 @@ class PluginManager {
   std::atomic<bool> stopping_{false};
 
   // What other threads tell the manager thread; a leaf lock.
-  Mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
   std::vector<std::pair<std::string, Clock::TimePoint>> stream_ends_ HCUDP_GUARDED_BY(mu_);
   bool woken_ HCUDP_GUARDED_BY(mu_) = false;
   bool kubelet_created_ HCUDP_GUARDED_BY(mu_) = false;  // kubelet.sock (re)appeared
   bool watch_lost_ HCUDP_GUARDED_BY(mu_) = false;       // the directory's watch went away
+  std::vector<std::pair<std::string, bool>> registrations_ HCUDP_GUARDED_BY(mu_);
 
   std::unique_ptr<FdPoller> poller_;  // inotify_fd_; after what its handler uses
   std::thread thread_;

@@ -7,6 +7,7 @@
 
 #include "grpc_status.h"
 #include "hcudp/preferred.h"
+#include "metrics.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -129,8 +130,20 @@ grpc::Status PluginService::GetPreferredAllocation(
   return grpc::Status::OK;
 }
 
-grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+grpc::Status PluginService::Allocate(grpc::ServerContext* context,
+                                     const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status result = AllocateUnmetered(context, request, response);
+  if (DaemonMetrics* m = DaemonMetrics::Active()) {
+    m->ObserveAllocate(resource_name_, result.ok(), std::chrono::steady_clock::now() - start);
+  }
+  return result;
+}
+
+grpc::Status PluginService::AllocateUnmetered(grpc::ServerContext*,
+                                              const v1beta1::AllocateRequest* request,
+                                              v1beta1::AllocateResponse* response) {
 #ifdef HCUDP_DAEMON_TEST_HOOKS
   // Test-only build (test/daemon_bounds): an Allocate naming this ID never
   // returns, as a handler stuck in a call without a deadline would.

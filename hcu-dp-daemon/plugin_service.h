@@ -55,6 +55,11 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
                                  v1beta1::PreStartContainerResponse* response) override;
 
  private:
+  // Allocate without the metrics around it.
+  grpc::Status AllocateUnmetered(grpc::ServerContext* context,
+                                 const v1beta1::AllocateRequest* request,
+                                 v1beta1::AllocateResponse* response);
+
   const std::string resource_name_;
   const DeviceKind kind_;
   NodeState& state_;

@@ -8,6 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
   libboost-test-dev libcurl4-openssl-dev openssl
+  prometheus-cpp-dev  # the daemon's /metrics (pulls civetweb)
   python3 python3-jsonschema python3-yaml yamllint
 )
 # Node.js and npm run the pinned manifest validators (scripts/install-ci-tools.sh).

@@ -324,8 +324,9 @@ def cmd_rbac(args):
     for mode in ("mixed", "mig"):
         docs = load_docs(MANIFESTS[mode])
         kinds = sorted(d["kind"] for d in docs)
-        fx.check(kinds == ["DaemonSet", "Role", "RoleBinding", "ServiceAccount"],
-                 f"{mode}: a DaemonSet and, for Events only, a ServiceAccount, Role and RoleBinding (got {kinds})")
+        fx.check(kinds == ["DaemonSet", "Role", "RoleBinding", "Service", "ServiceAccount"],
+                 f"{mode}: a DaemonSet, its metrics Service and, for Events only, a ServiceAccount, Role "
+                 f"and RoleBinding (got {kinds})")
         events = check_events_rbac(fx, f"{mode} manifest", docs)
         fx.check(rbac_grants(docs) == events, f"{mode}: no grant besides Events")
 
@@ -390,6 +391,31 @@ def equal_objects(fx, label, chart_docs, static_docs):
         fx.check(same, f"{label}: {k[0]}/{k[2]} equals the static manifest{diff}")
 
 
+def check_metrics(fx, what, docs, port=9400):
+    """Metrics on (DESIGN.md section 10, every strategy): METRICS_ADDRESS=:port, a
+    containerPort named metrics, a readiness probe GETting /metrics on it (the
+    daemon answers once it serves kubelet), and a headless Service selecting
+    the DaemonSet's pods on that port."""
+    ds, pod, env = daemonset_of(docs)
+    c = pod["containers"][0]
+    ports = [p for p in c.get("ports", []) if p.get("name") == "metrics"]
+    fx.check(env.get("METRICS_ADDRESS") == f":{port}" and len(ports) == 1 and
+             ports[0]["containerPort"] == port,
+             f"{what}: METRICS_ADDRESS=:{port} and containerPort metrics {port} (got "
+             f"{env.get('METRICS_ADDRESS')}, {ports})")
+    probe = c.get("readinessProbe", {}).get("httpGet", {})
+    fx.check(probe.get("path") == "/metrics" and probe.get("port") == "metrics",
+             f"{what}: the readiness probe GETs /metrics on the metrics port (got {probe})")
+    services = [d for d in docs if d["kind"] == "Service"]
+    labels = ds["spec"]["template"]["metadata"]["labels"]
+    fx.check(len(services) == 1 and services[0]["spec"].get("clusterIP") == "None" and
+             services[0]["metadata"]["namespace"] == ds["metadata"]["namespace"] and
+             all(labels.get(k) == v for k, v in services[0]["spec"]["selector"].items()) and
+             [(p["name"], p["port"], p["targetPort"]) for p in services[0]["spec"]["ports"]] ==
+             [("metrics", port, "metrics")],
+             f"{what}: one headless Service selects the DaemonSet's pods on the metrics port")
+
+
 def cmd_helm(args):
     fx = Failures()
     helm = helm_bin(args.tools)
@@ -449,6 +475,25 @@ def cmd_helm(args):
     check_ops_rbac(fx, lambda *sets, namespace="kube-system": load_docs_text(
         helm_template(args.tools, *sets, namespace=namespace).stdout),
         {"mixed": set(), "mig": set(), "hami": want, "dra": dra_check.own_grants()})
+    # Metrics: on by default in every strategy (the static manifests carry them
+    # too); off drops the variable, the port, the probe and the Service; the
+    # ServiceMonitor is opt-in.
+    for s in ("hami", "mig", "mixed"):
+        check_metrics(fx, f"{s} default rendering",
+                      load_docs_text(helm_template(args.tools, f"strategy={s}").stdout))
+    for s in ("mixed",):
+        docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.enabled=false").stdout)
+        c = daemonset_of(docs)[1]["containers"][0]
+        fx.check(not any(d["kind"] == "Service" for d in docs) and "ports" not in c and
+                 "readinessProbe" not in c and all(e["name"] != "METRICS_ADDRESS" for e in c["env"]),
+                 f"{s} metrics.enabled=false renders no metrics variable, port, probe or Service")
+    for s in ("hami",):
+        docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.port=9500",
+                                            "metrics.serviceMonitor.enabled=true").stdout)
+        check_metrics(fx, f"{s} metrics.port=9500", docs, port=9500)
+        monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
+        fx.check(len(monitors) == 1 and monitors[0]["spec"]["endpoints"][0]["port"] == "metrics",
+                 f"{s}: serviceMonitor.enabled adds a ServiceMonitor on the metrics port")
     r = helm_template(args.tools, "strategy=dra", "dra.extendedResource=maybe", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses a non-boolean dra.extendedResource")
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)

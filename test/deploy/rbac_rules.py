@@ -176,8 +176,10 @@ def check_ops_rbac(fx, render, own):
                  f"{s} events=false: no EVENTS and no events Role")
         fx.check(rbac_grants(docs) == grants, f"{s} events=false: only the strategy's own grants")
         if not grants:
-            fx.check(not any(d["kind"] != "DaemonSet" for d in docs) and "serviceAccountName" not in pod,
-                     f"{s} events=false: only the DaemonSet, default ServiceAccount (no API calls)")
+            fx.check(not any(d["kind"] not in ("DaemonSet", "Service") for d in docs) and
+                     "serviceAccountName" not in pod,
+                     f"{s} events=false: only the DaemonSet and its metrics Service, default "
+                     "ServiceAccount (no API calls)")
 
         docs = render(f"strategy={s}", "nodeLabels.mode=node")
         ds, pod, env = daemonset_of(docs)

@@ -64,7 +64,7 @@ const std::vector<std::string>& DaemonEnvVars() {
       "HYHAL_PATH", "DEVICE_LIST_STRATEGY", "CDI_SPEC_DIR", "KUBECONFIG",
       "EVICT_UNACCOUNTED_PODS", "HCUDP_TEST_ONLY_CRASH_AFTER", "NODE_LABELS",
       "NFD_FEATURES_DIR", "EVENTS", "DRA_DRIVER_NAME", "KUBELET_PLUGINS_DIR",
-      "KUBELET_REGISTRY_DIR"};
+      "KUBELET_REGISTRY_DIR", "METRICS_ADDRESS"};
   return kVars;
 }
 
@@ -132,21 +132,20 @@ ResourceSnapshot DaemonHarness::RequireRegistered(const std::string& resource, i
     }
   }
   BOOST_REQUIRE_MESSAGE(snap.has_value(), resource << " not registered (" << count
-                                                    << " time(s)) within " << timeout.count()
-                                                    << " ms; daemon running: "
-                                                    << daemon_.Running());
+                                                   << " time(s)) within " << timeout.count()
+                                                   << " ms; daemon running: " << daemon_.Running());
   return *snap;
 }
 
 ResourceSnapshot DaemonHarness::RequireIds(const std::string& resource,
-                                           const std::set<std::string>& ids,
-                                           milliseconds timeout) {
+                                           const std::set<std::string>& ids, milliseconds timeout) {
   auto snap = kubelet_->WaitForDevices(
       resource, [&ids](const auto& devices) { return Ids(devices) == ids; }, timeout);
   if (!snap.has_value()) {
     auto last = kubelet_->Snapshot(resource);
-    std::cerr << resource << " last device list: "
-              << (last ? Join(Ids(last->devices)) : "(never registered)") << "\n";
+    std::cerr << resource
+              << " last device list: " << (last ? Join(Ids(last->devices)) : "(never registered)")
+              << "\n";
   }
   BOOST_REQUIRE_MESSAGE(snap.has_value(), resource << " never listed exactly " << Join(ids));
   return *snap;
@@ -160,7 +159,8 @@ void DaemonHarness::EditNode(const std::function<void(YAML::Node&)>& edit) {
   std::string text = std::string(out.c_str()) + "\n";
   auto parsed = ParseSimNode(text);
   BOOST_REQUIRE_MESSAGE(parsed.ok(), "edited node does not parse: " << parsed.status().ToString()
-                                                                    << "\n" << text);
+                                                                    << "\n"
+                                                                    << text);
   const std::string tmp = node_path() + ".tmp";
   WriteFile(tmp, text);
   fs::rename(tmp, node_path());

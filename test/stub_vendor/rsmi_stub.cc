@@ -2,8 +2,16 @@
 // answered from the SimNode through the stub core. Built twice: normally,
 // and with HCUDP_STUB_OMIT_ECC (no rsmi_dev_ecc_count_get) for the
 // missing-symbol test.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "stub_control.h"
@@ -252,4 +260,107 @@ HCUDP_STUB_API rsmi_status_t rsmi_version_str_get(uint32_t component, char* text
   if (text == nullptr || len <= v->size()) return RSMI_STATUS_INSUFFICIENT_SIZE;
   std::memcpy(text, v->c_str(), v->size() + 1);
   return RSMI_STATUS_SUCCESS;
+}
+
+// --- Event notification (rsmi_event_notification_*) ---
+// A test raises an event with the knob rsmi_event=<seq>:<card>:<type>[:<text>]
+// (card: SimNode index; type: rsmi_evt_notification_type_t); each new <seq>
+// is delivered once, to a waiting rsmi_event_notification_get, if that card
+// was opened with the type in its mask. rsmi_events=unsupported makes init
+// answer NOT_SUPPORTED, as a runtime without KFD SMI events.
+namespace {
+
+struct EventState {
+  std::mutex mu;
+  std::map<uint32_t, uint64_t> masks;  // opened RSMI index -> mask
+  std::string last_seq;
+};
+
+EventState& Events() {
+  static EventState* state = new EventState();  // never destroyed: safe at exit
+  return *state;
+}
+
+// The pending event of the knob, if it is new and wanted; marks it delivered.
+bool TakeEvent(rsmi_evt_notification_data_t* out) {
+  std::optional<std::string> v = hcudp::stub::Knob("rsmi_event");
+  if (!v || v->empty()) return false;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    size_t colon = v->find(':', start);
+    if (colon == std::string::npos) break;
+    parts.push_back(v->substr(start, colon - start));
+    start = colon + 1;
+  }
+  parts.push_back(v->substr(start));
+  if (parts.size() < 3) return false;
+  EventState& s = Events();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (parts[0] == s.last_seq) return false;
+  const int sim_card = std::atoi(parts[1].c_str());
+  const uint32_t type = static_cast<uint32_t>(std::atoi(parts[2].c_str()));
+  int rsmi = -1;
+  for (int i = 0; hcudp::stub::SimIndexForRsmi(i) >= 0; ++i) {
+    if (hcudp::stub::SimIndexForRsmi(i) == sim_card) rsmi = i;
+  }
+  auto it = s.masks.find(static_cast<uint32_t>(rsmi));
+  if (rsmi < 0 || it == s.masks.end() || type == 0 || type > 64 ||
+      (it->second & (uint64_t{1} << (type - 1))) == 0) {
+    return false;
+  }
+  s.last_seq = parts[0];
+  std::memset(out, 0, sizeof(*out));
+  out->dv_ind = static_cast<uint32_t>(rsmi);
+  out->event = type;
+  std::snprintf(out->message, sizeof(out->message), "%s",
+                parts.size() > 3 ? parts[3].c_str() : "stub event");
+  return true;
+}
+
+}  // namespace
+
+HCUDP_STUB_API rsmi_status_t rsmi_event_notification_init(uint32_t dv_ind) {
+  int sim = -1;
+  if (rsmi_status_t st = Card(dv_ind, &sim); st != RSMI_STATUS_SUCCESS) return st;
+  if (hcudp::stub::Knob("rsmi_events").value_or("") == "unsupported") {
+    return RSMI_STATUS_NOT_SUPPORTED;
+  }
+  EventState& s = Events();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.masks[dv_ind] = 0;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_event_notification_mask_set(uint32_t dv_ind, uint64_t mask) {
+  EventState& s = Events();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.masks.find(dv_ind);
+  if (it == s.masks.end()) return RSMI_STATUS_INIT_ERROR;
+  it->second = mask;
+  return RSMI_STATUS_SUCCESS;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_event_notification_get(int timeout_ms, uint32_t* num_elem,
+                                                         rsmi_evt_notification_data_t* data) {
+  if (num_elem == nullptr || data == nullptr || *num_elem == 0) return RSMI_STATUS_INVALID_ARGS;
+  if (RsmiRefcount() <= 0) return RSMI_STATUS_INIT_ERROR;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  for (;;) {
+    if (TakeEvent(&data[0])) {
+      *num_elem = 1;
+      return RSMI_STATUS_SUCCESS;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  *num_elem = 0;
+  return RSMI_STATUS_NO_DATA;
+}
+
+HCUDP_STUB_API rsmi_status_t rsmi_event_notification_stop(uint32_t dv_ind) {
+  EventState& s = Events();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.masks.erase(dv_ind) ? RSMI_STATUS_SUCCESS : RSMI_STATUS_INIT_ERROR;
 }

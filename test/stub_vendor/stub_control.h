@@ -31,6 +31,10 @@
 //   hysmi_word          "<card>:<word>" status word hy-smi prints for a card
 //   hysmi_form          "DCU" to print the older DCU[..] lines
 //   hysmi_version       what `hy-smi --version` reports (default 1.6.2)
+//   rsmi_event          "<seq>:<card>:<type>[:<text>]": one RSMI event per new
+//                       <seq>, delivered to rsmi_event_notification_get
+//   rsmi_events         "unsupported": rsmi_event_notification_init answers
+//                       NOT_SUPPORTED
 #ifndef HCUDP_TEST_STUB_VENDOR_STUB_CONTROL_H_
 #define HCUDP_TEST_STUB_VENDOR_STUB_CONTROL_H_
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,15 @@
 #include "hcudp/vendor_lib.h"
 
 namespace hcudp {
+
+// An event the vendor runtime reported about a card (RSMI event
+// notification: VM fault, thermal throttle, GPU reset). It says "look now",
+// not what the health is: the health source still gives the verdict.
+struct BackendEvent {
+  int card = -1;     // card index (RSMI); -1 when unknown
+  std::string kind;  // "VM_FAULT", "THERMAL_THROTTLE", "GPU_PRE_RESET", "GPU_POST_RESET", ...
+  std::string message;
+};
 
 class HCUDP_EXPORT Backend {
  public:
@@ -56,6 +66,15 @@ class HCUDP_EXPORT Backend {
   // until the process restarts: libhydmi lost hymgr / /dev/mkfd for good.
   // Cheap, makes no vendor call. The daemon exits after a grace period.
   virtual Status RestartRequired() const { return OkStatus(); }
+
+  // Starts delivering the runtime's card events to `on_event`, called on a
+  // thread of the backend's own (it must not block). Unimplemented when the
+  // runtime has no event notification (the caller then relies on polling).
+  // Default: Unimplemented.
+  virtual Status StartEvents(std::function<void(const BackendEvent&)> on_event);
+  // Stops that thread; returns within kEventStopBound. Idempotent.
+  virtual void StopEvents() {}
+  static constexpr std::chrono::milliseconds kEventStopBound{500};
 };
 
 struct HostBackendOptions {

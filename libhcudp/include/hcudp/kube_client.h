@@ -129,6 +129,10 @@ struct KubeClientOptions {
   // What backoffs sleep on and deadlines are read from. Not owned; must
   // outlive the client. Default (null): Clock::Real().
   Clock* clock = nullptr;
+  // Called after every response or failed attempt (retries included), from
+  // the calling thread: `verb` is the HTTP method, or "WATCH"; `code` the
+  // HTTP status, 0 when no response came. Must not block. Default: none.
+  std::function<void(const std::string& verb, int code)> on_response;
 };
 
 class HCUDP_EXPORT KubeClient {

@@ -106,6 +106,9 @@ struct Options {
   // --kubelet-registry-dir / KUBELET_REGISTRY_DIR (dra): kubelet's plugin
   // watcher directory. Default: /var/lib/kubelet/plugins_registry.
   std::string kubelet_registry_dir = "/var/lib/kubelet/plugins_registry";
+  // --metrics-address / METRICS_ADDRESS: host:port of the Prometheus
+  // /metrics endpoint (DESIGN.md §10). Default: empty (off).
+  std::string metrics_address;
 };
 
 // The host-root actually used: options.host_root if set, "/" for the host

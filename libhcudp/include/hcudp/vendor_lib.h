@@ -11,6 +11,7 @@
 #ifndef HCUDP_VENDOR_LIB_H_
 #define HCUDP_VENDOR_LIB_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +53,13 @@ struct CardHealthReport {
   std::string bdf;
   Health health = Health::kHealthy;
   std::string reason;  // why unhealthy; empty when healthy
+};
+
+// One RSMI event notification (rsmi_evt_notification_data_t).
+struct VendorEvent {
+  int card = -1;      // RSMI index
+  uint32_t type = 0;  // rsmi_evt_notification_type_t: 1 VM fault, 2 thermal throttle, 3/4 reset
+  std::string message;
 };
 
 class HCUDP_EXPORT VendorLib {
@@ -113,6 +121,17 @@ class HCUDP_EXPORT VendorLib {
   // Not OK once only a restart of the process recovers the library (see
   // Backend::RestartRequired). Default: never.
   virtual Status RestartRequired() const { return OkStatus(); }
+
+  // --- Events (rsmi_event_notification_*) ---
+  // init + mask_set on every card for the event types in `mask` (bit
+  // 1 << (type - 1)). Unimplemented when the library has no event
+  // notification. Default: Unimplemented.
+  virtual Status OpenEvents(uint64_t mask);
+  // Waits up to `timeout` for events (rsmi_event_notification_get); an empty
+  // list when none came. Only after OpenEvents succeeded.
+  virtual StatusOr<std::vector<VendorEvent>> WaitEvents(std::chrono::milliseconds timeout);
+  // rsmi_event_notification_stop on every card opened. Idempotent.
+  virtual void CloseEvents() {}
 };
 
 }  // namespace hcudp

@@ -42,7 +42,16 @@ std::string Lower(std::string s) {
 HostBackend::HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor)
     : options_(std::move(options)), vendor_(std::move(vendor)) {}
 
-HostBackend::~HostBackend() { vendor_->Shutdown(); }
+HostBackend::~HostBackend() {
+  events_.Stop();
+  vendor_->Shutdown();
+}
+
+Status HostBackend::StartEvents(std::function<void(const BackendEvent&)> on_event) {
+  return events_.Start(std::move(on_event));
+}
+
+void HostBackend::StopEvents() { events_.Stop(); }
 
 StatusOr<Card> HostBackend::DiscoverCard(int index) {
   Card card;

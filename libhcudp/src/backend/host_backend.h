@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/card_events.h"
 #include "hcudp/backend.h"
 #include "hcudp_internal/thread_annotations.h"
 
@@ -27,6 +28,9 @@ class HostBackend final : public Backend {
   const std::string& host_root() const override { return options_.host_root; }
   std::vector<std::string> WatchPaths() const override;
   Status RestartRequired() const override { return vendor_->RestartRequired(); }
+  // RSMI event notification on a thread of its own (backend/card_events.h).
+  Status StartEvents(std::function<void(const BackendEvent&)> on_event) override;
+  void StopEvents() override;
 
  private:
   // Cards the VendorLib reports; a card whose queries fail is logged and left
@@ -44,6 +48,7 @@ class HostBackend final : public Backend {
 
   const HostBackendOptions options_;
   const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
+  CardEvents events_{*vendor_};              // stopped before vendor_ shuts down
   // vHCU create/destroy run under the host-wide vHCU lock (hcudp/vhcu_lock.h),
   // which serialises them against hcuctl, other processes and our own threads.
 

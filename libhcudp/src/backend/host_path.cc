@@ -4,6 +4,10 @@ namespace hcudp {
 
 Backend::~Backend() = default;
 
+Status Backend::StartEvents(std::function<void(const BackendEvent&)>) {
+  return UnimplementedError("this backend reports no card events");
+}
+
 std::string HostPath(const std::string& host_root, const std::string& path) {
   std::string_view root = host_root;
   std::string_view rest = path;

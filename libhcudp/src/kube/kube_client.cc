@@ -205,6 +205,9 @@ class KubeClient::Impl {
       }
       request.cancel = call.cancel;
       StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
+      if (options_.on_response) {
+        options_.on_response(method, response.ok() ? static_cast<int>(response->status) : 0);
+      }
       auto elapsed_ms =
           std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start).count();
       std::optional<int> retry_after;
@@ -282,6 +285,9 @@ class KubeClient::Impl {
     };
     VLOG(4) << what << " started";
     StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
+    if (options_.on_response) {
+      options_.on_response("WATCH", response.ok() ? static_cast<int>(response->status) : 0);
+    }
     if (!stream_status.ok()) return stream_status;
     if (consumer_stopped) return OkStatus();
     if (!response.ok()) return response.status();

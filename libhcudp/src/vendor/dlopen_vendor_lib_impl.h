@@ -80,6 +80,10 @@ class DlopenVendorLib final : public VendorLib {
 
   StatusOr<bool> MigEnabled() override;
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override;
+  // rsmi_event_notification_* (dlopen_vendor_lib_events.cc).
+  Status OpenEvents(uint64_t mask) override;
+  StatusOr<std::vector<VendorEvent>> WaitEvents(std::chrono::milliseconds timeout) override;
+  void CloseEvents() override;
 
   // The current RSMI→DMI map (for tests and hcuctl doctor).
   CardMap card_map() const;
@@ -138,6 +142,8 @@ class DlopenVendorLib final : public VendorLib {
   std::string CountSignatureLocked(bool* agree) const HCUDP_REQUIRES_SHARED(mu_);
 
   void Sleep(int ms) const;
+  // init + mask_set on every card; the cards opened go to events_open_.
+  Status OpenEventsLocked(uint64_t mask) HCUDP_REQUIRES_SHARED(mu_);
 
   // Health: a card missing from this many hy-smi readings in a row is
   // reported missing; until then it keeps its last verdict.
@@ -152,7 +158,7 @@ class DlopenVendorLib final : public VendorLib {
   const std::unique_ptr<VendorApi> api_;
 
   // Lock order: mu_ before dmi_down_mu_ and health_mu_ (both leaves).
-  mutable RwMutex mu_ HCUDP_ACQUIRED_BEFORE(dmi_down_mu_, health_mu_);
+  mutable RwMutex mu_ HCUDP_ACQUIRED_BEFORE(dmi_down_mu_, health_mu_, events_mu_);
   bool initialized_ HCUDP_GUARDED_BY(mu_) = false;
   CardMap card_map_ HCUDP_GUARDED_BY(mu_);
   std::vector<std::string> known_bdfs_ HCUDP_GUARDED_BY(mu_);  // every BDF ever listed
@@ -164,6 +170,12 @@ class DlopenVendorLib final : public VendorLib {
   mutable Mutex dmi_down_mu_;
   mutable std::string dmi_down_ HCUDP_GUARDED_BY(dmi_down_mu_);          // why DMI is gone for good
   std::set<std::string> reset_required_ HCUDP_GUARDED_BY(dmi_down_mu_);  // BDFs
+
+  // Event notification: the mask asked for and the cards opened. Written
+  // under a shared mu_ too (one event thread), hence a leaf lock of its own.
+  Mutex events_mu_;
+  uint64_t events_mask_ HCUDP_GUARDED_BY(events_mu_) = 0;
+  std::vector<uint32_t> events_open_ HCUDP_GUARDED_BY(events_mu_);
 
   // What hy-smi said last about each card, by BDF.
   struct HySmiVerdict {

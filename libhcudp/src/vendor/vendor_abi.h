@@ -188,6 +188,11 @@ typedef rsmi_status_t (*rsmi_dev_xhcl_link_state_get_fn)(uint32_t dv_ind, uint32
                                                          uint32_t* link_state);
 typedef rsmi_status_t (*rsmi_dev_xhcl_link_remote_bdfid_get_fn)(uint32_t dv_ind, uint32_t link_id,
                                                                 uint64_t* bdfid);
+typedef rsmi_status_t (*rsmi_event_notification_init_fn)(uint32_t dv_ind);
+typedef rsmi_status_t (*rsmi_event_notification_mask_set_fn)(uint32_t dv_ind, uint64_t mask);
+typedef rsmi_status_t (*rsmi_event_notification_get_fn)(int timeout_ms, uint32_t* num_elem,
+                                                        rsmi_evt_notification_data_t* data);
+typedef rsmi_status_t (*rsmi_event_notification_stop_fn)(uint32_t dv_ind);
 typedef rsmi_status_t (*rsmi_version_str_get_fn)(uint32_t component, char* ver_str, uint32_t len);
 
 typedef dmiStatus (*dmiGetStatusString_fn)(dmiStatus status, const char** status_string);

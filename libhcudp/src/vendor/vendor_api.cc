@@ -33,6 +33,10 @@ Status ResolveRsmi(const SharedLibrary& lib, RsmiApi* api) {
   lib.ResolveOptional("rsmi_dev_xhcl_link_number_get", &api->xhcl_link_number_get);
   lib.ResolveOptional("rsmi_dev_xhcl_link_state_get", &api->xhcl_link_state_get);
   lib.ResolveOptional("rsmi_dev_xhcl_link_remote_bdfid_get", &api->xhcl_link_remote_bdfid_get);
+  lib.ResolveOptional("rsmi_event_notification_init", &api->event_init);
+  lib.ResolveOptional("rsmi_event_notification_mask_set", &api->event_mask_set);
+  lib.ResolveOptional("rsmi_event_notification_get", &api->event_get);
+  lib.ResolveOptional("rsmi_event_notification_stop", &api->event_stop);
   return OkStatus();
 }
 

@@ -35,6 +35,11 @@ struct RsmiApi {
   rsmi_dev_xhcl_link_number_get_fn xhcl_link_number_get = nullptr;
   rsmi_dev_xhcl_link_state_get_fn xhcl_link_state_get = nullptr;
   rsmi_dev_xhcl_link_remote_bdfid_get_fn xhcl_link_remote_bdfid_get = nullptr;
+  // Optional: event notification (all four, or none is used).
+  rsmi_event_notification_init_fn event_init = nullptr;
+  rsmi_event_notification_mask_set_fn event_mask_set = nullptr;
+  rsmi_event_notification_get_fn event_get = nullptr;
+  rsmi_event_notification_stop_fn event_stop = nullptr;
 };
 
 struct DmiApi {

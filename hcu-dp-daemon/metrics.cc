@@ -1,0 +1,430 @@
+#include "metrics.h"
+
+#include <glog/logging.h>
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <cctype>
+#include <mutex>
+
+#include "hcudp/version.h"
+
+namespace hcudp::daemon {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Histogram;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+std::atomic<DaemonMetrics*> g_active{nullptr};
+
+const char* Result(bool ok) { return ok ? "ok" : "error"; }
+
+double Seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// Allocate, Prepare: sub-millisecond when served from the snapshot, up to
+// seconds when a vHCU is made or the API server is slow.
+const Histogram::BucketBoundaries& CallBuckets() {
+  static const Histogram::BucketBoundaries b = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+  return b;
+}
+
+ClientMetric Gauge(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  m.gauge.value = value;
+  return m;
+}
+
+MetricFamily GaugeFamily(const char* name, const char* help) {
+  MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = MetricType::Gauge;
+  return f;
+}
+
+bool AllDigits(const std::string& s) {
+  if (s.empty() || s.size() > 5) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return std::stoi(s) <= 65535;
+}
+
+}  // namespace
+
+StatusOr<std::string> CivetListenSpec(const std::string& address) {
+  const std::string accepted = "--metrics-address: \"" + address +
+                               "\" is not host:port (e.g. :9400, 127.0.0.1:9400, [::1]:9400)";
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return InvalidArgumentError(accepted);
+  std::string host = address.substr(0, colon);
+  std::string port = address.substr(colon + 1);
+  if (!AllDigits(port)) return InvalidArgumentError(accepted);
+  if (host.empty() || host == "0.0.0.0") return port;  // every IPv4 address
+  if (host.front() == '[') {
+    if (host.back() != ']' || host.size() < 3) return InvalidArgumentError(accepted);
+    return "[" + host.substr(1, host.size() - 2) + "]:" + port;
+  }
+  for (char c : host) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') {
+      return InvalidArgumentError(accepted);
+    }
+  }
+  return host + ":" + port;
+}
+
+struct DaemonMetrics::Families {
+  Family<Counter>* allocate = nullptr;
+  Family<Histogram>* allocate_seconds = nullptr;
+  Family<Counter>* transitions = nullptr;
+  Family<Counter>* vhcu_create = nullptr;
+  Family<Counter>* vhcu_destroy = nullptr;
+  Family<Histogram>* vhcu_create_seconds = nullptr;
+  Family<Counter>* api = nullptr;
+  std::atomic<Family<Counter>*> prepare{nullptr};  // set last by EnableDra
+  Family<Histogram>* prepare_seconds = nullptr;
+  Family<Counter>* unprepare = nullptr;
+  Family<Histogram>* unprepare_seconds = nullptr;
+};
+
+// The gauges that describe the node, computed from the current snapshot at
+// each scrape: nothing to keep in step between scrapes.
+class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
+ public:
+  explicit NodeCollector(const NodeState& state) : state_(state) {}
+
+  void set_registrations(std::function<std::vector<std::pair<std::string, bool>>()> f) {
+    MutexLock lock(mu_);
+    registrations_ = std::move(f);
+  }
+
+  std::vector<MetricFamily> Collect() const override {
+    auto snapshot = state_.Current();
+    std::vector<MetricFamily> out;
+    out.reserve(5);
+
+    MetricFamily info = GaugeFamily("hcudp_build_info", "Always 1; the daemon's version.");
+    info.metric.push_back(Gauge({{"version", Version()}}, 1));
+    out.push_back(std::move(info));
+
+    MetricFamily registered = GaugeFamily(
+        "hcudp_resource_registered", "1 when the resource is registered with kubelet, else 0.");
+    std::function<std::vector<std::pair<std::string, bool>>()> registrations;
+    {
+      MutexLock lock(mu_);
+      registrations = registrations_;
+    }
+    if (registrations) {
+      for (const auto& [name, yes] : registrations()) {
+        registered.metric.push_back(Gauge({{"resource", name}}, yes ? 1 : 0));
+      }
+    }
+    out.push_back(std::move(registered));
+
+    MetricFamily devices =
+        GaugeFamily("hcudp_devices", "Devices listed to kubelet, by resource and health.");
+    MetricFamily healthy = GaugeFamily(
+        "hcudp_device_healthy",
+        "1 when the device is listed Healthy, 0 when Unhealthy (hcucores: see hcudp_devices).");
+    for (const Resource& r : snapshot->resources) {
+      size_t good = 0;
+      const bool per_device = r.kind != DeviceKind::kHamiCores;
+      for (const ResourceDevice& d : r.devices) {
+        const bool ok = d.health == Health::kHealthy;
+        good += ok ? 1 : 0;
+        if (per_device)
+          healthy.metric.push_back(Gauge({{"device", d.id}, {"resource", r.name}}, ok));
+      }
+      devices.metric.push_back(
+          Gauge({{"health", "healthy"}, {"resource", r.name}}, static_cast<double>(good)));
+      devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", r.name}},
+                                     static_cast<double>(r.devices.size() - good)));
+    }
+    out.push_back(std::move(devices));
+    out.push_back(std::move(healthy));
+
+    MetricFamily vhcus = GaugeFamily("hcudp_vhcus", "Live vHCUs on each card.");
+    std::map<std::string, int> counts;
+    {
+      MutexLock lock(mu_);
+      counts = vhcus_;
+    }
+    for (const auto& [bdf, n] : counts) {
+      vhcus.metric.push_back(Gauge({{"card", bdf}}, static_cast<double>(n)));
+    }
+    out.push_back(std::move(vhcus));
+    return out;
+  }
+
+  // vHCUs per card as the last successful discovery saw them: the snapshot
+  // is republished only when a device list changes, a vHCU need not change one.
+  void set_vhcus(std::map<std::string, int> counts) {
+    MutexLock lock(mu_);
+    vhcus_ = std::move(counts);
+  }
+
+ private:
+  const NodeState& state_;
+  mutable Mutex mu_;  // a leaf; the function is copied out, then called
+  std::function<std::vector<std::pair<std::string, bool>>()> registrations_ HCUDP_GUARDED_BY(mu_);
+  std::map<std::string, int> vhcus_ HCUDP_GUARDED_BY(mu_);
+};
+
+namespace {
+
+// Forwards everything; counts vHCU creates and destroys by result.
+class MeteredBackend final : public Backend {
+ public:
+  MeteredBackend(Backend& inner, DaemonMetrics& metrics) : inner_(inner), metrics_(metrics) {}
+  StatusOr<NodeInventory> Discover() override {
+    StatusOr<NodeInventory> found = inner_.Discover();
+    if (found.ok()) metrics_.OnDiscover(*found);
+    return found;
+  }
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override { return inner_.QueryHealth(); }
+  StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<Vhcu> made = inner_.CreateVhcu(card, compute_units, memory_mib);
+    metrics_.ObserveVhcuCreate(made.ok(), std::chrono::steady_clock::now() - start);
+    return made;
+  }
+  Status DestroyVhcu(int id) override {
+    Status st = inner_.DestroyVhcu(id);
+    metrics_.ObserveVhcuDestroy(st.ok());
+    return st;
+  }
+  const std::string& host_root() const override { return inner_.host_root(); }
+  std::vector<std::string> WatchPaths() const override { return inner_.WatchPaths(); }
+  Status RestartRequired() const override { return inner_.RestartRequired(); }
+  Status StartEvents(std::function<void(const BackendEvent&)> on_event) override {
+    return inner_.StartEvents(std::move(on_event));
+  }
+  void StopEvents() override { inner_.StopEvents(); }
+
+ private:
+  Backend& inner_;
+  DaemonMetrics& metrics_;
+};
+
+}  // namespace
+
+DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
+    : options_(options),
+      registry_(std::make_shared<prometheus::Registry>()),
+      f_(std::make_unique<Families>()),
+      node_(std::make_shared<NodeCollector>(state)) {
+  auto& r = *registry_;
+  f_->allocate = &prometheus::BuildCounter()
+                      .Name("hcudp_allocate_requests_total")
+                      .Help("Allocate calls from kubelet, by resource and result.")
+                      .Register(r);
+  f_->allocate_seconds = &prometheus::BuildHistogram()
+                              .Name("hcudp_allocate_duration_seconds")
+                              .Help("Time to serve an Allocate call, by resource.")
+                              .Register(r);
+  f_->transitions = &prometheus::BuildCounter()
+                         .Name("hcudp_card_health_transitions_total")
+                         .Help(
+                             "Changes of a card's reported health, by card (PCI BDF) and the "
+                             "health it changed to.")
+                         .Register(r);
+  f_->vhcu_create = &prometheus::BuildCounter()
+                         .Name("hcudp_vhcu_creates_total")
+                         .Help("vHCU creations by this daemon, by result.")
+                         .Register(r);
+  f_->vhcu_destroy = &prometheus::BuildCounter()
+                          .Name("hcudp_vhcu_destroys_total")
+                          .Help("vHCU destructions by this daemon, by result.")
+                          .Register(r);
+  f_->vhcu_create_seconds = &prometheus::BuildHistogram()
+                                 .Name("hcudp_vhcu_create_duration_seconds")
+                                 .Help("Time the driver took to create a vHCU.")
+                                 .Register(r);
+  f_->api = &prometheus::BuildCounter()
+                 .Name("hcudp_apiserver_requests_total")
+                 .Help(
+                     "Kubernetes API requests, by verb (HTTP method, or WATCH) and HTTP code (0: "
+                     "no response).")
+                 .Register(r);
+  for (bool ok : {true, false}) {
+    f_->vhcu_create->Add({{"result", Result(ok)}});
+    f_->vhcu_destroy->Add({{"result", Result(ok)}});
+  }
+  f_->vhcu_create_seconds->Add({}, CallBuckets());
+  if (options.strategy == Strategy::kHami) {
+    for (const char* verb : {"GET", "POST", "PATCH", "PUT", "DELETE", "WATCH"}) {
+      f_->api->Add({{"code", "200"}, {"verb", verb}});
+    }
+  }
+}
+
+DaemonMetrics::~DaemonMetrics() {
+  if (Active() == this) SetActive(nullptr);
+  exposer_.reset();  // stops the server threads before the registry goes
+}
+
+StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string& address,
+                                                              const Options& options,
+                                                              const NodeState& state) {
+  HCUDP_ASSIGN_OR_RETURN(std::string listen, CivetListenSpec(address));
+  std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
+  try {
+    m->exposer_ = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", listen, "num_threads",
+                                 std::to_string(kServerThreads), "request_timeout_ms", "10000"});
+  } catch (...) {
+    // civetweb's CivetException says only "problem binding to port".
+    return InvalidArgumentError("--metrics-address " + address +
+                                ": cannot listen there (is the port in use, or the address "
+                                "not one of this host's?)");
+  }
+  return m;
+}
+
+int DaemonMetrics::port() const {
+  auto ports = exposer_->GetListeningPorts();
+  return ports.empty() ? 0 : ports.front();
+}
+
+void DaemonMetrics::ServeMetrics(
+    std::function<std::vector<std::pair<std::string, bool>>()> registrations) {
+  node_->set_registrations(std::move(registrations));
+  exposer_->RegisterCollectable(node_);
+  exposer_->RegisterCollectable(registry_);
+}
+
+DaemonMetrics::AllocateSeries DaemonMetrics::SeriesOf(const std::string& resource) {
+  {
+    MutexLock lock(mu_);
+    auto it = allocate_series_.find(resource);
+    if (it != allocate_series_.end()) return it->second;
+  }
+  // Family::Add is idempotent: two threads adding the same labels get the
+  // same objects.
+  AllocateSeries series;
+  series.ok = &f_->allocate->Add({{"resource", resource}, {"result", Result(true)}});
+  series.error = &f_->allocate->Add({{"resource", resource}, {"result", Result(false)}});
+  series.seconds = &f_->allocate_seconds->Add({{"resource", resource}}, CallBuckets());
+  MutexLock lock(mu_);
+  allocate_series_.emplace(resource, series);
+  return series;
+}
+
+void DaemonMetrics::OnPublish(const NodeSnapshot& snapshot) {
+  for (const Resource& r : snapshot.resources) SeriesOf(r.name);
+  std::vector<std::string> new_cards;
+  std::vector<std::pair<std::string, bool>> changed;  // {BDF, healthy now}
+  {
+    MutexLock lock(mu_);
+    for (const Card& c : snapshot.inventory.cards) {
+      const bool healthy = c.health == Health::kHealthy;
+      auto [it, inserted] = card_healthy_.emplace(c.bdf, healthy);
+      if (inserted) {
+        new_cards.push_back(c.bdf);
+      } else if (it->second != healthy) {
+        it->second = healthy;
+        changed.emplace_back(c.bdf, healthy);
+      }
+    }
+  }
+  for (const std::string& bdf : new_cards) {
+    f_->transitions->Add({{"card", bdf}, {"to", "healthy"}});
+    f_->transitions->Add({{"card", bdf}, {"to", "unhealthy"}});
+  }
+  for (const auto& [bdf, healthy] : changed) {
+    f_->transitions->Add({{"card", bdf}, {"to", healthy ? "healthy" : "unhealthy"}}).Increment();
+  }
+}
+
+void DaemonMetrics::OnDiscover(const NodeInventory& inventory) {
+  std::map<std::string, int> counts;
+  for (const Card& c : inventory.cards) counts[c.bdf] = inventory.VhcuCount(c.index);
+  node_->set_vhcus(std::move(counts));
+}
+
+void DaemonMetrics::ObserveAllocate(const std::string& resource, bool ok,
+                                    std::chrono::nanoseconds took) {
+  // The series are looked up once per resource: Family::Add builds a label
+  // map and hashes it, which would cost more than the rest of this call.
+  AllocateSeries series = SeriesOf(resource);
+  (ok ? series.ok : series.error)->Increment();
+  series.seconds->Observe(Seconds(took));
+}
+
+void DaemonMetrics::ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took) {
+  f_->vhcu_create->Add({{"result", Result(ok)}}).Increment();
+  if (ok) f_->vhcu_create_seconds->Add({}, CallBuckets()).Observe(Seconds(took));
+}
+
+void DaemonMetrics::ObserveVhcuDestroy(bool ok) {
+  f_->vhcu_destroy->Add({{"result", Result(ok)}}).Increment();
+}
+
+void DaemonMetrics::ObserveApiRequest(const std::string& verb, int code) {
+  f_->api->Add({{"code", std::to_string(code)}, {"verb", verb}}).Increment();
+}
+
+void DaemonMetrics::EnableDra() {
+  std::call_once(dra_once_, [this] { RegisterDra(); });
+}
+
+void DaemonMetrics::RegisterDra() {
+  auto& r = *registry_;
+  f_->prepare_seconds = &prometheus::BuildHistogram()
+                             .Name("hcudp_dra_prepare_duration_seconds")
+                             .Help("Time to serve NodePrepareResources.")
+                             .Register(r);
+  f_->unprepare = &prometheus::BuildCounter()
+                       .Name("hcudp_dra_unprepare_requests_total")
+                       .Help("NodeUnprepareResources calls, by result.")
+                       .Register(r);
+  f_->unprepare_seconds = &prometheus::BuildHistogram()
+                               .Name("hcudp_dra_unprepare_duration_seconds")
+                               .Help("Time to serve NodeUnprepareResources.")
+                               .Register(r);
+  auto* prepare = &prometheus::BuildCounter()
+                       .Name("hcudp_dra_prepare_requests_total")
+                       .Help("NodePrepareResources calls, by result.")
+                       .Register(r);
+  for (bool ok : {true, false}) {
+    prepare->Add({{"result", Result(ok)}});
+    f_->unprepare->Add({{"result", Result(ok)}});
+  }
+  f_->prepare_seconds->Add({}, CallBuckets());
+  f_->unprepare_seconds->Add({}, CallBuckets());
+  f_->prepare.store(prepare);
+}
+
+void DaemonMetrics::ObservePrepare(bool ok, std::chrono::nanoseconds took) {
+  Family<Counter>* prepare = f_->prepare.load();
+  if (prepare == nullptr) return;
+  prepare->Add({{"result", Result(ok)}}).Increment();
+  f_->prepare_seconds->Add({}, CallBuckets()).Observe(Seconds(took));
+}
+
+void DaemonMetrics::ObserveUnprepare(bool ok, std::chrono::nanoseconds took) {
+  if (f_->prepare.load() == nullptr) return;
+  f_->unprepare->Add({{"result", Result(ok)}}).Increment();
+  f_->unprepare_seconds->Add({}, CallBuckets()).Observe(Seconds(took));
+}
+
+std::unique_ptr<Backend> DaemonMetrics::Wrap(Backend& inner) {
+  return std::make_unique<MeteredBackend>(inner, *this);
+}
+
+DaemonMetrics* DaemonMetrics::Active() { return g_active.load(); }
+void DaemonMetrics::SetActive(DaemonMetrics* metrics) { g_active.store(metrics); }
+
+}  // namespace hcudp::daemon

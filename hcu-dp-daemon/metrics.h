@@ -1,0 +1,124 @@
+// DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
+// DESIGN.md §10, doc/metrics.md). prometheus-cpp's pull exposer (civetweb)
+// with two server threads serves GET /metrics.
+//
+// Where the numbers come from:
+//   - counters and histograms (Allocate, vHCU create/destroy, health
+//     transitions, API requests) are bumped by the code that does the work,
+//     through the Observe* calls below;
+//   - gauges that describe the node (device health, registration) are
+//     computed at scrape time from the NodeState snapshot and the
+//     registration view, so they cost nothing between scrapes; vHCUs per
+//     card come from the last discovery through Wrap()'s backend.
+// Every counter series whose label values are known at start (each result,
+// each resource and card of the first snapshot) exists at 0 from the start.
+//
+// /metrics answers 404 until ServeMetrics(): the chart's readiness probe
+// GETs it, so the pod turns ready once the daemon serves kubelet.
+//
+// Thread-safety: every method may be called from any thread.
+#ifndef HCU_DP_DAEMON_METRICS_H_
+#define HCU_DP_DAEMON_METRICS_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hcudp/backend.h"
+#include "hcudp/options.h"
+#include "hcudp/status.h"
+#include "hcudp_internal/thread_annotations.h"
+#include "node_state.h"
+
+namespace prometheus {
+class Exposer;
+class Registry;
+class Counter;
+class Histogram;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace hcudp::daemon {
+
+// "host:port", ":port" or "[v6]:port" -> civetweb's listening_ports value;
+// InvalidArgument naming --metrics-address otherwise.
+StatusOr<std::string> CivetListenSpec(const std::string& address);
+
+class DaemonMetrics {
+ public:
+  // Most scrapes served at once (civetweb worker threads).
+  static constexpr int kServerThreads = 2;
+
+  // Binds `address` (the flag's value). A bind failure is InvalidArgument
+  // naming the flag and the address (a start-up error, exit 2).
+  static StatusOr<std::unique_ptr<DaemonMetrics>> Start(const std::string& address,
+                                                        const Options& options,
+                                                        const NodeState& state);
+  ~DaemonMetrics();
+
+  // The port actually bound (useful with port 0).
+  int port() const;
+
+  // Makes /metrics answer (call once the daemon serves kubelet).
+  // `registrations` returns {resource, registered} for every resource.
+  void ServeMetrics(std::function<std::vector<std::pair<std::string, bool>>()> registrations);
+
+  // A published snapshot (the NodeState listener): seeds the counters of new
+  // resources and cards, counts card health transitions.
+  void OnPublish(const NodeSnapshot& snapshot);
+  // A successful Backend::Discover (through Wrap()): the live vHCUs per card.
+  void OnDiscover(const NodeInventory& inventory);
+
+  void ObserveAllocate(const std::string& resource, bool ok, std::chrono::nanoseconds took);
+  void ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took);
+  void ObserveVhcuDestroy(bool ok);
+  // One API server response (code 0: no response, the connection failed).
+  void ObserveApiRequest(const std::string& verb, int code);
+  // DRA (--strategy=dra): registers the Prepare/Unprepare series (at 0);
+  // until then the two Observe calls below do nothing.
+  void EnableDra();
+  // NodePrepareResources / NodeUnprepareResources.
+  void ObservePrepare(bool ok, std::chrono::nanoseconds took);
+  void ObserveUnprepare(bool ok, std::chrono::nanoseconds took);
+
+  // A Backend that forwards to `inner` and counts vHCU creates and destroys.
+  std::unique_ptr<Backend> Wrap(Backend& inner);
+
+  // The instance the gRPC handlers report to (null when metrics are off).
+  static DaemonMetrics* Active();
+  static void SetActive(DaemonMetrics* metrics);
+
+ private:
+  class NodeCollector;
+  struct Families;
+  DaemonMetrics(const Options& options, const NodeState& state);
+  struct AllocateSeries {
+    prometheus::Counter* ok = nullptr;
+    prometheus::Counter* error = nullptr;
+    prometheus::Histogram* seconds = nullptr;
+  };
+  // The Allocate series of `resource`, created (at 0) on first use.
+  AllocateSeries SeriesOf(const std::string& resource);
+  void RegisterDra();  // once, from EnableDra
+
+  const Options options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Families> f_;
+  std::shared_ptr<NodeCollector> node_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::once_flag dra_once_;
+
+  Mutex mu_;  // a leaf: guards the bookkeeping below, never held across a metric call
+  std::map<std::string, bool> card_healthy_ HCUDP_GUARDED_BY(mu_);  // by BDF
+  std::map<std::string, AllocateSeries> allocate_series_ HCUDP_GUARDED_BY(mu_);
+};
+
+}  // namespace hcudp::daemon
+
+#endif  // HCU_DP_DAEMON_METRICS_H_

@@ -1,0 +1,216 @@
+// DaemonMetrics in process (hcu-dp-daemon/metrics.h): the address grammar,
+// /metrics answering 404 until the daemon serves and 200 after, transitions
+// counted once per change, and the Backend decorator counting vHCU creates
+// and destroys by result. The daemon end to end is metrics_test.cc.
+#define BOOST_TEST_MODULE ops_metrics_unit
+#include <boost/test/unit_test.hpp>
+
+#include "metrics.h"
+#include "ops_metrics/exposition.h"
+
+namespace hcudp::daemon {
+namespace {
+
+using testing::Exposition;
+using testing::HttpGet;
+using testing::ParseExposition;
+
+// The series' value; -1 when it is absent.
+double V(const Exposition& e, const std::string& name,
+         const std::map<std::string, std::string>& labels = {}) {
+  return e.Get(name, labels).value_or(-1.0);
+}
+
+Exposition MustScrape(int port) {
+  auto got = HttpGet(port, "/metrics");
+  BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  BOOST_REQUIRE_EQUAL(got->status, 200);
+  auto parsed = ParseExposition(got->body);
+  BOOST_REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
+  return *parsed;
+}
+
+NodeInventory TwoCards(Health second) {
+  NodeInventory inv;
+  for (int i = 0; i < 2; ++i) {
+    Card c;
+    c.index = i;
+    c.bdf = i == 0 ? "0000:09:00.0" : "0000:29:00.0";
+    c.health = i == 1 ? second : Health::kHealthy;
+    inv.cards.push_back(c);
+  }
+  return inv;
+}
+
+std::vector<Resource> WholeCards(const NodeInventory& inv) {
+  Resource r;
+  r.name = "hygon.com/hcu";
+  for (const Card& c : inv.cards) {
+    ResourceDevice d;
+    d.id = c.bdf;
+    d.card = c.index;
+    d.health = c.health;
+    r.devices.push_back(d);
+  }
+  return {r};
+}
+
+// Creates fail when told; destroys of id 7 fail; everything else succeeds.
+class ScriptedBackend final : public Backend {
+ public:
+  StatusOr<NodeInventory> Discover() override { return inventory; }
+  StatusOr<std::vector<CardHealthReport>> QueryHealth() override {
+    return std::vector<CardHealthReport>{};
+  }
+  StatusOr<Vhcu> CreateVhcu(int card, int, uint64_t) override {
+    if (fail_create) return UnavailableError("busy");
+    Vhcu v;
+    v.card = card;
+    v.card_bdf = inventory.cards[static_cast<size_t>(card)].bdf;
+    v.id = static_cast<int>(inventory.vhcus.size());
+    inventory.vhcus.push_back(v);
+    return v;
+  }
+  Status DestroyVhcu(int id) override {
+    return id == 7 ? UnavailableError("device busy") : OkStatus();
+  }
+  const std::string& host_root() const override { return root_; }
+  std::vector<std::string> WatchPaths() const override { return {}; }
+
+  NodeInventory inventory = TwoCards(Health::kHealthy);
+  bool fail_create = false;
+
+ private:
+  std::string root_ = "/";
+};
+
+BOOST_AUTO_TEST_SUITE(metrics_unit)
+
+BOOST_AUTO_TEST_CASE(addresses_become_civetweb_listen_specs_or_one_line_errors) {
+  BOOST_TEST(*CivetListenSpec(":9400") == "9400");
+  BOOST_TEST(*CivetListenSpec("0.0.0.0:9400") == "9400");
+  BOOST_TEST(*CivetListenSpec("127.0.0.1:9400") == "127.0.0.1:9400");
+  BOOST_TEST(*CivetListenSpec("[::1]:9400") == "[::1]:9400");
+  BOOST_TEST(*CivetListenSpec("node-1:0") == "node-1:0");
+  for (const char* bad : {"", "9400", ":", ":http", ":65536", "[::1:9400", "a b:1", "h:1,2:3"}) {
+    auto r = CivetListenSpec(bad);
+    BOOST_TEST(!r.ok(), bad);
+    if (!r.ok()) {
+      BOOST_TEST(r.status().message().rfind("--metrics-address", 0) == 0u, r.status().message());
+      BOOST_TEST(r.status().message().find('\n') == std::string::npos);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(metrics_answer_404_until_served_then_every_counter_starts_at_zero) {
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  const int port = (*m)->port();
+  BOOST_REQUIRE(port > 0);
+  auto before = HttpGet(port, "/metrics");
+  BOOST_REQUIRE(before.ok());
+  BOOST_TEST(before->status == 404);
+
+  NodeInventory inv = TwoCards(Health::kHealthy);
+  state.Publish(inv, WholeCards(inv));
+  (*m)->OnPublish(*state.Current());
+  (*m)->ServeMetrics([] {
+    return std::vector<std::pair<std::string, bool>>{{"hygon.com/hcu", true}};
+  });
+  Exposition e = MustScrape(port);
+  BOOST_TEST(V(e, "hcudp_resource_registered", {{"resource", "hygon.com/hcu"}}) == 1.0);
+  for (const char* result : {"ok", "error"}) {
+    BOOST_TEST(V(e, "hcudp_allocate_requests_total",
+                 {{"resource", "hygon.com/hcu"}, {"result", result}}) == 0.0);
+    BOOST_TEST(V(e, "hcudp_vhcu_creates_total", {{"result", result}}) == 0.0);
+  }
+  for (const char* to : {"healthy", "unhealthy"}) {
+    BOOST_TEST(
+        V(e, "hcudp_card_health_transitions_total", {{"card", "0000:29:00.0"}, {"to", to}}) == 0.0);
+  }
+  BOOST_TEST(e.types.at("hcudp_build_info") == "gauge");
+  BOOST_TEST(!e.Get("hcudp_dra_prepare_requests_total", {{"result", "ok"}}).has_value());
+  (*m)->EnableDra();
+  (*m)->EnableDra();  // once
+  (*m)->ObservePrepare(false, std::chrono::milliseconds(3));
+  e = MustScrape(port);
+  BOOST_TEST(V(e, "hcudp_dra_prepare_requests_total", {{"result", "error"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_dra_prepare_requests_total", {{"result", "ok"}}) == 0.0);
+  BOOST_TEST(V(e, "hcudp_dra_unprepare_requests_total", {{"result", "ok"}}) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_one_count_nothing) {
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE(m.ok());
+  (*m)->ServeMetrics(nullptr);
+  auto publish = [&](Health h) {
+    NodeInventory inv = TwoCards(h);
+    state.Publish(inv, WholeCards(inv));
+    (*m)->OnPublish(*state.Current());
+  };
+  publish(Health::kHealthy);
+  publish(Health::kUnhealthy);
+  publish(Health::kUnhealthy);  // no change
+  Exposition e = MustScrape((*m)->port());
+  BOOST_TEST(V(e, "hcudp_card_health_transitions_total",
+               {{"card", "0000:29:00.0"}, {"to", "unhealthy"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_card_health_transitions_total",
+               {{"card", "0000:09:00.0"}, {"to", "unhealthy"}}) == 0.0);
+  BOOST_TEST(V(e, "hcudp_device_healthy",
+               {{"device", "0000:29:00.0"}, {"resource", "hygon.com/hcu"}}) == 0.0);
+  BOOST_TEST(V(e, "hcudp_devices", {{"health", "unhealthy"}, {"resource", "hygon.com/hcu"}}) ==
+             1.0);
+  publish(Health::kHealthy);
+  e = MustScrape((*m)->port());
+  BOOST_TEST(V(e, "hcudp_card_health_transitions_total",
+               {{"card", "0000:29:00.0"}, {"to", "healthy"}}) == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discovery) {
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE(m.ok());
+  (*m)->ServeMetrics(nullptr);
+  ScriptedBackend inner;
+  std::unique_ptr<Backend> metered = (*m)->Wrap(inner);
+  BOOST_TEST(metered->CreateVhcu(1, 30, 8192).ok());
+  inner.fail_create = true;
+  BOOST_TEST(!metered->CreateVhcu(1, 30, 8192).ok());
+  BOOST_TEST(metered->DestroyVhcu(0).ok());
+  BOOST_TEST(!metered->DestroyVhcu(7).ok());
+  BOOST_TEST(metered->Discover().ok());
+  BOOST_TEST(
+      (metered->StartEvents([](const BackendEvent&) {}).code() == StatusCode::kUnimplemented));
+  Exposition e = MustScrape((*m)->port());
+  BOOST_TEST(V(e, "hcudp_vhcu_creates_total", {{"result", "ok"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcu_creates_total", {{"result", "error"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcu_destroys_total", {{"result", "ok"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcu_destroys_total", {{"result", "error"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcu_create_duration_seconds_count") == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcus", {{"card", "0000:29:00.0"}}) == 1.0);
+  BOOST_TEST(V(e, "hcudp_vhcus", {{"card", "0000:09:00.0"}}) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_bind_of_the_same_port_is_an_input_error) {
+  NodeState state;
+  Options options;
+  auto first = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE(first.ok());
+  const std::string address = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = DaemonMetrics::Start(address, options, state);
+  BOOST_REQUIRE(!second.ok());
+  BOOST_TEST(IsInputError(second.status()));
+  BOOST_TEST(
+      second.status().message().rfind("--metrics-address " + address + ": cannot listen", 0) == 0u,
+      second.status().message());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace hcudp::daemon
