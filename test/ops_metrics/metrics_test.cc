@@ -11,14 +11,25 @@
 namespace hcudp::testing {
 namespace {
 
-// The port the daemon bound (--metrics-address=127.0.0.1:0), from its log.
+// The port the daemon bound (--metrics-address=127.0.0.1:0), from its log,
+// once /metrics answers: the daemon calls ServeMetrics after its manager has
+// started, which can be after kubelet saw the registration the harness waits
+// for (the 404 before that is the readiness probe's "not yet").
 int MetricsPort(DaemonHarness& h) {
   BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("metrics on", kRegisterTimeout),
                         "no \"metrics on\" line: " << h.daemon().Log());
   std::smatch m;
   const std::string log = h.daemon().Log();
   BOOST_REQUIRE(std::regex_search(log, m, std::regex(R"(metrics on \S+ \(port (\d+)\))")));
-  return std::stoi(m[1]);
+  const int port = std::stoi(m[1]);
+  int last = 0;
+  BOOST_REQUIRE_MESSAGE(WaitUntil([&] {
+                          auto got = HttpGet(port, "/metrics");
+                          last = got.ok() ? got->status : -1;
+                          return last == 200;
+                        }),
+                        "/metrics never answered 200 (last " << last << ")");
+  return port;
 }
 
 // One scrape; fails the test unless it answers 200 with a valid exposition.
