@@ -60,17 +60,22 @@ int WaitForTermination(const NodeMonitor& monitor) {
 }
 
 // --strategy=dra: kubelet's DRA API instead of device-plugin sockets.
-int RunDra(const Options& options, Backend& node) {
-  NodeState state;
+// `metrics` (null when off) is already the active instance; DraMode reports
+// Prepare/Unprepare and its API requests to it and makes /metrics answer
+// once kubelet has registered the plugin.
+int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetrics* metrics) {
+  if (metrics != nullptr) metrics->EnableDra();
   auto made = DraMode::New(options, node, state);
   if (!made.ok()) return StartupError(made.status());
   DraMode& dra = **made;
   auto ops = NodeOps::New(options);  // --node-labels, --events
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
-  state.set_listener([&dra, node_ops, &state] {
+  state.set_listener([&dra, node_ops, metrics, &state] {
     dra.OnNodeChanged();
-    node_ops->OnInventory(state.Current()->inventory);
+    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
+    node_ops->OnInventory(snapshot->inventory);
+    if (metrics != nullptr) metrics->OnPublish(*snapshot);
   });
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
   NodeMonitor monitor(options, node, state, builder);
@@ -139,7 +144,7 @@ int RunDaemon(const Options& options) {
   if (!backend.ok()) return StartupError(backend.status());
   std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
   Backend& node = metered ? *metered : **backend;
-  if (options.strategy == Strategy::kDra) return RunDra(options, **backend);
+  if (options.strategy == Strategy::kDra) return RunDra(options, node, state, metrics.get());
   auto ops = NodeOps::New(options);  // --node-labels, --events
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();

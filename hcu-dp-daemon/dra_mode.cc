@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <map>
@@ -13,6 +14,7 @@
 #include "hcudp/kube_config.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
+#include "metrics.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -103,8 +105,16 @@ NodeInventory SliceInventory(const NodeInventory& inventory, const std::string& 
 
 }  // namespace
 
+struct DraMode::RegistrationView {
+  Mutex mu;
+  const dra::DraPlugin* plugin HCUDP_GUARDED_BY(mu) = nullptr;
+};
+
 DraMode::DraMode(const Options& options, Backend& backend, const NodeState& state)
-    : options_(options), backend_(backend), state_(state) {}
+    : options_(options),
+      backend_(backend),
+      state_(state),
+      registration_view_(std::make_shared<RegistrationView>()) {}
 
 StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend& backend,
                                                 const NodeState& state) {
@@ -129,6 +139,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
   client_options.max_retries = 4;
+  client_options.on_response = DaemonMetrics::CountApiResponse;
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(*resolved), client_options));
   HCUDP_ASSIGN_OR_RETURN(std::string cdi_dir,
                          CdiHostDir(backend.host_root(), options.cdi_spec_dir));
@@ -191,9 +202,27 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
 
   dra::DraPluginOptions plugin_options = dra::DraPluginOptionsFrom(options);
   // kubelet deletes the node's slices when it starts, then registers us.
-  plugin_options.on_registered = [m] { m->publisher_->RequestResync(); };
+  plugin_options.on_registered = [m] {
+    m->publisher_->RequestResync();
+    m->ServeMetrics();
+  };
   mode->plugin_ = std::make_unique<dra::DraPlugin>(std::move(plugin_options), *m);
+  {
+    MutexLock lock(mode->registration_view_->mu);
+    mode->registration_view_->plugin = mode->plugin_.get();
+  }
   return mode;
+}
+
+void DraMode::ServeMetrics() {
+  DaemonMetrics* metrics = DaemonMetrics::Active();
+  if (metrics == nullptr) return;
+  // Later registrations change nothing: ServeMetrics acts once.
+  metrics->ServeMetrics([view = registration_view_, driver = options_.dra_driver_name] {
+    MutexLock lock(view->mu);
+    return std::vector<std::pair<std::string, bool>>{
+        {driver, view->plugin != nullptr && view->plugin->registered()}};
+  });
 }
 
 DraMode::~DraMode() { Stop(); }
@@ -250,6 +279,10 @@ bool DraMode::Stop() {
     tick_stop_ = true;
   }
   cv_.notify_all();
+  {
+    MutexLock lock(registration_view_->mu);
+    registration_view_->plugin = nullptr;  // scrapes from now on: not registered
+  }
   const bool clean = plugin_ == nullptr || plugin_->Stop();
   if (ticker_.joinable()) ticker_.join();
   if (publisher_) publisher_->Stop();
@@ -316,7 +349,12 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
     if (call.cancelled() || stopping_) {
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
+    const auto start = std::chrono::steady_clock::now();
     StatusOr<hdra::PrepareAnswer> answer = preparer_->Prepare({c.namespace_name, c.name, c.uid});
+    if (DaemonMetrics* m = DaemonMetrics::Active()) {
+      m->ObservePrepare(answer.ok() && answer->error.empty(),
+                        std::chrono::steady_clock::now() - start);
+    }
     if (!answer.ok()) {
       LOG(WARNING) << "NodePrepareResources " << c.namespace_name << "/" << c.name << " (" << c.uid
                    << "): " << answer.status().ToString();
@@ -348,7 +386,11 @@ StatusOr<std::map<std::string, std::string>> DraMode::Unprepare(
     if (call.cancelled() || stopping_) {
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
+    const auto start = std::chrono::steady_clock::now();
     Status st = preparer_->Unprepare({c.namespace_name, c.name, c.uid});
+    if (DaemonMetrics* m = DaemonMetrics::Active()) {
+      m->ObserveUnprepare(st.ok(), std::chrono::steady_clock::now() - start);
+    }
     if (!st.ok()) {
       LOG(WARNING) << "NodeUnprepareResources " << c.namespace_name << "/" << c.name << " ("
                    << c.uid << "): will be retried: " << st.ToString();

@@ -13,7 +13,11 @@
 //     (re-)registration asks the publisher for a resync, as kubelet deletes
 //     the node's slices when it starts;
 //   - the health stream: every prepared device, unhealthy when its card
-//     (by BDF) is, pushed on every change.
+//     (by BDF) is, pushed on every change;
+//   - metrics (--metrics-address, DaemonMetrics::Active()): each claim's
+//     Prepare/Unprepare by result and latency, the client's API requests,
+//     and /metrics made to answer once kubelet has registered the plugin
+//     (the readiness probe), with the driver as the registered resource.
 // No device-plugin socket is served in this mode.
 //
 // Thread-safety: OnNodeChanged runs on the monitor thread, the handler
@@ -88,6 +92,12 @@ class DraMode : public dra::DraHandler {
   // Recomputes the prepared devices' health; NotifyHealthChanged on change.
   void RefreshHealth();
   void TickLoop();
+  // The first kubelet registration makes /metrics answer.
+  void ServeMetrics();
+
+  // What a scrape reads for the driver's registration. Shared with the
+  // metrics endpoint, which outlives the mode: Stop() clears it.
+  struct RegistrationView;
 
   const Options options_;
   Backend& backend_;
@@ -98,6 +108,7 @@ class DraMode : public dra::DraHandler {
   std::unique_ptr<hcudp::dra::Preparer> preparer_;
   std::unique_ptr<hcudp::dra::SlicePublisher> publisher_;
   std::unique_ptr<dra::DraPlugin> plugin_;
+  std::shared_ptr<RegistrationView> registration_view_;
 
   // Serialises RefreshHealth, so that a list computed from an older state
   // never replaces a newer one. Held across Preparer::Prepared() and

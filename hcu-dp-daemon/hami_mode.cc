@@ -58,9 +58,7 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
   client_options.max_retries = 4;
-  client_options.on_response = [](const std::string& verb, int code) {
-    if (DaemonMetrics* m = DaemonMetrics::Active()) m->ObserveApiRequest(verb, code);
-  };
+  client_options.on_response = DaemonMetrics::CountApiResponse;
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(config), client_options));
   LOG(INFO) << "HAMi: API server " << client->server() << ", node " << options.node_name;
 

@@ -263,7 +263,7 @@ DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
     f_->vhcu_destroy->Add({{"result", Result(ok)}});
   }
   f_->vhcu_create_seconds->Add({}, CallBuckets());
-  if (options.strategy == Strategy::kHami) {
+  if (options.strategy == Strategy::kHami || options.strategy == Strategy::kDra) {
     for (const char* verb : {"GET", "POST", "PATCH", "PUT", "DELETE", "WATCH"}) {
       f_->api->Add({{"code", "200"}, {"verb", verb}});
     }
@@ -300,9 +300,13 @@ int DaemonMetrics::port() const {
 
 void DaemonMetrics::ServeMetrics(
     std::function<std::vector<std::pair<std::string, bool>>()> registrations) {
-  node_->set_registrations(std::move(registrations));
-  exposer_->RegisterCollectable(node_);
-  exposer_->RegisterCollectable(registry_);
+  // kubelet may register the DRA plugin again: a collectable registered
+  // twice would be scraped twice.
+  std::call_once(serve_once_, [&] {
+    node_->set_registrations(std::move(registrations));
+    exposer_->RegisterCollectable(node_);
+    exposer_->RegisterCollectable(registry_);
+  });
 }
 
 DaemonMetrics::AllocateSeries DaemonMetrics::SeriesOf(const std::string& resource) {
@@ -384,19 +388,19 @@ void DaemonMetrics::RegisterDra() {
   auto& r = *registry_;
   f_->prepare_seconds = &prometheus::BuildHistogram()
                              .Name("hcudp_dra_prepare_duration_seconds")
-                             .Help("Time to serve NodePrepareResources.")
+                             .Help("Time to prepare one claim (NodePrepareResources).")
                              .Register(r);
   f_->unprepare = &prometheus::BuildCounter()
                        .Name("hcudp_dra_unprepare_requests_total")
-                       .Help("NodeUnprepareResources calls, by result.")
+                       .Help("Claims unprepared by NodeUnprepareResources, by result.")
                        .Register(r);
   f_->unprepare_seconds = &prometheus::BuildHistogram()
                                .Name("hcudp_dra_unprepare_duration_seconds")
-                               .Help("Time to serve NodeUnprepareResources.")
+                               .Help("Time to unprepare one claim (NodeUnprepareResources).")
                                .Register(r);
   auto* prepare = &prometheus::BuildCounter()
                        .Name("hcudp_dra_prepare_requests_total")
-                       .Help("NodePrepareResources calls, by result.")
+                       .Help("Claims prepared by NodePrepareResources, by result.")
                        .Register(r);
   for (bool ok : {true, false}) {
     prepare->Add({{"result", Result(ok)}});
@@ -425,6 +429,9 @@ std::unique_ptr<Backend> DaemonMetrics::Wrap(Backend& inner) {
 }
 
 DaemonMetrics* DaemonMetrics::Active() { return g_active.load(); }
+void DaemonMetrics::CountApiResponse(const std::string& verb, int code) {
+  if (DaemonMetrics* m = Active()) m->ObserveApiRequest(verb, code);
+}
 void DaemonMetrics::SetActive(DaemonMetrics* metrics) { g_active.store(metrics); }
 
 }  // namespace hcudp::daemon

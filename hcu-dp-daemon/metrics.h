@@ -65,8 +65,9 @@ class DaemonMetrics {
   // The port actually bound (useful with port 0).
   int port() const;
 
-  // Makes /metrics answer (call once the daemon serves kubelet).
-  // `registrations` returns {resource, registered} for every resource.
+  // Makes /metrics answer (call once the daemon serves kubelet; later calls
+  // do nothing). `registrations` returns {resource, registered} for every
+  // resource (in DRA mode: the driver name).
   void ServeMetrics(std::function<std::vector<std::pair<std::string, bool>>()> registrations);
 
   // A published snapshot (the NodeState listener): seeds the counters of new
@@ -80,6 +81,9 @@ class DaemonMetrics {
   void ObserveVhcuDestroy(bool ok);
   // One API server response (code 0: no response, the connection failed).
   void ObserveApiRequest(const std::string& verb, int code);
+  // ObserveApiRequest on the Active() instance, if any: what every daemon
+  // KubeClient's KubeClientOptions::on_response is set to.
+  static void CountApiResponse(const std::string& verb, int code);
   // DRA (--strategy=dra): registers the Prepare/Unprepare series (at 0);
   // until then the two Observe calls below do nothing.
   void EnableDra();
@@ -113,6 +117,7 @@ class DaemonMetrics {
   std::shared_ptr<NodeCollector> node_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::once_flag dra_once_;
+  std::once_flag serve_once_;
 
   Mutex mu_;  // a leaf: guards the bookkeeping below, never held across a metric call
   std::map<std::string, bool> card_healthy_ HCUDP_GUARDED_BY(mu_);  // by BDF

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "hcudp/kube_config.h"
+#include "metrics.h"
 
 namespace hcudp::daemon {
 
@@ -23,6 +24,7 @@ StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options) {
       KubeClientOptions client_options;
       client_options.request_timeout_ms = 5000;
       client_options.max_retries = 2;
+      client_options.on_response = DaemonMetrics::CountApiResponse;
       HCUDP_ASSIGN_OR_RETURN(ops->client_, KubeClient::New(std::move(*config), client_options));
       want_events = options.events != EventsMode::kFalse;
     } else if (want_node) {
