@@ -478,16 +478,16 @@ def cmd_helm(args):
     # Metrics: on by default in every strategy (the static manifests carry them
     # too); off drops the variable, the port, the probe and the Service; the
     # ServiceMonitor is opt-in.
-    for s in ("hami", "mig", "mixed"):
+    for s in sorted(MANIFESTS):
         check_metrics(fx, f"{s} default rendering",
                       load_docs_text(helm_template(args.tools, f"strategy={s}").stdout))
-    for s in ("mixed",):
+    for s in ("mixed", "dra"):
         docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.enabled=false").stdout)
         c = daemonset_of(docs)[1]["containers"][0]
         fx.check(not any(d["kind"] == "Service" for d in docs) and "ports" not in c and
                  "readinessProbe" not in c and all(e["name"] != "METRICS_ADDRESS" for e in c["env"]),
                  f"{s} metrics.enabled=false renders no metrics variable, port, probe or Service")
-    for s in ("hami",):
+    for s in ("hami", "dra"):
         docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.port=9500",
                                             "metrics.serviceMonitor.enabled=true").stdout)
         check_metrics(fx, f"{s} metrics.port=9500", docs, port=9500)
