@@ -220,6 +220,8 @@ int RunDaemon(const Options& options) {
     std::fflush(nullptr);
     std::_Exit(exit_code);
   }
+  // The scrape's registrations call reads the manager, destroyed first.
+  if (metrics) metrics->StopServing();
   monitor.Stop();
   node_ops->Stop();
   LOG(INFO) << "stopped";

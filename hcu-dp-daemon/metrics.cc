@@ -309,6 +309,11 @@ void DaemonMetrics::ServeMetrics(
   });
 }
 
+void DaemonMetrics::StopServing() {
+  node_->set_registrations(nullptr);
+  exposer_->RemoveCollectable(node_);
+}
+
 DaemonMetrics::AllocateSeries DaemonMetrics::SeriesOf(const std::string& resource) {
   {
     MutexLock lock(mu_);

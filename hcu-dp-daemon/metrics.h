@@ -70,6 +70,11 @@ class DaemonMetrics {
   // resource (in DRA mode: the driver name).
   void ServeMetrics(std::function<std::vector<std::pair<std::string, bool>>()> registrations);
 
+  // Before what `registrations` reads is destroyed (daemon shutdown): the
+  // node's series leave /metrics, and a scrape collecting them is waited for
+  // (prometheus-cpp collects under the exposer's lock, which removal takes).
+  void StopServing();
+
   // A published snapshot (the NodeState listener): seeds the counters of new
   // resources and cards, counts card health transitions.
   void OnPublish(const NodeSnapshot& snapshot);

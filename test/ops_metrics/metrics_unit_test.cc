@@ -3,6 +3,7 @@
 // counted once per change, and the Backend decorator counting vHCU creates
 // and destroys by result. The daemon end to end is metrics_test.cc.
 #define BOOST_TEST_MODULE ops_metrics_unit
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 
 #include "metrics.h"
@@ -139,6 +140,32 @@ BOOST_AUTO_TEST_CASE(metrics_answer_404_until_served_then_every_counter_starts_a
   BOOST_TEST(V(e, "hcudp_dra_prepare_requests_total", {{"result", "error"}}) == 1.0);
   BOOST_TEST(V(e, "hcudp_dra_prepare_requests_total", {{"result", "ok"}}) == 0.0);
   BOOST_TEST(V(e, "hcudp_dra_unprepare_requests_total", {{"result", "ok"}}) == 0.0);
+}
+
+// ServeMetrics acts once (kubelet re-registers a DRA plugin after every
+// restart); StopServing drops the node's series, so a scrape during shutdown
+// no longer calls into what `registrations` reads.
+BOOST_AUTO_TEST_CASE(serve_acts_once_and_stop_serving_stops_reading_registrations) {
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE(m.ok());
+  const int port = (*m)->port();
+  std::atomic<int> calls{0};
+  (*m)->ServeMetrics([&calls] {
+    ++calls;
+    return std::vector<std::pair<std::string, bool>>{{"first", true}};
+  });
+  (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{{"second", true}}; });
+  Exposition e = MustScrape(port);
+  BOOST_TEST(calls.load() == 1);
+  BOOST_TEST(V(e, "hcudp_resource_registered", {{"resource", "first"}}) == 1.0);
+  BOOST_TEST(e.Count("hcudp_resource_registered") == 1u);  // once, not twice
+
+  (*m)->StopServing();
+  e = MustScrape(port);  // the registry still answers
+  BOOST_TEST(calls.load() == 1);
+  BOOST_TEST(e.Count("hcudp_resource_registered") == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_one_count_nothing) {
