@@ -59,6 +59,33 @@ int WaitForTermination(const NodeMonitor& monitor) {
   return exit_code;
 }
 
+// Node labels and Events follow the monitor's health verdicts.
+void ConnectNodeOps(NodeMonitor& monitor, NodeOps* node_ops) {
+  monitor.set_health_listener(
+      [node_ops](const Card& card, Health health, const std::string& reason) {
+        node_ops->OnHealthChanged(card, health, reason);
+      });
+}
+
+// The end of an orderly stop, once the kubelet-facing servers are stopped.
+// `servers_stopped` false: a kubelet call never returned and still uses the
+// node state and the mode's objects, so none of them may be destroyed; our
+// sockets are gone, so the process ends here.
+int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOps& node_ops,
+               DaemonMetrics* metrics) {
+  if (!servers_stopped) {
+    LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
+    std::fflush(nullptr);
+    std::_Exit(exit_code);
+  }
+  // A scrape reads the mode's registrations, which go first.
+  if (metrics != nullptr) metrics->StopServing();
+  monitor.Stop();
+  node_ops.Stop();
+  LOG(INFO) << "stopped";
+  return exit_code;
+}
+
 // --strategy=dra: kubelet's DRA API instead of device-plugin sockets.
 // `metrics` (null when off) is already the active instance; DraMode reports
 // Prepare/Unprepare and its API requests to it and makes /metrics answer
@@ -79,10 +106,7 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   });
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
   NodeMonitor monitor(options, node, state, builder);
-  monitor.set_health_listener(
-      [node_ops](const Card& card, Health health, const std::string& reason) {
-        node_ops->OnHealthChanged(card, health, reason);
-      });
+  ConnectNodeOps(monitor, node_ops);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy dra, backend "
             << BackendKindName(options.backend) << ", driver " << options.dra_driver_name
@@ -104,17 +128,7 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   }
   const int exit_code = WaitForTermination(monitor);
   CancelVendorTools();
-  if (!dra.Stop()) {
-    // A kubelet call never returned and still uses the preparer: end the
-    // process here (our sockets are gone).
-    LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
-    std::fflush(nullptr);
-    std::_Exit(exit_code);
-  }
-  monitor.Stop();
-  node_ops->Stop();
-  LOG(INFO) << "stopped";
-  return exit_code;
+  return FinishStop(dra.Stop(), exit_code, monitor, *node_ops, metrics);
 }
 
 }  // namespace
@@ -175,10 +189,7 @@ int RunDaemon(const Options& options) {
     if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
   });
   NodeMonitor monitor(options, node, state, builder);
-  monitor.set_health_listener(
-      [node_ops](const Card& card, Health health, const std::string& reason) {
-        node_ops->OnHealthChanged(card, health, reason);
-      });
+  ConnectNodeOps(monitor, node_ops);
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   if (Status st = monitor.Start(); !st.ok()) {
@@ -212,20 +223,7 @@ int RunDaemon(const Options& options) {
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
-  if (!manager.Stop()) {
-    // A gRPC handler never returned; it still uses the node state, the
-    // builder and HAMi's objects, so none of them may be destroyed. Our
-    // sockets are gone; end the process here.
-    LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
-    std::fflush(nullptr);
-    std::_Exit(exit_code);
-  }
-  // The scrape's registrations call reads the manager, destroyed first.
-  if (metrics) metrics->StopServing();
-  monitor.Stop();
-  node_ops->Stop();
-  LOG(INFO) << "stopped";
-  return exit_code;
+  return FinishStop(manager.Stop(), exit_code, monitor, *node_ops, metrics.get());
 }
 
 }  // namespace hcudp::daemon

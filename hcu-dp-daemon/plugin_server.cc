@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "hcudp_internal/leave_behind.h"
+
 namespace hcudp::daemon {
 namespace {
 
@@ -83,8 +85,8 @@ bool PluginServer::FinishStop(std::chrono::steady_clock::time_point deadline) {
                  << " ms after the stop began; not waiting for it";
     // The handler still uses the server and the service: both stay.
     shutdown_.detach();
-    (void)server_.release();
-    (void)service_.release();
+    LeaveBehind(server_);
+    LeaveBehind(service_);
   }
   // gRPC may already have unlinked it; never remove a file someone else
   // created at the same path since.

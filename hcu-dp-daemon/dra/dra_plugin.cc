@@ -23,6 +23,7 @@
 #include "fd_poller.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/leave_behind.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "path_watcher.h"
 #include "plugin_server.h"
@@ -105,7 +106,7 @@ struct ServedRegistration {
 bool StopServed(ServedDra& served) {
   bool clean = true;
   if (served.server) clean = served.server->Stop();
-  if (!clean) (void)served.services.release();
+  if (!clean) LeaveBehind(served.services);
   served.server.reset();
   served.services.reset();
   return clean;
@@ -275,7 +276,7 @@ bool DraPlugin::Impl::Stop() {
   retired_.clear();
   if (!clean) {
     LOG(WARNING) << "DRA plugin stopped with a call still running";
-    (void)shared_.release();  // the call left behind still uses it
+    LeaveBehind(shared_);  // the call left behind still uses it
   }
   SetRegistered(false, false);
   return clean;

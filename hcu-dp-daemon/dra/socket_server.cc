@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "hcudp_internal/leave_behind.h"
 #include "plugin_server.h"
 
 namespace hcudp::daemon::dra {
@@ -82,7 +83,7 @@ bool SocketServer::FinishStop(std::chrono::steady_clock::time_point deadline) {
     LOG(WARNING) << socket_path_ << ": a call is still running after the stop budget; "
                  << "not waiting for it";
     shutdown_.detach();
-    (void)server_.release();
+    LeaveBehind(server_);
   }
   // Never remove a file someone else created at the same path since.
   if (inode_ != 0 && FileInode(socket_path_) == inode_) ::unlink(socket_path_.c_str());

@@ -56,7 +56,10 @@ BOOST_AUTO_TEST_CASE(slow_or_failing_api_is_a_bounded_per_claim_error) {
 }
 
 BOOST_AUTO_TEST_CASE(a_404_that_does_not_name_the_claim_never_unprepares_it) {
-  FakeApiServer api;  // serves no resource.k8s.io: its 404 names no claim
+  // An API server that does not serve resource.k8s.io/v1 (the group disabled)
+  // answers every claim GET with kube-apiserver's plain 404 page, which names
+  // no claim. The fake serves the group, so the test makes it answer so.
+  FakeApiServer api;
   auto client = Client(api);
   SimDraNode node("k100ai-8.yaml");
   BOOST_REQUIRE(node.preparer->Recover().ok());
@@ -66,6 +69,8 @@ BOOST_AUTO_TEST_CASE(a_404_that_does_not_name_the_claim_never_unprepares_it) {
   auto a = node.preparer->Prepare(ref);
   BOOST_REQUIRE(a.ok() && a->error.empty());
   node.UseFetcher(dra::KubeClaimFetcher(client.get(), std::chrono::seconds(2)));
+  api.AddFault(R"({"method":"GET","path":"resourceclaims","status":404,"count":-1,)"
+               R"("body":"404 page not found\n"})");
   auto direct = client->Get(dra::ResourceClaimPath("ns1", "c2"));
   BOOST_REQUIRE(IsNotFound(direct.status()));  // what the test relies on
   auto r = node.preparer->Recover();
