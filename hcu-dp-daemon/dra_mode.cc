@@ -409,6 +409,9 @@ void DraMode::TickLoop() {
                 [this]() HCUDP_REQUIRES(mu_) { return tick_stop_; });
       if (tick_stop_) return;
     }
+    // The vHCU destroys a failed Unprepare queued: nothing else drives that
+    // queue in DRA mode (the HAMi agent's sweeper does in HAMi mode).
+    vhcus_->Tick();
     hdra::RecoverResult r = preparer_->Tick();
     if (r.unprepared > 0 || r.rolled_back > 0) {
       LOG(INFO) << "DRA: " << r.unprepared << " deleted claim(s) unprepared, " << r.pending

@@ -50,7 +50,7 @@ bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b) {
     const Card& y = b.cards[i];
     if (x.index != y.index || x.bdf != y.bdf || x.health != y.health ||
         x.numa_node != y.numa_node || x.compute_units != y.compute_units ||
-        x.memory_bytes != y.memory_bytes) {
+        x.memory_bytes != y.memory_bytes || x.model != y.model || x.serial != y.serial) {
       return true;
     }
   }

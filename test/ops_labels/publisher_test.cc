@@ -84,6 +84,23 @@ BOOST_AUTO_TEST_CASE(nfd_file_is_written_on_change_and_refreshed_before_expiry) 
   BOOST_TEST(testing::PathExists(file));
 }
 
+BOOST_AUTO_TEST_CASE(a_first_inventory_without_cards_is_published_too) {
+  // A node whose driver is still loading has no cards at start: the empty
+  // label set must still be written (it replaces an earlier run's file).
+  TempDir dir;
+  SimClock clock;
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  pub.Update({});
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  const std::string text = testing::ReadFile(dir.Join("features.d/hcu-device-plugin"));
+  BOOST_TEST(text.find("hygon.com/") == std::string::npos, text);
+  pub.Stop();
+}
+
 BOOST_AUTO_TEST_CASE(nfd_write_failure_is_retried) {
   TempDir dir;
   SimClock clock;

@@ -120,7 +120,9 @@ class NodeLabelPublisher::Impl {
   void Update(NodeLabels labels) {
     {
       MutexLock lock(mu_);
-      if (pending_ == labels) return;
+      // The first value is always published, even an empty one (no cards
+      // yet): it removes what an earlier run left behind.
+      if (pending_ && *pending_ == labels) return;
       pending_ = std::move(labels);
       changed_ = true;
     }
@@ -158,7 +160,8 @@ class NodeLabelPublisher::Impl {
         if (stopping_) return;
         if (!changed_ && clock_.Now() < next) continue;
         changed_ = false;
-        labels = pending_;
+        if (!pending_) continue;  // a refresh before the first Update
+        labels = *pending_;
       }
       Status st = Publish(labels);
       {
@@ -215,7 +218,7 @@ class NodeLabelPublisher::Impl {
   Clock& clock_;
   mutable Mutex mu_;
   std::condition_variable cv_;
-  NodeLabels pending_ HCUDP_GUARDED_BY(mu_);
+  std::optional<NodeLabels> pending_ HCUDP_GUARDED_BY(mu_);
   bool changed_ HCUDP_GUARDED_BY(mu_) = false;
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
   Status last_status_ HCUDP_GUARDED_BY(mu_);
