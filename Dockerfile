@@ -46,7 +46,18 @@ LABEL org.opencontainers.image.title="hcu-device-plugin" \
       org.opencontainers.image.licenses="Apache-2.0"
 # Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only. No pciutils:
 # `hcuctl doctor` reads the PCI functions from sysfs, not through lspci.
-RUN apt-get update \
+# The gRPC and protobuf packages also ship libraries that neither binary
+# loads (the unsecure and reflection variants, channelz, the protoc compiler
+# library): dpkg leaves those files out, as the slim base does with the docs,
+# and keeps the packages in its database, so scanners still see the
+# versions. The `--version` run below fails if one of them is needed after all.
+RUN printf 'path-exclude %s\n' \
+      '/usr/lib/*/libgrpc_unsecure.so*' '/usr/lib/*/libgrpc_plugin_support.so*' \
+      '/usr/lib/*/libgrpc++_unsecure.so*' '/usr/lib/*/libgrpc++_reflection.so*' \
+      '/usr/lib/*/libgrpc++_alts.so*' '/usr/lib/*/libgrpc++_error_details.so*' \
+      '/usr/lib/*/libgrpcpp_channelz.so*' '/usr/lib/*/libprotoc.so*' \
+      >/etc/dpkg/dpkg.cfg.d/hcudp-unused-libraries \
+ && apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
       libgflags2.2 libcurl4 libprometheus-cpp-pull1.0 ca-certificates \
