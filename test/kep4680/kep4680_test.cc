@@ -81,7 +81,10 @@ const FailCase kCases[] = {
 // and returns every resource's IDs at that point.
 IdsByResource RequireUnhealthy(DaemonHarness& h, const IdsByResource& unhealthy) {
   IdsByResource ids;
-  for (const auto& [resource, bad] : unhealthy) {
+  for (const auto& entry : unhealthy) {
+    // Named, not a structured binding: the lambda below captures it (C++17).
+    const std::string& resource = entry.first;
+    const std::set<std::string>& bad = entry.second;
     auto seen = h.kubelet().WaitForDevices(
         resource,
         [&](const std::vector<v1beta1::Device>& devices) {
