@@ -3,13 +3,11 @@
 // builds them (hcudp/dra/slices.h). -o json|yaml prints the
 // ResourceSliceList; the table lists one device a row.
 #include <rapidjson/document.h>
-#include <unistd.h>
 
-#include <cctype>
-#include <cstdlib>
 #include <string>
 
 #include "command.h"
+#include "dra_plan.h"
 #include "hcudp/dra/slices.h"
 #include "hcudp_cli/flags.h"
 
@@ -51,15 +49,6 @@ std::string CapacityText(const rapidjson::Value& dev, const char* key) {
   return it->value["value"].GetString();
 }
 
-// The node name kubelet would use by default: the host name, lower case.
-std::string DefaultNodeName() {
-  char host[256] = {0};
-  if (gethostname(host, sizeof host - 1) != 0) return "";
-  std::string name(host);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
 Report SlicesReport(const hcudp::dra::PoolPlan& plan) {
   Report r;
   const int64_t generation = 1;
@@ -90,20 +79,7 @@ Report SlicesReport(const hcudp::dra::PoolPlan& plan) {
 }
 
 int Slices(Context& ctx, const Command& self, const std::string& node_name, bool no_taints) {
-  hcudp::dra::SliceParams params;
-  params.node_name = node_name;
-  if (params.node_name.empty()) params.node_name = ctx.options().node_name;
-  if (const char* env = std::getenv("NODE_NAME"); params.node_name.empty() && env != nullptr) {
-    params.node_name = env;  // as the daemon's DaemonSet sets it
-  }
-  if (params.node_name.empty()) params.node_name = DefaultNodeName();
-  params.taints_supported = !no_taints;
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  (void)(*backend)->QueryHealth();
-  auto inventory = (*backend)->Discover();
-  if (!inventory.ok()) return Fail(ctx, self.name, inventory.status());
-  auto plan = hcudp::dra::BuildPoolPlan(*inventory, params);
+  auto plan = BuildDraPlan(ctx, DraNodeName(ctx, node_name), !no_taints);
   if (!plan.ok()) return Fail(ctx, self.name, plan.status());
   ctx.Print(SlicesReport(*plan));
   return kExitOk;
