@@ -88,7 +88,7 @@ int Slices(Context& ctx, const Command& self, const std::string& node_name, bool
 int RunDra(Context& ctx, const std::vector<std::string>& args) {
   const Command& self = kDraCommand;
   // Sub-commands with their own file and flags.
-  for (const Command* sub : {&kDraPreparedCommand}) {
+  for (const Command* sub : {&kDraPreparedCommand, &kDraCheckCommand}) {
     if (!args.empty() && args.front() == sub->name) {
       return sub->run(ctx, std::vector<std::string>(args.begin() + 1, args.end()));
     }
@@ -107,21 +107,23 @@ int RunDra(Context& ctx, const std::vector<std::string>& args) {
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
-  if (rest->empty()) return UsageError(ctx, self, "missing action: slices or prepared");
+  if (rest->empty()) return UsageError(ctx, self, "missing action: slices, prepared or check");
   const std::string& action = rest->front();
   if (rest->size() > 1) return UsageError(ctx, self, "unexpected argument \"" + (*rest)[1] + "\"");
   if (action == "slices") return Slices(ctx, self, node_name, no_taints);
-  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices or prepared");
+  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices, prepared or check");
 }
 
 }  // namespace
 
 const Command kDraCommand = {
     "dra",
-    "DRA mode: the ResourceSlices the daemon would publish from this node, and the claims it "
-    "prepared",
+    "DRA mode: the ResourceSlices the daemon would publish from this node, the claims it "
+    "prepared, and whether its sockets answer",
     "hcuctl [global flags] dra slices [--node-name NAME] [--no-taints] [-o table|json|yaml]\n"
-    "       hcuctl [global flags] dra prepared [-o table|json|yaml]",
+    "       hcuctl [global flags] dra prepared [-o table|json|yaml]\n"
+    "       hcuctl [global flags] dra check [--kubelet-plugins-dir DIR] [--kubelet-registry-dir "
+    "DIR] [--driver NAME] [--timeout-ms N]",
     RunDra};
 
 }  // namespace hcuctl

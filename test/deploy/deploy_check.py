@@ -14,7 +14,8 @@
                  Events Role grants exactly the recorder's calls (rbac_rules.py)
   host-mounts    the host files the plugin shares with host tools: the vdev
                  lock of libhydmi (/tmp/.dmi_virtual.lock) in vHCU-capable modes;
-                 DRA mode's host paths
+                 DRA mode's host paths and probes (the liveness command is run
+                 with the built hcuctl: probe_check.py)
   helm           helm lint; each strategy's default rendering equals the static
                  manifest (Helm-only labels aside); options render as documented;
                  releases side by side own no object twice (release_check.py)
@@ -372,7 +373,7 @@ def cmd_host_mounts(args):
         fx.check(ok, f"{mode}: mounts the host's {DMI_VDEV_LOCK} (hostPath, FileOrCreate, "
                      f"read-write) at {DMI_VDEV_LOCK}; got {found}")
     ds = daemonset_of(load_docs(MANIFESTS["dra"]))[0]
-    dra_check.check_host_mounts(fx, ds, "dra")
+    dra_check.check_host_mounts(fx, ds, "dra", run_probe=True)
     return fx.exit()
 
 

@@ -9,6 +9,7 @@ import tempfile
 
 import dra_demo
 import dra_objects
+import probe_check
 from rbac_rules import (EVENTS_CODE, check_events_rbac, code_grants, daemonset_of, events_role,
                         load_docs as load, rbac_grants, read_verbs)
 
@@ -367,7 +368,7 @@ def host_mounts(ds):
     return out
 
 
-def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet"):
+def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet", run_probe=False):
     got = host_mounts(ds)
     for path, want in DRA_MOUNTS.items():
         if path.startswith("/var/lib/kubelet"):
@@ -382,8 +383,10 @@ def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet"):
     fx.check(env.get("RESOURCE_REGISTER_STRATEGY") == "dra", f"{label}: RESOURCE_REGISTER_STRATEGY=dra")
     fx.check(c.get("securityContext", {}).get("privileged") is True,
              f"{label}: privileged (Bidirectional propagation requires it)")
-    fx.check("livenessProbe" not in c and "startupProbe" not in c,
+    fx.check(all("plugins" not in ((c.get(p) or {}).get("exec") or {}).get("command", [])
+                 for p in ("startupProbe", "livenessProbe")),
              f"{label}: no `hcuctl plugins --check` probe (no device-plugin sockets in DRA mode)")
+    probe_check.check_dra_probes(fx, label, c, run=run_probe)
 
 
 def check_helm(fx, render, equal_objects):
@@ -404,6 +407,20 @@ def check_helm(fx, render, equal_objects):
     fx.check(env.get("KUBELET_PLUGINS_DIR") == "/var/lib/k0s/kubelet/plugins" and
              env.get("KUBELET_REGISTRY_DIR") == "/var/lib/k0s/kubelet/plugins_registry",
              "kubeletDir moves the DRA plugins and registry directories (env and mounts)")
+    # Metrics off: the exec probes stay, readiness goes.
+    docs = render("strategy=dra", "metrics.enabled=false")
+    probe_check.check_dra_probes(fx, "chart dra metrics.enabled=false",
+                                 daemonset_of(docs)[1]["containers"][0], metrics=False)
+    docs = render("strategy=dra", "dra.livenessProbe=null", "dra.startupProbe=null")
+    c = daemonset_of(docs)[1]["containers"][0]
+    fx.check("livenessProbe" not in c and "startupProbe" not in c,
+             "dra.livenessProbe/startupProbe null: no such probe")
+    # The device-plugin strategies keep `hcuctl plugins --check`.
+    for s in ("mixed", "mig", "hami"):
+        c = daemonset_of(render(f"strategy={s}"))[1]["containers"][0]
+        fx.check(all((c.get(p) or {}).get("exec", {}).get("command") == ["hcuctl", "plugins", "--check"]
+                     for p in ("startupProbe", "livenessProbe")),
+                 f"{s}: startup and liveness probes are still `hcuctl plugins --check`")
     docs = render("strategy=dra", "nodeSelector.pool=hcu")
     spec = daemonset_of(docs)[1]
     fx.check(spec.get("nodeSelector") == {"pool": "hcu"} and "affinity" not in spec,
