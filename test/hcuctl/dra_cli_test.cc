@@ -133,18 +133,17 @@ const hcudp::DoctorCheck* Find(const std::vector<hcudp::DoctorCheck>& checks,
   return nullptr;
 }
 
-// A unix socket at `path`: bound at a short name (sun_path holds 108 bytes)
-// in the same directory tree's file system, then renamed into place.
-int BindSocket(const std::string& path) {
+// A unix socket at `path`: bound at `short_path` (sun_path holds 108 bytes;
+// the same file system as `path`), then renamed into place.
+int BindSocket(const std::string& short_path, const std::string& path) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   BOOST_REQUIRE(fd >= 0);
-  const std::string shortname = "/tmp/hcuctl-dra-" + std::to_string(::getpid()) + ".sock";
-  ::unlink(shortname.c_str());
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, shortname.c_str(), sizeof addr.sun_path - 1);
+  BOOST_REQUIRE_MESSAGE(short_path.size() < sizeof addr.sun_path, short_path);
+  std::strncpy(addr.sun_path, short_path.c_str(), sizeof addr.sun_path - 1);
   BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  BOOST_REQUIRE_MESSAGE(::rename(shortname.c_str(), path.c_str()) == 0,
+  BOOST_REQUIRE_MESSAGE(::rename(short_path.c_str(), path.c_str()) == 0,
                         "rename to " << path << ": " << std::strerror(errno));
   return fd;
 }
@@ -160,7 +159,8 @@ struct DraTree {
     WriteFile(dir.Join("root/var/run/cdi/.keep"), "");
     WriteFile(dir.Join("root/var/lib/hcu-device-plugin/dra/.keep"), "");
     WriteFile(dir.Join("root/var/lib/kubelet/plugins/dra.hygon.com/.keep"), "");
-    sock = BindSocket(dir.Join("root/var/lib/kubelet/plugins/dra.hygon.com/dra.sock"));
+    sock = BindSocket(dir.Join("s.sock"),
+                      dir.Join("root/var/lib/kubelet/plugins/dra.hygon.com/dra.sock"));
     WriteFile(dir.Join("token"), "sa-token\n");
     WriteFile(dir.Join("kubeconfig"),
               "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
