@@ -3,13 +3,11 @@
 // builds them (hcudp/dra/slices.h). -o json|yaml prints the
 // ResourceSliceList; the table lists one device a row.
 #include <rapidjson/document.h>
-#include <unistd.h>
 
-#include <cctype>
-#include <cstdlib>
 #include <string>
 
 #include "command.h"
+#include "dra_plan.h"
 #include "hcudp/dra/slices.h"
 #include "hcudp_cli/flags.h"
 
@@ -51,15 +49,6 @@ std::string CapacityText(const rapidjson::Value& dev, const char* key) {
   return it->value["value"].GetString();
 }
 
-// The node name kubelet would use by default: the host name, lower case.
-std::string DefaultNodeName() {
-  char host[256] = {0};
-  if (gethostname(host, sizeof host - 1) != 0) return "";
-  std::string name(host);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
 Report SlicesReport(const hcudp::dra::PoolPlan& plan) {
   Report r;
   const int64_t generation = 1;
@@ -90,20 +79,7 @@ Report SlicesReport(const hcudp::dra::PoolPlan& plan) {
 }
 
 int Slices(Context& ctx, const Command& self, const std::string& node_name, bool no_taints) {
-  hcudp::dra::SliceParams params;
-  params.node_name = node_name;
-  if (params.node_name.empty()) params.node_name = ctx.options().node_name;
-  if (const char* env = std::getenv("NODE_NAME"); params.node_name.empty() && env != nullptr) {
-    params.node_name = env;  // as the daemon's DaemonSet sets it
-  }
-  if (params.node_name.empty()) params.node_name = DefaultNodeName();
-  params.taints_supported = !no_taints;
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  (void)(*backend)->QueryHealth();
-  auto inventory = (*backend)->Discover();
-  if (!inventory.ok()) return Fail(ctx, self.name, inventory.status());
-  auto plan = hcudp::dra::BuildPoolPlan(*inventory, params);
+  auto plan = BuildDraPlan(ctx, DraNodeName(ctx, node_name), !no_taints);
   if (!plan.ok()) return Fail(ctx, self.name, plan.status());
   ctx.Print(SlicesReport(*plan));
   return kExitOk;
@@ -112,7 +88,7 @@ int Slices(Context& ctx, const Command& self, const std::string& node_name, bool
 int RunDra(Context& ctx, const std::vector<std::string>& args) {
   const Command& self = kDraCommand;
   // Sub-commands with their own file and flags.
-  for (const Command* sub : {&kDraPreparedCommand}) {
+  for (const Command* sub : {&kDraPreparedCommand, &kDraCheckCommand}) {
     if (!args.empty() && args.front() == sub->name) {
       return sub->run(ctx, std::vector<std::string>(args.begin() + 1, args.end()));
     }
@@ -131,21 +107,23 @@ int RunDra(Context& ctx, const std::vector<std::string>& args) {
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
-  if (rest->empty()) return UsageError(ctx, self, "missing action: slices or prepared");
+  if (rest->empty()) return UsageError(ctx, self, "missing action: slices, prepared or check");
   const std::string& action = rest->front();
   if (rest->size() > 1) return UsageError(ctx, self, "unexpected argument \"" + (*rest)[1] + "\"");
   if (action == "slices") return Slices(ctx, self, node_name, no_taints);
-  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices or prepared");
+  return UsageError(ctx, self, "unknown action \"" + action + "\"; use slices, prepared or check");
 }
 
 }  // namespace
 
 const Command kDraCommand = {
     "dra",
-    "DRA mode: the ResourceSlices the daemon would publish from this node, and the claims it "
-    "prepared",
+    "DRA mode: the ResourceSlices the daemon would publish from this node, the claims it "
+    "prepared, and whether its sockets answer",
     "hcuctl [global flags] dra slices [--node-name NAME] [--no-taints] [-o table|json|yaml]\n"
-    "       hcuctl [global flags] dra prepared [-o table|json|yaml]",
+    "       hcuctl [global flags] dra prepared [-o table|json|yaml]\n"
+    "       hcuctl [global flags] dra check [--kubelet-plugins-dir DIR] [--kubelet-registry-dir "
+    "DIR] [--driver NAME] [--timeout-ms N]",
     RunDra};
 
 }  // namespace hcuctl

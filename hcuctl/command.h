@@ -97,6 +97,7 @@ extern const Command kLabelsCommand;
 extern const Command kDraCommand;
 // Sub-commands of `hcuctl dra`, one per cmd_dra_<name>.cc.
 extern const Command kDraPreparedCommand;
+extern const Command kDraCheckCommand;
 
 }  // namespace hcuctl
 

@@ -7,6 +7,7 @@
 
 #include "hcudp/device.h"
 #include "hcudp/doctor.h"
+#include "hcudp/dra/slices.h"
 #include "hcudp/naming.h"
 #include "hcudp/options.h"
 #include "output.h"
@@ -16,6 +17,8 @@ namespace hcuctl {
 Report DevicesReport(const hcudp::NodeInventory& inventory);
 Report NamesReport(const std::vector<hcudp::Resource>& resources, hcudp::Strategy strategy,
                    hcudp::NamingPolicy policy);
+// --strategy=dra: the devices of the node's pool (names as published).
+Report DraNamesReport(const hcudp::dra::PoolPlan& plan);
 Report TopologyReport(const hcudp::NodeInventory& inventory);
 Report VhcuListReport(const hcudp::NodeInventory& inventory);
 Report DoctorReport(const std::vector<hcudp::DoctorCheck>& checks);

@@ -14,9 +14,11 @@
                  Events Role grants exactly the recorder's calls (rbac_rules.py)
   host-mounts    the host files the plugin shares with host tools: the vdev
                  lock of libhydmi (/tmp/.dmi_virtual.lock) in vHCU-capable modes;
-                 DRA mode's host paths
+                 DRA mode's host paths and probes (the liveness command is run
+                 with the built hcuctl: probe_check.py)
   helm           helm lint; each strategy's default rendering equals the static
-                 manifest (Helm-only labels aside); options render as documented
+                 manifest (Helm-only labels aside); options render as documented;
+                 releases side by side own no object twice (release_check.py)
   dra-demo       demo/dra/ claims and pods: structure, classes, and that what
                  they ask for exists in (and fits) what `hcuctl dra slices`
                  publishes for the shipped SimNodes (needs a built hcuctl)
@@ -45,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dockerfile_check  # noqa: E402
 import dra_check  # noqa: E402
 import dra_objects  # noqa: E402
+import release_check  # noqa: E402
 from rbac_rules import (check_events_rbac, check_ops_rbac, daemonset_of, events_role,  # noqa: E402
                         load_docs, rbac_grants, read_verbs)
 
@@ -109,8 +112,10 @@ def helm_bin(tools):
     return path
 
 
-def helm_template(tools, *sets, namespace="kube-system", expect_ok=True):
-    cmd = [helm_bin(tools), "template", "hcu", CHART, "--namespace", namespace]
+def helm_template(tools, *sets, namespace="kube-system", expect_ok=True, release="hcu-device-plugin"):
+    """The default release unless `release` says otherwise: its names are the
+    static manifests' (release_check.py)."""
+    cmd = [helm_bin(tools), "template", release, CHART, "--namespace", namespace]
     for s in sets:
         cmd += ["--set", s]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -267,6 +272,7 @@ def cmd_values_schema(args):
         (("nodeLabels", "nfdFeaturesDir"), "features.d", "relative NFD directory"),
         (("events",), "yes", "non-boolean events"),
         (("dra", "extendedResource"), "yes", "non-boolean dra.extendedResource"),
+        (("dra", "deviceClasses"), "no", "non-boolean dra.deviceClasses"),
         (("dra", "driverName"), "x.example.com", "unknown key under dra"),
     ]
     for path, value, what in rejected:
@@ -367,7 +373,7 @@ def cmd_host_mounts(args):
         fx.check(ok, f"{mode}: mounts the host's {DMI_VDEV_LOCK} (hostPath, FileOrCreate, "
                      f"read-write) at {DMI_VDEV_LOCK}; got {found}")
     ds = daemonset_of(load_docs(MANIFESTS["dra"]))[0]
-    dra_check.check_host_mounts(fx, ds, "dra")
+    dra_check.check_host_mounts(fx, ds, "dra", run_probe=True)
     return fx.exit()
 
 
@@ -494,6 +500,9 @@ def cmd_helm(args):
         monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
         fx.check(len(monitors) == 1 and monitors[0]["spec"]["endpoints"][0]["port"] == "metrics",
                  f"{s}: serviceMonitor.enabled adds a ServiceMonitor on the metrics port")
+    release_check.check_releases(
+        fx, lambda release, *sets: load_docs_text(helm_template(args.tools, *sets, release=release).stdout),
+        {s: load_docs(p) for s, p in MANIFESTS.items()})
     r = helm_template(args.tools, "strategy=dra", "dra.extendedResource=maybe", expect_ok=False)
     fx.check(r.returncode != 0, "helm refuses a non-boolean dra.extendedResource")
     r = helm_template(args.tools, "strategy=vhcu", expect_ok=False)

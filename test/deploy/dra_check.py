@@ -9,13 +9,15 @@ import tempfile
 
 import dra_demo
 import dra_objects
-from rbac_rules import (EVENTS_CODE, check_events_rbac, code_grants, daemonset_of, events_role,
+import probe_check
+from rbac_rules import (EVENTS_CODE, LABELS_CODE, check_events_rbac, code_grants, daemonset_of, events_role,
                         load_docs as load, rbac_grants, read_verbs)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DRA_MANIFEST = os.path.join(ROOT, "manifests", "hcu-device-plugin-dra.yaml")
 DRA_EXTENDED = os.path.join(ROOT, "manifests", "hcu-device-plugin-dra-extended-resource.yaml")
 RBAC_VERBS_DRA = os.path.join(ROOT, "manifests", "rbac-verbs-dra.txt")
+RBAC_VERBS_NODE_LABELS = os.path.join(ROOT, "manifests", "rbac-verbs-node-labels.txt")
 DEMO_DIR = os.path.join(ROOT, "demo", "dra")
 NODES = sorted(glob.glob(os.path.join(ROOT, "demo", "nodes", "*.yaml")))
 # Where the DRA code lives: the library part and the daemon part (and the
@@ -90,6 +92,11 @@ def check_rbac(fx):
         ("events.events.k8s.io", v) for v in ("create", "patch")}
     fx.check(want == design, "rbac-verbs-dra.txt is DESIGN.md section 9's list, events create/patch "
              f"included (the DRA manifest passes EVENTS=true): {sorted(want ^ design)}")
+    # Node labels (--node-labels=node, DESIGN.md section 10): the publisher's
+    # calls, nodes get/patch, listed once for every strategy.
+    labels = read_verbs(RBAC_VERBS_NODE_LABELS)
+    fx.check(labels == {("nodes", "get"), ("nodes", "patch")} and labels == code_grants(LABELS_CODE),
+             f"rbac-verbs-node-labels.txt is nodes get/patch, the label publisher's calls: {sorted(labels)}")
     # The events grant is the recorder's, in its namespace, for this DaemonSet.
     events = check_events_rbac(fx, "DRA manifest", docs)
     fx.check(events <= want, f"rbac-verbs-dra.txt lists the recorder's calls {sorted(events)}")
@@ -367,7 +374,7 @@ def host_mounts(ds):
     return out
 
 
-def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet"):
+def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet", run_probe=False):
     got = host_mounts(ds)
     for path, want in DRA_MOUNTS.items():
         if path.startswith("/var/lib/kubelet"):
@@ -382,8 +389,10 @@ def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet"):
     fx.check(env.get("RESOURCE_REGISTER_STRATEGY") == "dra", f"{label}: RESOURCE_REGISTER_STRATEGY=dra")
     fx.check(c.get("securityContext", {}).get("privileged") is True,
              f"{label}: privileged (Bidirectional propagation requires it)")
-    fx.check("livenessProbe" not in c and "startupProbe" not in c,
+    fx.check(all("plugins" not in ((c.get(p) or {}).get("exec") or {}).get("command", [])
+                 for p in ("startupProbe", "livenessProbe")),
              f"{label}: no `hcuctl plugins --check` probe (no device-plugin sockets in DRA mode)")
+    probe_check.check_dra_probes(fx, label, c, run=run_probe)
 
 
 def check_helm(fx, render, equal_objects):
@@ -394,6 +403,18 @@ def check_helm(fx, render, equal_objects):
                   static + load(DRA_EXTENDED))
     docs = render("strategy=dra")
     fx.check(rbac_grants(docs) == read_verbs(RBAC_VERBS_DRA), "chart dra RBAC == rbac-verbs-dra.txt")
+    # Events and node labels on (deploy_dra_ops_rbac runs the daemon so):
+    # exactly the two files, nothing beyond DESIGN.md sections 9 and 10.
+    want = read_verbs(RBAC_VERBS_DRA) | read_verbs(RBAC_VERBS_NODE_LABELS)
+    for sets in (("events=true", "nodeLabels.mode=node"),
+                 ("events=true", "nodeLabels.mode=node", "rbac.create=true")):
+        docs = render("strategy=dra", *sets)
+        got = rbac_grants(docs)
+        fx.check(got == want, f"chart dra {' '.join(sets)} grants exactly rbac-verbs-dra.txt + "
+                 f"rbac-verbs-node-labels.txt: missing {sorted(want - got)}, extra {sorted(got - want)}")
+        env = daemonset_of(docs)[2]
+        fx.check(env.get("EVENTS") == "true" and env.get("NODE_LABELS") == "node",
+                 f"chart dra {' '.join(sets)}: EVENTS=true and NODE_LABELS=node")
     docs = render("strategy=dra", "rbac.create=false")
     fx.check(not any(d["kind"] in ("ClusterRole", "ServiceAccount", "ClusterRoleBinding", "Role", "RoleBinding")
                      for d in docs), "rbac.create=false: no DRA RBAC objects")
@@ -404,6 +425,20 @@ def check_helm(fx, render, equal_objects):
     fx.check(env.get("KUBELET_PLUGINS_DIR") == "/var/lib/k0s/kubelet/plugins" and
              env.get("KUBELET_REGISTRY_DIR") == "/var/lib/k0s/kubelet/plugins_registry",
              "kubeletDir moves the DRA plugins and registry directories (env and mounts)")
+    # Metrics off: the exec probes stay, readiness goes.
+    docs = render("strategy=dra", "metrics.enabled=false")
+    probe_check.check_dra_probes(fx, "chart dra metrics.enabled=false",
+                                 daemonset_of(docs)[1]["containers"][0], metrics=False)
+    docs = render("strategy=dra", "dra.livenessProbe=null", "dra.startupProbe=null")
+    c = daemonset_of(docs)[1]["containers"][0]
+    fx.check("livenessProbe" not in c and "startupProbe" not in c,
+             "dra.livenessProbe/startupProbe null: no such probe")
+    # The device-plugin strategies keep `hcuctl plugins --check`.
+    for s in ("mixed", "mig", "hami"):
+        c = daemonset_of(render(f"strategy={s}"))[1]["containers"][0]
+        fx.check(all((c.get(p) or {}).get("exec", {}).get("command") == ["hcuctl", "plugins", "--check"]
+                     for p in ("startupProbe", "livenessProbe")),
+                 f"{s}: startup and liveness probes are still `hcuctl plugins --check`")
     docs = render("strategy=dra", "nodeSelector.pool=hcu")
     spec = daemonset_of(docs)[1]
     fx.check(spec.get("nodeSelector") == {"pool": "hcu"} and "affinity" not in spec,

@@ -8,13 +8,23 @@ server, and so a ServiceAccount and RBAC.
 {{- end -}}
 
 {{/*
-The DaemonSet's ServiceAccount: dra has its own (its ClusterRole must not
-clash with hami's); the others share hcu-device-plugin. The node-label and
-events RBAC objects are named after it, so the DRA release's never replace
-the device-plugin release's.
+The DaemonSet's ServiceAccount, one per strategy so that releases of two
+strategies never share it: hami keeps the vendor's hcu-device-plugin, the
+others are named after their strategy. The node-label and events RBAC
+objects are named after it.
 */}}
+{{- define "hcu-device-plugin.serviceAccountBase" -}}
+{{- if eq .Values.strategy "hami" -}}hcu-device-plugin{{- else -}}hcu-device-plugin-{{ .Values.strategy }}{{- end -}}
+{{- end -}}
+
 {{- define "hcu-device-plugin.serviceAccount" -}}
-{{- if eq .Values.strategy "dra" -}}hcu-device-plugin-dra{{- else -}}hcu-device-plugin{{- end -}}
+{{- include "hcu-device-plugin.name" (list . (include "hcu-device-plugin.serviceAccountBase" .)) -}}
+{{- end -}}
+
+{{/* The name of an object of the ServiceAccount's with suffix `index . 1` ("-events"). */}}
+{{- define "hcu-device-plugin.serviceAccountSuffixed" -}}
+{{- $root := index . 0 -}}
+{{- include "hcu-device-plugin.name" (list $root (include "hcu-device-plugin.serviceAccountBase" $root) (index . 1)) -}}
 {{- end -}}
 
 {{/* The container's environment for node labels and events (list items). */}}

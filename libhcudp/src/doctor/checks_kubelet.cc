@@ -73,7 +73,8 @@ DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_
                   "create MIG instances (hy-smi mig -cgi <profile> -C -i <card>) or turn MIG off "
                   "(hy-smi -mig 0)");
     }
-    if (!strategy_mig) {
+    // DRA mode publishes MIG instances as devices of their own.
+    if (!strategy_mig && o.strategy != Strategy::kDra) {
       return Fail(
           "mig-consistency",
           "MIG mode is on but strategy is " + std::string(StrategyName(o.strategy)) +

@@ -1,0 +1,47 @@
+#include "dra_plan.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "hcudp/vhcu_manager.h"
+
+namespace hcuctl {
+
+std::string DraNodeName(const Context& ctx, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (!ctx.options().node_name.empty()) return ctx.options().node_name;
+  if (const char* env = std::getenv("NODE_NAME"); env != nullptr && *env != '\0') return env;
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) return "";
+  std::string name(host);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::string& node_name,
+                                                   bool taints_supported) {
+  hcudp::dra::SliceParams params;
+  params.node_name = node_name;
+  params.taints_supported = taints_supported;
+  auto backend = ctx.backend();
+  if (!backend.ok()) return backend.status();
+  // Health is its own question (hy-smi on a real node): a failed query
+  // leaves the cards as discovered, as in the daemon's first publication.
+  (void)(*backend)->QueryHealth();
+  auto inventory = (*backend)->Discover();
+  if (!inventory.ok()) return inventory.status();
+  // As the daemon publishes: the vHCUs made for claims (or HAMi pods) are
+  // capacity consumed from their card, not devices; one whose owner cannot
+  // be read is left out rather than offered.
+  hcudp::NodeInventory offered = *inventory;
+  offered.vhcus.clear();
+  for (const hcudp::Vhcu& v : inventory->vhcus) {
+    auto claims = hcudp::FindVhcuClaims((*backend)->host_root(), v);
+    if (claims.ok() && claims->empty()) offered.vhcus.push_back(v);
+  }
+  return hcudp::dra::BuildPoolPlan(offered, params);
+}
+
+}  // namespace hcuctl
