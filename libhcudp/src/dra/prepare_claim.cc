@@ -158,20 +158,15 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));
   }
-  {  // pre-split vHCUs and MIG instances belong to one claim at a time
-    MutexLock lock(mu_);
-    for (const PreparedDevice& d : pc.devices) {
-      if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
-      for (const auto& [uid, other] : claims_) {
-        for (const PreparedDevice& o : other.devices) {
-          if (o.device == d.device && uid != pc.uid) {
-            return FailedPreconditionError("device " + d.device +
-                                           " is already prepared for claim " +
-                                           other.namespace_name + "/" + other.name);
-          }
-        }
-      }
-    }
+  // Pre-split vHCUs and MIG instances belong to one claim at a time: their
+  // names are reserved now, under the lock, before the slow work, so that a
+  // concurrent Prepare of another claim naming one of them fails here
+  // instead of passing the check too. Released when this call returns
+  // (claims_ holds them from then on, on success).
+  Reservation reservation(this, pc.uid);
+  if (Status st = reservation.Reserve(pc); !st.ok()) {
+    return ErrorAnswer(
+        st.WithContext("claim " + claim.namespace_name + "/" + claim.name).ToString());
   }
   // Without a vHCU to create, nothing can leak before the entry exists: it is
   // written "prepared" at once (names known in advance), and whatever a crash
@@ -259,6 +254,38 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
             << "): " << pc.devices.size() << " device(s)";
   Changed();
   return Answer(pc);
+}
+
+Preparer::Impl::Reservation::~Reservation() {
+  if (names_.empty()) return;
+  MutexLock lock(impl_->mu_);
+  for (const std::string& name : names_) impl_->reserved_.erase(name);
+}
+
+Status Preparer::Impl::Reservation::Reserve(const PreparedClaim& claim) {
+  MutexLock lock(impl_->mu_);
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
+    auto held = impl_->reserved_.find(d.device);
+    if (held != impl_->reserved_.end() && held->second != uid_) {
+      return FailedPreconditionError("device " + d.device + " is being prepared for claim " +
+                                     held->second);
+    }
+    for (const auto& [uid, other] : impl_->claims_) {
+      if (uid == uid_) continue;
+      for (const PreparedDevice& o : other.devices) {
+        if (o.device == d.device) {
+          return FailedPreconditionError("device " + d.device + " is already prepared for claim " +
+                                         other.namespace_name + "/" + other.name);
+        }
+      }
+    }
+  }
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
+    if (impl_->reserved_.emplace(d.device, uid_).second) names_.push_back(d.device);
+  }
+  return OkStatus();
 }
 
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {

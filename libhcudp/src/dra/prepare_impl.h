@@ -41,6 +41,24 @@ class Preparer::Impl {
     bool ok_;
   };
 
+  // Device names (pre-split vHCUs, MIG instances) one Prepare holds while
+  // it works; released on destruction.
+  class Reservation {
+   public:
+    Reservation(Impl* impl, std::string uid) : impl_(impl), uid_(std::move(uid)) {}
+    ~Reservation();
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    // FailedPrecondition when another claim holds or has prepared one of
+    // `claim`'s exclusive devices; nothing is reserved then.
+    Status Reserve(const PreparedClaim& claim);
+
+   private:
+    Impl* impl_;
+    std::string uid_;
+    std::vector<std::string> names_;
+  };
+
   struct Pending {
     ClaimRef ref;
     Clock::TimePoint due;
@@ -88,6 +106,8 @@ class Preparer::Impl {
   std::set<std::string> in_flight_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
+  // Exclusive device name → UID of the claim whose Prepare is making it.
+  std::map<std::string, std::string> reserved_ HCUDP_GUARDED_BY(mu_);
   std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);
   // The node as of the last Recover/WriteWholeCardSpec (cards for Plan).
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
