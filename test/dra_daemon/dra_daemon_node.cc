@@ -70,7 +70,7 @@ bool PollUntil(const std::function<bool()>& done, milliseconds timeout) {
 }
 
 DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> flags,
-                             std::vector<std::string> env) {
+                             std::vector<std::string> env, milliseconds call_timeout) {
   WriteFile(dir_.Join("kubeconfig"),
             "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
             "clusters:\n- name: fake\n  cluster:\n    server: " +
@@ -95,6 +95,7 @@ DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> f
   config.reconcile_period = milliseconds(200);
   config.retry_backoff = milliseconds(100);
   config.health_retry = milliseconds(200);
+  config.call_timeout = call_timeout;
   config.health_mode = FakePluginWatcher::HealthMode::kAdvertised;
   config.on_start = [this] { WipeSlices(); };
   kubelet_ = std::make_unique<FakePluginWatcher>(config);

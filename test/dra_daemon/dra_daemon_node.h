@@ -55,9 +55,11 @@ class DraDaemonNode {
  public:
   // `node`: a SimNode relative to the source tree. `flags` go after the
   // DRA flags (--strategy=dra --node-name --kubeconfig --kubelet-*-dir
-  // --cdi-spec-dir=<host-root>/var/run/cdi).
+  // --cdi-spec-dir=<host-root>/var/run/cdi). `call_timeout`: the fake
+  // kubelet's deadline for Prepare/Unprepare calls (kubelet's is 45 s).
   explicit DraDaemonNode(const std::string& node = "demo/nodes/k100ai-8-probe-order.yaml",
-                         std::vector<std::string> flags = {}, std::vector<std::string> env = {});
+                         std::vector<std::string> flags = {}, std::vector<std::string> env = {},
+                         milliseconds call_timeout = milliseconds(45000));
   ~DraDaemonNode();
 
   // Fake kubelet (wipes slices, then watches), then the daemon; waits for

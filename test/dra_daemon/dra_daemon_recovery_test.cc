@@ -172,6 +172,31 @@ BOOST_AUTO_TEST_CASE(api_server_down_slow_or_silent_during_prepare) {
   n.api().ClearFaults();
 }
 
+// kubelet's deadline reaches the claim GET: with the API server silent and
+// a 2 s call deadline (the daemon's own GET timeout is 10 s), the claim gets
+// a per-claim error before kubelet gives up on the call, and the retry
+// succeeds once the API answers.
+BOOST_AUTO_TEST_CASE(silent_api_server_answers_a_per_claim_error_within_the_call_deadline) {
+  const milliseconds deadline(2000);
+  DraDaemonNode n(kProbeOrder, {}, {}, deadline);
+  n.Start();
+  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  AllocatedClaim claim = n.CreateAllocatedClaim("c", ExactRequest("hcu", kSmall));
+  n.api().NeverAnswer("GET", "resourceclaims");
+  const auto start = std::chrono::steady_clock::now();
+  CallOutcome silent = n.Prepare({claim});
+  const auto took = std::chrono::steady_clock::now() - start;
+  BOOST_REQUIRE_MESSAGE(silent.ok(), silent.status.error_message() << silent.kubelet_error);
+  BOOST_TEST((took < deadline));
+  const std::string error = silent.prepare.claims().at(claim.uid).error();
+  BOOST_TEST(error.find("GET ResourceClaim ns1/c") != std::string::npos, error);
+  BOOST_TEST(silent.prepare.claims().at(claim.uid).devices_size() == 0);
+  BOOST_TEST(n.CheckpointEntries().empty());
+  n.api().ClearFaults();
+  n.MustPrepare(claim);
+  n.MustUnprepare(claim);
+}
+
 // Claims deleted while the daemon was down are unprepared at start, found
 // by one GET per recorded claim (never a LIST); a claim that still exists
 // keeps its vHCU. With the API silent at start, SIGTERM still ends it.

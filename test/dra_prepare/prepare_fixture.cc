@@ -29,16 +29,17 @@ void FakeClaims::Delete(const std::string& uid) {
 }
 
 dra::ClaimFetcher FakeClaims::Fetcher() {
-  return [this](const dra::ClaimRef& ref) -> StatusOr<std::string> {
-    ++gets;
-    if (down) return UnavailableError("connection refused");
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_name_.find(ref.namespace_name + "/" + ref.name);
-    if (it == by_name_.end()) {
-      return NotFoundError("resourceclaims.resource.k8s.io \"" + ref.name + "\" not found");
-    }
-    return it->second;
-  };
+  return
+      [this](const dra::ClaimRef& ref, std::optional<Clock::TimePoint>) -> StatusOr<std::string> {
+        ++gets;
+        if (down) return UnavailableError("connection refused");
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = by_name_.find(ref.namespace_name + "/" + ref.name);
+        if (it == by_name_.end()) {
+          return NotFoundError("resourceclaims.resource.k8s.io \"" + ref.name + "\" not found");
+        }
+        return it->second;
+      };
 }
 
 std::string ExactRequest(const std::string& name, const std::string& capacity, int count) {

@@ -82,9 +82,10 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   return d;
 }
 
-StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
+StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
+                                                std::optional<Clock::TimePoint> deadline) {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
-  StatusOr<std::string> json = fetch_(ref);
+  StatusOr<std::string> json = fetch_(ref, deadline);
   if (!json.ok()) {
     Status st = json.status().WithContext("GET " + Describe(ref));
     if (Retryable(json.status())) return ErrorAnswer(st.ToString());

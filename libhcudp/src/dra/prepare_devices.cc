@@ -54,12 +54,17 @@ StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory, std::string
   return NotFoundError("device " + std::string(name.substr(0, 128)) + " is not on this node");
 }
 
-ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout) {
-  return [client, timeout](const ClaimRef& ref) -> StatusOr<std::string> {
-    CallOptions call;
-    call.deadline = Clock::Real().Now() + timeout;
-    return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
-  };
+ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout,
+                              const std::atomic<bool>* cancel) {
+  return
+      [client, timeout, cancel](const ClaimRef& ref,
+                                std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
+        CallOptions call;
+        call.deadline = Clock::Real().Now() + timeout;
+        if (deadline && *deadline < *call.deadline) call.deadline = deadline;
+        call.cancel = cancel;
+        return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
+      };
 }
 
 bool Retryable(const Status& status) {
@@ -119,7 +124,10 @@ Preparer::Preparer(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch,
     : impl_(std::make_unique<Impl>(backend, vhcus, std::move(fetch), std::move(options), clock)) {}
 Preparer::~Preparer() = default;
 StatusOr<RecoverResult> Preparer::Recover() { return impl_->Recover(); }
-StatusOr<PrepareAnswer> Preparer::Prepare(const ClaimRef& claim) { return impl_->Prepare(claim); }
+StatusOr<PrepareAnswer> Preparer::Prepare(const ClaimRef& claim,
+                                          std::optional<Clock::TimePoint> deadline) {
+  return impl_->Prepare(claim, deadline);
+}
 Status Preparer::Unprepare(const ClaimRef& claim) { return impl_->Unprepare(claim); }
 RecoverResult Preparer::Tick() { return impl_->Tick(); }
 Status Preparer::WriteWholeCardSpec(const NodeInventory& inventory) {

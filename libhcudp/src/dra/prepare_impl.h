@@ -20,7 +20,7 @@ class Preparer::Impl {
        Clock& clock);
 
   StatusOr<RecoverResult> Recover();
-  StatusOr<PrepareAnswer> Prepare(const ClaimRef& ref);
+  StatusOr<PrepareAnswer> Prepare(const ClaimRef& ref, std::optional<Clock::TimePoint> deadline);
   Status Unprepare(const ClaimRef& ref);
   RecoverResult Tick();
   Status WriteWholeCardSpec(const NodeInventory& inventory);

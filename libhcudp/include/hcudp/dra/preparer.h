@@ -28,6 +28,7 @@
 #ifndef HCUDP_DRA_PREPARER_H_
 #define HCUDP_DRA_PREPARER_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -67,10 +68,16 @@ HCUDP_EXPORT StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory
                                                   std::string_view name);
 
 // GETs one claim: its JSON, or the API's error (NotFound once deleted).
-using ClaimFetcher = std::function<StatusOr<std::string>(const ClaimRef& claim)>;
+// `deadline` (steady clock) is the caller's: kubelet's call deadline for a
+// Prepare, nullopt for the preparer's own checks; the GET must have ended
+// by then (DeadlineExceeded otherwise).
+using ClaimFetcher = std::function<StatusOr<std::string>(const ClaimRef& claim,
+                                                         std::optional<Clock::TimePoint> deadline)>;
 // The real one: KubeClient::Get of ResourceClaimPath, each call bounded by
-// `timeout`. `client` is not owned.
-HCUDP_EXPORT ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout);
+// `timeout` and by the caller's deadline, whichever comes first, and ended
+// (Cancelled) once `*cancel` reads true. `client` and `cancel` are not owned.
+HCUDP_EXPORT ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout,
+                                           const std::atomic<bool>* cancel = nullptr);
 
 // Steps of Prepare/Unprepare after which a test may simulate a crash.
 enum class PrepareStep {
@@ -148,9 +155,13 @@ class HCUDP_EXPORT Preparer {
 
   // Non-OK: an error for the whole RPC (claim not allocated, replaced, bad
   // JSON, a device this node does not have, a result of another pool).
-  // OK with `error` set: retry may fix it (API unavailable, vHCU lock busy,
-  // card full, a call for this claim in progress).
-  StatusOr<PrepareAnswer> Prepare(const ClaimRef& claim);
+  // OK with `error` set: retry may fix it (API unavailable or too slow for
+  // `deadline`, vHCU lock busy, card full, a call for this claim in
+  // progress, a pre-split vHCU or MIG instance held by another claim).
+  // `deadline` (steady clock, as the fetcher's): when the claim GET must
+  // have ended, e.g. a little before kubelet's call deadline.
+  StatusOr<PrepareAnswer> Prepare(const ClaimRef& claim,
+                                  std::optional<Clock::TimePoint> deadline = std::nullopt);
 
   // OK once nothing of the claim is left. Unavailable when a vHCU could not
   // be destroyed yet (the entry stays; call again).
