@@ -100,6 +100,18 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
 
   InFlight guard(this, ref.uid);
   if (!guard.ok()) return ErrorAnswer(Describe(ref) + ": another call for it is in progress");
+  std::optional<PreparedClaim> known;  // prepared before (or recovered): no file read
+  {
+    MutexLock lock(mu_);
+    auto it = claims_.find(ref.uid);
+    if (it != claims_.end()) known = it->second;
+  }
+  if (known) {
+    bool rewritten = false;
+    Status st = EnsureClaimSpec(*known, &rewritten);
+    if (!st.ok()) return ErrorAnswer(st.ToString());
+    return Answer(*known);
+  }
   StatusOr<PreparedClaim> existing = store_.Read(ref.uid);
   if (existing.ok() && existing->state == ClaimState::kPrepared) {
     bool rewritten = false;
@@ -115,7 +127,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
     return existing.status().WithContext("checkpoint of " + Describe(ref));
   }
   if (existing.ok()) {  // an earlier attempt stopped half-way: undo it first
-    StatusOr<NodeInventory> inventory = backend_->Discover();
+    StatusOr<NodeInventory> inventory = InventoryToRelease(*existing);
     if (!inventory.ok()) return ErrorAnswer(inventory.status().ToString());
     Status st = AdoptUnrecordedMarks(&*existing, *inventory);
     if (st.ok()) st = Undo(*existing, *inventory, false);
@@ -132,21 +144,18 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   pc.owner = claim.pod_uid.empty() ? claim.uid : claim.pod_uid;
   pc.boot_id = boot_id_;
   pc.state = ClaimState::kPreparing;
-  // Cards (index, BDF, size) are planned from the inventory of the last
-  // Recover/WriteWholeCardSpec; pre-split vHCUs and MIG instances, or a name
-  // the cache does not know, from a fresh discovery.
-  std::optional<NodeInventory> cached;
-  {
-    MutexLock lock(mu_);
-    cached = inventory_;
-  }
+  // Devices are planned from the node as the daemon last saw it (Recover,
+  // WriteWholeCardSpec on every inventory change); only a name it does not
+  // know sends us to the node itself (the change may not have reached us
+  // yet). A card gone from both is an error naming the device.
+  std::optional<NodeInventory> cached = CachedInventory();
   StatusOr<NodeInventory> inventory =
       cached ? StatusOr<NodeInventory>(std::move(*cached)) : backend_->Discover();
   if (!inventory.ok()) return ErrorAnswer("discovering the node: " + inventory.status().ToString());
   bool fresh = !cached.has_value();
   for (size_t i = 0; i < claim.results.size(); ++i) {
     StatusOr<PreparedDevice> d = Plan(claim.results[i], *inventory);
-    if (!fresh && (!d.ok() || d->kind == PreparedKind::kVhcu || d->kind == PreparedKind::kMig)) {
+    if (!fresh && !d.ok() && d.status().code() == StatusCode::kNotFound) {
       inventory = backend_->Discover();
       if (!inventory.ok()) {
         return ErrorAnswer("discovering the node: " + inventory.status().ToString());
@@ -192,7 +201,6 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   if (!st.ok()) return ErrorAnswer("checkpoint: " + st.ToString());
   if (Crash(PrepareStep::kCheckpointPreparing)) return AbortedError("crash after preparing");
 
-  bool made_vhcu = false;
   for (PreparedDevice& d : pc.devices) {
     const bool whole = d.kind == PreparedKind::kCard;
     if (d.kind != PreparedKind::kDynamicVhcu && !whole) continue;
@@ -208,22 +216,20 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       StatusOr<CreatedVhcu> made = vhcus_->CreateVhcu(owner, d.card, d.compute_units, d.memory_mib);
       if (made.ok()) {
         d.vhcu_id = made->vhcu.id;
+        // The claim spec needs the new vHCU: it is added to our copy of
+        // the node rather than discovering the node again.
+        auto& vhcus = inventory->vhcus;
+        vhcus.erase(std::remove_if(vhcus.begin(), vhcus.end(),
+                                   [&](const Vhcu& v) { return v.id == made->vhcu.id; }),
+                    vhcus.end());
+        vhcus.push_back(made->vhcu);
         d.mark = made->mark.path.substr(made->mark.path.rfind('/') + 1);
-        made_vhcu = true;
       } else {
         st = made.status();
       }
     }
     if (!st.ok()) break;
     if (Crash(PrepareStep::kDeviceMade)) return AbortedError("crash after a device");
-  }
-  if (st.ok() && made_vhcu) {
-    StatusOr<NodeInventory> now = backend_->Discover();
-    if (now.ok()) {
-      *inventory = std::move(*now);
-    } else {
-      st = now.status();
-    }
   }
   SetCdiIds(&pc);
   if (st.ok()) {
@@ -289,6 +295,20 @@ Status Preparer::Impl::Reservation::Reserve(const PreparedClaim& claim) {
   return OkStatus();
 }
 
+std::optional<NodeInventory> Preparer::Impl::CachedInventory() const {
+  MutexLock lock(mu_);
+  return inventory_;
+}
+
+StatusOr<NodeInventory> Preparer::Impl::InventoryToRelease(const PreparedClaim& claim) {
+  // Only a vHCU we made is checked against the node before it is destroyed
+  // (its id may have been reused); marks of whole cards are just removed.
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind == PreparedKind::kDynamicVhcu) return backend_->Discover();
+  }
+  return NodeInventory{};
+}
+
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
   *rewritten = false;
   for (const PreparedDevice& d : claim.devices) {  // a crash before the mark was written
@@ -299,14 +319,24 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
         vhcus_->MarkWholeCard({claim.owner, d.request.substr(0, d.request.find('/'))}, d.card)
             .status());
   }
+  const bool has_spec =
+      std::any_of(claim.devices.begin(), claim.devices.end(),
+                  [](const PreparedDevice& d) { return d.kind != PreparedKind::kCard; });
+  if (!has_spec) return OkStatus();  // whole cards only: their spec is the node's
   const std::string path = ClaimSpecPath(claim.uid);
   if (::access(path.c_str(), F_OK) == 0) return OkStatus();
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
-  HCUDP_ASSIGN_OR_RETURN(std::string spec,
-                         BuildClaimSpec(o_.driver_name, claim, inventory, builder_));
-  if (spec.empty()) return OkStatus();
+  // The node as last seen; a vHCU made since may be missing from it.
+  std::optional<NodeInventory> cached = CachedInventory();
+  StatusOr<std::string> spec = cached ? BuildClaimSpec(o_.driver_name, claim, *cached, builder_)
+                                      : StatusOr<std::string>(NotFoundError("no inventory"));
+  if (!spec.ok()) {
+    HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+    spec = BuildClaimSpec(o_.driver_name, claim, inventory, builder_);
+  }
+  HCUDP_RETURN_IF_ERROR(spec.status());
+  if (spec->empty()) return OkStatus();
   HCUDP_RETURN_IF_ERROR(
-      WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, claim.uid), spec));
+      WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, claim.uid), *spec));
   *rewritten = true;
   return OkStatus();
 }

@@ -78,6 +78,11 @@ class Preparer::Impl {
   // and whole-card marks (a crash right after the entry was written).
   Status EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten);
   static PrepareAnswer Answer(const PreparedClaim& claim);
+  // A copy of inventory_ (nullopt before Recover/WriteWholeCardSpec).
+  std::optional<NodeInventory> CachedInventory() const;
+  // What ReleaseDevice/AdoptUnrecordedMarks need to undo `claim`: the node
+  // discovered when it has a vHCU we made, else nothing (no discovery).
+  StatusOr<NodeInventory> InventoryToRelease(const PreparedClaim& claim);
 
   // prepare_release.cc
   // Destroys/unmarks one device if it is still ours (mark file present and

@@ -14,6 +14,9 @@ Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventor
   const std::string path = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
   if (::access(path.c_str(), F_OK) != 0) return OkStatus();  // released before
   HCUDP_ASSIGN_OR_RETURN(hami::MarkFileName mark, hami::ParseMarkFileName(d.mark));
+  if (mark.whole_card()) {  // nothing to destroy: the mark only
+    return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
+  }
   if (mark.vhcu_id >= 0) {
     const Vhcu* now = inventory.FindVhcu(mark.vhcu_id);
     const bool ours = now != nullptr && now->card_bdf == d.card_bdf &&
@@ -116,7 +119,7 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
     return OkStatus();  // never prepared here, or already unprepared
   }
   if (!entry.ok()) return entry.status();
-  StatusOr<NodeInventory> inventory = backend_->Discover();
+  StatusOr<NodeInventory> inventory = InventoryToRelease(*entry);
   if (!inventory.ok())
     return UnavailableError("discovering the node: " + inventory.status().message());
   if (entry->state == ClaimState::kPreparing) {

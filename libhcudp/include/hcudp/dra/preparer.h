@@ -173,10 +173,11 @@ class HCUDP_EXPORT Preparer {
   RecoverResult Tick();
 
   // The whole-card spec, rewritten when the inventory changed (DRI nodes).
-  // Call on every inventory change: Prepare plans whole cards from the
-  // inventory given here (or by Recover) instead of discovering the node
-  // each time; pre-split vHCUs, MIG instances and names it does not know
-  // are looked up afresh.
+  // Call on every inventory change: Prepare plans its devices (and builds
+  // claim CDI specs) from the inventory given here (or by Recover) instead
+  // of discovering the node each time; only a device name it does not know
+  // is looked up afresh. Unprepare discovers the node only for a claim with
+  // a vHCU it made.
   Status WriteWholeCardSpec(const NodeInventory& inventory);
 
   // Every prepared claim (checkpoint state "prepared"), for the health
