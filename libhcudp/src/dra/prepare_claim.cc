@@ -345,17 +345,41 @@ Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
   std::vector<std::string> skipped;
   std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
-  const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
   {
     MutexLock lock(mu_);
-    inventory_ = inventory;
-    if (spec == whole_card_spec_ && ::access(path.c_str(), F_OK) == 0) return OkStatus();
+    inventory_ = inventory;  // Prepare plans from the newest at once
+    wanted_spec_ = std::move(spec);
+    ++spec_generation_;
+    if (spec_writer_) return OkStatus();  // the writer at work writes ours next
+    spec_writer_ = true;
   }
-  HCUDP_RETURN_IF_ERROR(WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), spec));
-  MutexLock lock(mu_);
-  whole_card_spec_ = std::move(spec);
-  inventory_ = inventory;
-  return OkStatus();
+  const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
+  Status result;
+  bool first = true;
+  for (;;) {
+    std::string want;
+    uint64_t generation = 0;
+    bool written = false;
+    {
+      MutexLock lock(mu_);
+      want = wanted_spec_;
+      generation = spec_generation_;
+      written = want == whole_card_spec_;
+    }
+    result = OkStatus();
+    if (!written || ::access(path.c_str(), F_OK) != 0) {
+      result = WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), want);
+    }
+    const bool stop = first && Crash(PrepareStep::kWholeCardSpecWritten);
+    first = false;
+    MutexLock lock(mu_);
+    if (result.ok()) whole_card_spec_ = std::move(want);
+    if (stop || generation == spec_generation_) {
+      spec_writer_ = false;
+      return stop ? AbortedError("stopped after the whole-card spec") : result;
+    }
+    // A newer inventory came while we wrote: write its spec too.
+  }
 }
 
 }  // namespace hcudp::dra

@@ -113,9 +113,15 @@ class Preparer::Impl {
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
   // Exclusive device name → UID of the claim whose Prepare is making it.
   std::map<std::string, std::string> reserved_ HCUDP_GUARDED_BY(mu_);
-  std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);
-  // The node as of the last Recover/WriteWholeCardSpec (cards for Plan).
+  // The node as of the newest Recover/WriteWholeCardSpec (for Plan), the
+  // whole-card spec made from it and its generation; the spec on disk. One
+  // call at a time (spec_writer_) writes the file, outside the lock, until
+  // the file holds the newest generation's spec.
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
+  std::string wanted_spec_ HCUDP_GUARDED_BY(mu_);
+  uint64_t spec_generation_ HCUDP_GUARDED_BY(mu_) = 0;
+  bool spec_writer_ HCUDP_GUARDED_BY(mu_) = false;
+  std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);  // as written
 };
 
 // Errors a retry may fix: a per-claim error string rather than an RPC error.

@@ -87,6 +87,7 @@ enum class PrepareStep {
   kCheckpointPrepared,    // before Prepare returns
   kUnprepareDeviceFreed,  // after each device released in Unprepare
   kUnprepareSpecRemoved,
+  kWholeCardSpecWritten,  // WriteWholeCardSpec wrote the file, before it is recorded
 };
 
 struct PreparerOptions {
@@ -173,6 +174,10 @@ class HCUDP_EXPORT Preparer {
   RecoverResult Tick();
 
   // The whole-card spec, rewritten when the inventory changed (DRI nodes).
+  // Concurrent calls: one writes at a time, and the file ends up with the
+  // spec of the newest call (an older one never overwrites it); a call made
+  // while another is writing returns at once and leaves the write of its
+  // spec to that one.
   // Call on every inventory change: Prepare plans its devices (and builds
   // claim CDI specs) from the inventory given here (or by Recover) instead
   // of discovering the node each time; only a device name it does not know
