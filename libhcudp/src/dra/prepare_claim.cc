@@ -28,7 +28,7 @@ PrepareAnswer Preparer::Impl::Answer(const PreparedClaim& claim) {
   PrepareAnswer a;
   for (const PreparedDevice& d : claim.devices) {
     PreparedDeviceAnswer out;
-    out.request_names = {d.request.substr(0, d.request.find('/'))};
+    out.request_names = {BaseRequestName(d.request)};
     out.pool_name = d.pool;
     out.device_name = d.device;
     out.cdi_device_ids = d.cdi_ids;
@@ -190,7 +190,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     for (PreparedDevice& d : pc.devices) {
       if (d.kind != PreparedKind::kCard) continue;
       StatusOr<std::string> name = hami::FormatMarkFileName(
-          {pc.owner, d.request.substr(0, d.request.find('/')), d.card, hami::kWholeCardVhcuId});
+          {pc.owner, BaseRequestName(d.request), d.card, hami::kWholeCardVhcuId});
       if (!name.ok()) return name.status().WithContext("claim " + pc.uid);
       d.mark = *name;
     }
@@ -204,11 +204,11 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   for (PreparedDevice& d : pc.devices) {
     const bool whole = d.kind == PreparedKind::kCard;
     if (d.kind != PreparedKind::kDynamicVhcu && !whole) continue;
-    const VhcuOwner owner{pc.owner, d.request.substr(0, d.request.find('/'))};
+    const VhcuOwner owner{pc.owner, BaseRequestName(d.request)};
     if (whole) {
       StatusOr<MarkFile> mark = vhcus_->MarkWholeCard(owner, d.card);
       if (mark.ok()) {
-        d.mark = mark->path.substr(mark->path.rfind('/') + 1);
+        d.mark = FileNameOf(mark->path);
       } else {
         st = mark.status();
       }
@@ -223,7 +223,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
                                    [&](const Vhcu& v) { return v.id == made->vhcu.id; }),
                     vhcus.end());
         vhcus.push_back(made->vhcu);
-        d.mark = made->mark.path.substr(made->mark.path.rfind('/') + 1);
+        d.mark = FileNameOf(made->mark.path);
       } else {
         st = made.status();
       }
@@ -316,8 +316,7 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
     const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
     if (::access(mark.c_str(), F_OK) == 0) continue;
     HCUDP_RETURN_IF_ERROR(
-        vhcus_->MarkWholeCard({claim.owner, d.request.substr(0, d.request.find('/'))}, d.card)
-            .status());
+        vhcus_->MarkWholeCard({claim.owner, BaseRequestName(d.request)}, d.card).status());
   }
   const bool has_spec =
       std::any_of(claim.devices.begin(), claim.devices.end(),

@@ -7,23 +7,12 @@
 
 namespace hcudp::dra {
 
-std::string CardDeviceName(const Card& card) {
-  std::string out = "hcu-";
-  for (char c : card.bdf) out += (c == ':' || c == '.') ? '-' : c;
-  return out;
-}
+std::string CardDeviceName(const Card& card) { return CardDeviceName(card.bdf); }
 
-std::string VhcuDeviceName(const Vhcu& vhcu) {
-  Card parent;
-  parent.bdf = vhcu.card_bdf;
-  return CardDeviceName(parent) + "-vdev" + std::to_string(vhcu.id);
-}
+std::string VhcuDeviceName(const Vhcu& vhcu) { return VhcuDeviceName(vhcu.card_bdf, vhcu.id); }
 
 std::string MigDeviceName(const MigInstance& mig) {
-  Card parent;
-  parent.bdf = mig.card_bdf;
-  return CardDeviceName(parent) + "-mig-" + std::to_string(mig.gpu_instance) + "-" +
-         std::to_string(mig.compute_instance);
+  return MigDeviceName(mig.card_bdf, mig.gpu_instance, mig.compute_instance);
 }
 
 StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory, std::string_view name) {

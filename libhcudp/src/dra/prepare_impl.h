@@ -124,6 +124,9 @@ class Preparer::Impl {
   std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);  // as written
 };
 
+// The last component of a path: a mark file's name from its path.
+inline std::string FileNameOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
 // Errors a retry may fix: a per-claim error string rather than an RPC error.
 bool Retryable(const Status& status);
 

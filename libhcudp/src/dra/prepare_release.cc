@@ -48,9 +48,9 @@ Status Preparer::Impl::AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInve
   HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(o_.host_root, nullptr));
   for (PreparedDevice& d : claim->devices) {
     if (!d.mark.empty()) continue;
-    const std::string request = d.request.substr(0, d.request.find('/'));
+    const std::string request = BaseRequestName(d.request);
     for (const MarkFile& m : marks) {
-      const std::string file = m.path.substr(m.path.rfind('/') + 1);
+      const std::string file = FileNameOf(m.path);
       if (recorded.count(file) > 0 || m.name.pod_uid != claim->owner ||
           m.name.container != request || m.name.card != d.card) {
         continue;

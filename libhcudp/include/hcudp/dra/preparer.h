@@ -41,6 +41,7 @@
 #include "hcudp/device.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/dra/claim.h"
+#include "hcudp/dra/slices.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/status.h"
@@ -48,7 +49,8 @@
 
 namespace hcudp::dra {
 
-// The slice device names this preparer understands (DESIGN §9):
+// The slice device names this preparer understands (DESIGN §9; the same
+// functions of slices.h, by node object):
 //   whole card   hcu-<bdf with ':' and '.' as '-'>        hcu-0000-3b-00-0
 //   vHCU         <card name>-vdev<N>                      hcu-0000-3b-00-0-vdev3
 //   MIG          <card name>-mig-<gi>-<ci>                hcu-0000-3b-00-0-mig-1-0
