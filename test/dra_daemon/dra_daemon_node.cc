@@ -60,15 +60,6 @@ std::string Describe(const std::vector<SliceDevice>& devices) {
 
 }  // namespace
 
-bool PollUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
-}
-
 DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> flags,
                              std::vector<std::string> env, milliseconds call_timeout) {
   WriteFile(dir_.Join("kubeconfig"),

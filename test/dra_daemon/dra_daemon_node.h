@@ -30,9 +30,6 @@ inline constexpr char kDraDriver[] = "dra.hygon.com";
 inline constexpr char kDraNode[] = "node-a";
 inline constexpr char kClaimNs[] = "ns1";
 
-// Polls `done` every 10 ms until it holds or `timeout` passes.
-bool PollUntil(const std::function<bool()>& done, milliseconds timeout);
-
 // The fields of a slice device a test looks at.
 struct SliceDevice {
   std::string name;

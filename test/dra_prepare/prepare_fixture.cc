@@ -159,6 +159,28 @@ std::vector<std::string> SimDraNode::Files(const std::string& host_dir) {
   return *names;
 }
 
+dra::PreparedClaim SamplePreparedClaim() {
+  dra::PreparedClaim c;
+  c.uid = "9a1e-01";
+  c.namespace_name = "ns1";
+  c.name = "small";
+  c.owner = "pod-1";
+  c.state = dra::ClaimState::kPrepared;
+  dra::PreparedDevice d;
+  d.request = "hcu";
+  d.pool = "node-a";
+  d.device = "hcu-0000-09-00-0";
+  d.kind = dra::PreparedKind::kDynamicVhcu;
+  d.card = 0;
+  d.card_bdf = "0000:09:00.0";
+  d.vhcu_id = 4;
+  d.compute_units = 30;
+  d.memory_mib = 8192;
+  d.cdi_ids = {"dra.hygon.com/vhcu=9a1e-01-vdev4"};
+  c.devices = {d};
+  return c;
+}
+
 std::string CdiSchemaErrors(const std::string& file) {
   const std::string out = file + ".validate.txt";
   std::string cmd =

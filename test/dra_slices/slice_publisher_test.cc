@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
   api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
   BOOST_REQUIRE(Stored(api, "pub-wipe").names.empty());
   pub->RequestResync();
-  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-wipe").names.size() == 1u; }));
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-wipe").names.size() == 1u; }));
   StoredPool after = Stored(api, "pub-wipe");
   BOOST_TEST(after.devices == before.devices);
   BOOST_TEST(*after.generations.begin() > gen);
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
   StoredPool before = Stored(api, "pub-watch");
   BOOST_REQUIRE(before.names.size() == 1u);
   // Let the watch be open before the deletion (it is a separate stream).
-  BOOST_REQUIRE(testing::Eventually([&] {
+  BOOST_REQUIRE(testing::PollUntil([&] {
     for (const FakeRequest& r : api.Requests()) {
       if (r.watch && r.path.find("/resourceslices") != std::string::npos) return true;
     }
@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
   }));
   api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
   const auto deleted = std::chrono::steady_clock::now();
-  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
   BOOST_TEST_MESSAGE("deleted -> republished: " << testing::MillisSince(deleted) << " ms");
   BOOST_TEST(testing::MillisSince(deleted) < 5000);  // resync_interval is 30 s
   BOOST_TEST(Stored(api, "pub-watch").devices == before.devices);
@@ -314,7 +314,7 @@ BOOST_AUTO_TEST_CASE(worker_retries_until_the_api_server_answers_and_stop_is_bou
   // Stop while a call hangs returns promptly.
   api.NeverAnswer("", "/resourceslices");
   pub->RequestResync();
-  BOOST_TEST(testing::Eventually([&] {
+  BOOST_TEST(testing::PollUntil([&] {
     for (const FakeRequest& r : api.Requests()) {
       if (r.method == "GET" && r.path.find("/resourceslices") != std::string::npos) return true;
     }
