@@ -174,6 +174,8 @@ std::vector<SliceDevice> DraDaemonNode::Devices() const {
         s.type = StringAttr(d["attributes"], "type");
         s.pci = StringAttr(d["attributes"], "resource.kubernetes.io/pciBusID");
         s.parent = StringAttr(d["attributes"], "parentPciBusID");
+        s.product = StringAttr(d["attributes"], "productName");
+        s.uuid = StringAttr(d["attributes"], "uuid");
       }
       s.tainted = d.HasMember("taints") && d["taints"].IsArray() && !d["taints"].Empty();
       out.push_back(s);

@@ -33,9 +33,11 @@ inline constexpr char kClaimNs[] = "ns1";
 // The fields of a slice device a test looks at.
 struct SliceDevice {
   std::string name;
-  std::string type;    // attribute "type"
-  std::string pci;     // resource.kubernetes.io/pciBusID (cards)
-  std::string parent;  // parentPciBusID (vHCU, MIG)
+  std::string type;     // attribute "type"
+  std::string pci;      // resource.kubernetes.io/pciBusID (cards)
+  std::string parent;   // parentPciBusID (vHCU, MIG)
+  std::string product;  // productName (cards)
+  std::string uuid;     // uuid (cards: the serial)
   bool tainted = false;
 };
 

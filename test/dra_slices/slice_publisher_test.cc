@@ -1,7 +1,7 @@
 // SlicePublisher against the fake API server: create, generation bump on a
 // change, no write when unchanged, recovery after the node's slices are
 // deleted, the taint-dropped fallback, the split, and a slow or absent API
-// server (bounded).
+// server (bounded), a 409 Conflict on update and a watch answered 410 Gone.
 #include "hcudp/dra/slice_publisher.h"
 
 #include <rapidjson/document.h>
@@ -272,6 +272,67 @@ BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
   BOOST_TEST_MESSAGE("deleted -> republished: " << testing::MillisSince(deleted) << " ms");
   BOOST_TEST(testing::MillisSince(deleted) < 5000);  // resync_interval is 30 s
   BOOST_TEST(Stored(api, "pub-watch").devices == before.devices);
+  pub->Stop();
+}
+
+// 409 Conflict on the update (someone else wrote the slice in between): the
+// sync re-lists and writes again, and the change lands.
+BOOST_AUTO_TEST_CASE(a_conflict_on_update_is_relisted_and_written_again) {
+  auto pub = New("pub-conflict");
+  NodeInventory inv = ManyCards(2);
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  const std::string slice = Stored(api, "pub-conflict").names.at(0);
+  inv.cards[0].health = Health::kUnhealthy;
+  api.AddFault(R"({"method":"PUT","path":"/resourceslices/","status":409,"count":1})");
+  api.ClearRequests();
+  Status st = pub->SyncNow(inv);
+  api.ClearFaults();
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  const auto log = api.Requests();
+  BOOST_TEST(
+      testing::CountRequests(log, "PUT", "/apis/resource.k8s.io/v1/resourceslices/" + slice) == 2);
+  BOOST_TEST(testing::CountRequests(log, "GET", "/apis/resource.k8s.io/v1/resourceslices") >= 2);
+  StoredPool after = Stored(api, "pub-conflict");
+  BOOST_TEST((after.tainted == std::set<std::string>{CardDeviceName(inv.cards[0].bdf)}));
+  BOOST_TEST((after.generations == std::set<int64_t>{2}));
+}
+
+// 410 Gone on the watch (the server compacted past our resourceVersion):
+// the publisher watches again from scratch, and a deletion after that is
+// still noticed and repaired.
+BOOST_AUTO_TEST_CASE(a_watch_answered_410_gone_restarts_from_scratch) {
+  auto pub = New("pub-gone");
+  pub->Start();
+  uint64_t seq = pub->SetInventory(ManyCards(2));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  auto watches = [&](bool with_version) {
+    int n = 0;
+    for (const FakeRequest& r : api.Requests()) {
+      if (!r.watch || r.path.find("/resourceslices") == std::string::npos) continue;
+      const bool versioned = r.query.find("resourceVersion=") != std::string::npos &&
+                             r.query.find("resourceVersion=&") == std::string::npos &&
+                             r.query.find("resourceVersion=0") == std::string::npos;
+      if (versioned == with_version) ++n;
+    }
+    return n;
+  };
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches(false) + watches(true) >= 1; }));
+  // Let a bookmark or event give the watch a resourceVersion to resume from.
+  api.MustRequest("POST", "/apis/resource.k8s.io/v1/resourceslices",
+                  R"({"metadata":{"name":"other-node-slice"},"spec":{"driver":"dra.hygon.com",)"
+                  R"("nodeName":"pub-gone-other","pool":{"name":"pub-gone-other","generation":1,)"
+                  R"("resourceSliceCount":1},"devices":[]}})");
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":410,)"
+               R"("count":1})");
+  api.ClearRequests();
+  api.CloseWatches();
+  // The resumed watch gets 410; the next one starts without a version.
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches(false) >= 1; }));
+  api.ClearFaults();
+  const std::string slice = Stored(api, "pub-gone").names.at(0);
+  api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + slice);
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-gone").names.size() == 1u; }));
+  BOOST_TEST(Stored(api, "pub-gone").devices.size() == 2u);
   pub->Stop();
 }
 
