@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "dra_slices/many_cards.h"
 #include "hcudp/backend.h"
 #include "kube/kube_test_util.h"
 
@@ -34,23 +35,6 @@ NodeInventory Discover(const std::string& node_file) {
   auto inv = (*backend)->Discover();
   BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
   return *inv;
-}
-
-NodeInventory ManyCards(int n) {
-  NodeInventory inv;
-  for (int i = 0; i < n; ++i) {
-    Card c;
-    c.index = i;
-    char bdf[16];
-    snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    c.bdf = bdf;
-    c.model = "K100_AI";
-    c.serial = "S" + std::to_string(i);
-    c.compute_units = 120;
-    c.memory_bytes = 65520 * kMiB;
-    inv.cards.push_back(c);
-  }
-  return inv;
 }
 
 struct StoredPool {
