@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(a_newer_inventory_during_a_spec_write_is_written_too) {
     cv.wait_for(lock, std::chrono::seconds(10), [&] { return newer_returned; });
     return false;
   };
-  SimDraNode node("k100ai-8.yaml");
+  SimDraNode node("k100ai-8-probe-order.yaml");
   node.Restart(options);
   BOOST_REQUIRE(node.preparer->Recover().ok());
   TwoInventories inv(node);
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(a_newer_inventory_during_a_spec_write_is_written_too) {
 
 // Many racing pairs, then a settling call: the file follows it every time.
 BOOST_AUTO_TEST_CASE(a_stale_whole_card_spec_never_outlives_a_newer_one) {
-  SimDraNode node("k100ai-8.yaml");
+  SimDraNode node("k100ai-8-probe-order.yaml");
   BOOST_REQUIRE(node.preparer->Recover().ok());
   TwoInventories inv(node);
   const std::string spec = node.Path("/var/run/cdi/dra.hygon.com-hcu.json");
