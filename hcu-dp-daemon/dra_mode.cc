@@ -181,14 +181,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
 #ifdef HCUDP_TEST_CRASH_POINTS
   po.crash_after = PrepareCrashHook();
 #endif
-  KubeClient* kube = mode->client_.get();
-  const std::atomic<bool>* stopping = &mode->stopping_;
-  hdra::ClaimFetcher fetch = [kube, stopping](const hdra::ClaimRef& c) -> StatusOr<std::string> {
-    CallOptions get;
-    get.deadline = Clock::Real().Now() + kClaimGetTimeout;
-    get.cancel = stopping;
-    return kube->Get(hdra::ResourceClaimPath(c.namespace_name, c.name), get);
-  };
+  hdra::ClaimFetcher fetch =
+      hdra::KubeClaimFetcher(mode->client_.get(), kClaimGetTimeout, &mode->stopping_);
   mode->preparer_ = std::make_unique<hdra::Preparer>(&backend, mode->vhcus_.get(), std::move(fetch),
                                                      std::move(po));
 
@@ -342,6 +336,17 @@ std::vector<dra::DeviceHealth> DraMode::HealthSnapshot() {
   return out;
 }
 
+std::optional<Clock::TimePoint> DraMode::GetDeadline(const dra::CallContext& call) {
+  if (call.deadline == std::chrono::system_clock::time_point::max()) return std::nullopt;
+  const auto left = std::chrono::duration_cast<Clock::TimePoint::duration>(
+      call.deadline - std::chrono::system_clock::now());
+  // Keep a fifth of what is left (at most kAnswerMargin) for the answer to
+  // reach kubelet: a per-claim error it can retry, not its own timeout.
+  const auto margin = std::min<Clock::TimePoint::duration>(left / 5, kAnswerMargin);
+  return Clock::Real().Now() + left -
+         std::max<Clock::TimePoint::duration>(margin, Clock::TimePoint::duration(0));
+}
+
 StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
     const std::vector<dra::Claim>& claims, const dra::CallContext& call) {
   std::map<std::string, dra::PrepareResult> out;
@@ -350,7 +355,8 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
     const auto start = std::chrono::steady_clock::now();
-    StatusOr<hdra::PrepareAnswer> answer = preparer_->Prepare({c.namespace_name, c.name, c.uid});
+    StatusOr<hdra::PrepareAnswer> answer =
+        preparer_->Prepare({c.namespace_name, c.name, c.uid}, GetDeadline(call));
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObservePrepare(answer.ok() && answer->error.empty(),
                         std::chrono::steady_clock::now() - start);

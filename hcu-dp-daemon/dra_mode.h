@@ -30,6 +30,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,8 +53,11 @@ class DraMode : public dra::DraHandler {
   // How often Preparer::Tick runs (claims whose GET failed at start, vHCU
   // destroys to retry).
   static constexpr std::chrono::milliseconds kTickPeriod{2000};
-  // Bound of one claim GET (kubelet's own call timeout is 45 s).
+  // Bound of one claim GET (kubelet's own call timeout is 45 s); a Prepare's
+  // GET also ends before the call's deadline, leaving at most kAnswerMargin
+  // (and at most a fifth of the time left) for the answer.
   static constexpr std::chrono::milliseconds kClaimGetTimeout{10000};
+  static constexpr std::chrono::milliseconds kAnswerMargin{1000};
   // Bound of the Node GET at start.
   static constexpr std::chrono::milliseconds kNodeGetTimeout{3000};
 
@@ -92,6 +96,8 @@ class DraMode : public dra::DraHandler {
   // Recomputes the prepared devices' health; NotifyHealthChanged on change.
   void RefreshHealth();
   void TickLoop();
+  // When a Prepare's claim GET must have ended, from kubelet's deadline.
+  static std::optional<Clock::TimePoint> GetDeadline(const dra::CallContext& call);
   // The first kubelet registration makes /metrics answer.
   void ServeMetrics();
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "grpc_status.h"
+#include "hcudp/dra/claim.h"
 
 namespace hcudp::daemon::dra {
 namespace {
@@ -37,9 +38,6 @@ CallContext MakeCallContext(grpc::ServerContext* context, const std::atomic<bool
   call.cancelled = [context, &stopping] { return stopping.load() || context->IsCancelled(); };
   return call;
 }
-
-// "main/sub" -> "main": kubelet matches a container's request by base name.
-std::string BaseRequestName(const std::string& name) { return name.substr(0, name.find('/')); }
 
 template <class DeviceProto>
 void FillDevice(const PreparedDevice& d, DeviceProto* out) {
@@ -116,7 +114,7 @@ StatusOr<std::map<std::string, PrepareResult>> PrepareAll(DraHandler& handler,
     }
     PrepareResult& r = out[c.uid] = std::move(it->second);
     for (PreparedDevice& d : r.devices) {
-      for (std::string& name : d.request_names) name = BaseRequestName(name);
+      for (std::string& name : d.request_names) name = hcudp::dra::BaseRequestName(name);
     }
     got.erase(it);
   }

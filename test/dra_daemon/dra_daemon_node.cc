@@ -60,17 +60,8 @@ std::string Describe(const std::vector<SliceDevice>& devices) {
 
 }  // namespace
 
-bool PollUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
-}
-
 DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> flags,
-                             std::vector<std::string> env) {
+                             std::vector<std::string> env, milliseconds call_timeout) {
   WriteFile(dir_.Join("kubeconfig"),
             "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
             "clusters:\n- name: fake\n  cluster:\n    server: " +
@@ -95,6 +86,7 @@ DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> f
   config.reconcile_period = milliseconds(200);
   config.retry_backoff = milliseconds(100);
   config.health_retry = milliseconds(200);
+  config.call_timeout = call_timeout;
   config.health_mode = FakePluginWatcher::HealthMode::kAdvertised;
   config.on_start = [this] { WipeSlices(); };
   kubelet_ = std::make_unique<FakePluginWatcher>(config);
@@ -182,6 +174,8 @@ std::vector<SliceDevice> DraDaemonNode::Devices() const {
         s.type = StringAttr(d["attributes"], "type");
         s.pci = StringAttr(d["attributes"], "resource.kubernetes.io/pciBusID");
         s.parent = StringAttr(d["attributes"], "parentPciBusID");
+        s.product = StringAttr(d["attributes"], "productName");
+        s.uuid = StringAttr(d["attributes"], "uuid");
       }
       s.tainted = d.HasMember("taints") && d["taints"].IsArray() && !d["taints"].Empty();
       out.push_back(s);

@@ -30,15 +30,14 @@ inline constexpr char kDraDriver[] = "dra.hygon.com";
 inline constexpr char kDraNode[] = "node-a";
 inline constexpr char kClaimNs[] = "ns1";
 
-// Polls `done` every 10 ms until it holds or `timeout` passes.
-bool PollUntil(const std::function<bool()>& done, milliseconds timeout);
-
 // The fields of a slice device a test looks at.
 struct SliceDevice {
   std::string name;
-  std::string type;    // attribute "type"
-  std::string pci;     // resource.kubernetes.io/pciBusID (cards)
-  std::string parent;  // parentPciBusID (vHCU, MIG)
+  std::string type;     // attribute "type"
+  std::string pci;      // resource.kubernetes.io/pciBusID (cards)
+  std::string parent;   // parentPciBusID (vHCU, MIG)
+  std::string product;  // productName (cards)
+  std::string uuid;     // uuid (cards: the serial)
   bool tainted = false;
 };
 
@@ -55,9 +54,11 @@ class DraDaemonNode {
  public:
   // `node`: a SimNode relative to the source tree. `flags` go after the
   // DRA flags (--strategy=dra --node-name --kubeconfig --kubelet-*-dir
-  // --cdi-spec-dir=<host-root>/var/run/cdi).
+  // --cdi-spec-dir=<host-root>/var/run/cdi). `call_timeout`: the fake
+  // kubelet's deadline for Prepare/Unprepare calls (kubelet's is 45 s).
   explicit DraDaemonNode(const std::string& node = "demo/nodes/k100ai-8-probe-order.yaml",
-                         std::vector<std::string> flags = {}, std::vector<std::string> env = {});
+                         std::vector<std::string> flags = {}, std::vector<std::string> env = {},
+                         milliseconds call_timeout = milliseconds(45000));
   ~DraDaemonNode();
 
   // Fake kubelet (wipes slices, then watches), then the daemon; waits for

@@ -10,6 +10,7 @@
 
 #include "dra_daemon/dra_daemon_node.h"
 #include "dra_prepare/prepare_fixture.h"
+#include "hcudp/vhcu_lock.h"
 
 namespace hcudp::testing {
 namespace {
@@ -170,6 +171,63 @@ BOOST_AUTO_TEST_CASE(api_server_down_slow_or_silent_during_prepare) {
   n.StopDaemon();
   call.join();
   n.api().ClearFaults();
+}
+
+// kubelet's deadline reaches the claim GET: with the API server silent and
+// a 2 s call deadline (the daemon's own GET timeout is 10 s), the claim gets
+// a per-claim error before kubelet gives up on the call, and the retry
+// succeeds once the API answers.
+BOOST_AUTO_TEST_CASE(silent_api_server_answers_a_per_claim_error_within_the_call_deadline) {
+  const milliseconds deadline(2000);
+  DraDaemonNode n(kProbeOrder, {}, {}, deadline);
+  n.Start();
+  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  AllocatedClaim claim = n.CreateAllocatedClaim("c", ExactRequest("hcu", kSmall));
+  n.api().NeverAnswer("GET", "resourceclaims");
+  const auto start = std::chrono::steady_clock::now();
+  CallOutcome silent = n.Prepare({claim});
+  const auto took = std::chrono::steady_clock::now() - start;
+  BOOST_REQUIRE_MESSAGE(silent.ok(), silent.status.error_message() << silent.kubelet_error);
+  BOOST_TEST((took < deadline));
+  const std::string error = silent.prepare.claims().at(claim.uid).error();
+  BOOST_TEST(error.find("GET ResourceClaim ns1/c") != std::string::npos, error);
+  BOOST_TEST(silent.prepare.claims().at(claim.uid).devices_size() == 0);
+  BOOST_TEST(n.CheckpointEntries().empty());
+  n.api().ClearFaults();
+  n.MustPrepare(claim);
+  n.MustUnprepare(claim);
+}
+
+// A vHCU destroy that fails in Unprepare (another process holds the
+// host-wide vHCU lock past the daemon's wait) is queued and retried by the
+// daemon's own 2 s tick: the vHCU and its mark go once the lock is free,
+// without kubelet calling again; kubelet's retry then finds nothing left.
+BOOST_AUTO_TEST_CASE(a_failed_vhcu_destroy_is_retried_by_the_daemons_tick) {
+  DraDaemonNode n(kProbeOrder);
+  n.Start();
+  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  const size_t vhcus = n.Vhcus().size();
+  const size_t marks = n.Marks().size();
+  AllocatedClaim claim = n.CreateAllocatedClaim("c", ExactRequest("hcu", kSmall));
+  n.MustPrepare(claim);
+  BOOST_REQUIRE_EQUAL(n.Vhcus().size(), vhcus + 1);
+
+  std::optional<CallOutcome> busy;
+  {
+    auto held = VhcuHostLock::Acquire(n.h().host_root(), milliseconds(0));
+    BOOST_REQUIRE_MESSAGE(held.ok(), held.status().ToString());
+    busy = n.Unprepare({claim});  // the daemon waits 5 s for the lock, then queues
+  }                               // the lock is free from here
+  BOOST_REQUIRE_MESSAGE(busy->status.ok(), busy->status.error_message());
+  BOOST_TEST(busy->unprepare.claims().at(claim.uid).error() != "");
+  BOOST_TEST(n.CheckpointEntries().count(claim.uid) == 1u);  // kept for kubelet's retry
+  BOOST_REQUIRE_EQUAL(n.Vhcus().size(), vhcus + 1);
+  BOOST_TEST(PollUntil([&] { return n.Vhcus().size() == vhcus && n.Marks().size() == marks; },
+                       seconds(8), milliseconds(50)),
+             "the queued destroy was not retried by the daemon");
+  n.MustUnprepare(claim);
+  BOOST_TEST(n.CheckpointEntries().empty());
+  BOOST_TEST(n.Vhcus().size() == vhcus);
 }
 
 // Claims deleted while the daemon was down are unprepared at start, found

@@ -161,13 +161,25 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
     if (d.name != card1) BOOST_TEST(!d.tainted, d.name << " tainted too");
   }
 
+  // Back to Healthy: the taint goes and the stream says HEALTHY again, each
+  // within 2 s of the fix.
+  const auto fixed = std::chrono::steady_clock::now();
   n.h().SetCardHealth(1, "Healthy");
   n.RequireDevices(
       [&](const auto& d) {
         const SliceDevice* c = Find(d, card1);
         return c != nullptr && !c->tainted;
       },
-      seconds(3), "the taint gone from " + card1);
+      seconds(2), "the taint gone from " + card1);
+  auto healthy = n.kubelet().WaitFor(
+      [&](const WatcherSnapshot& s) {
+        auto h = s.health.find(kDraDriver);
+        return h != s.health.end() && h->second.devices.count(key) &&
+               h->second.devices.at(key) == 1;  // HEALTHY
+      },
+      seconds(2) -
+          std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - fixed));
+  BOOST_REQUIRE_MESSAGE(healthy.has_value(), "health stream not back to Healthy within 2 s");
 
   // A vHCU made for a claim on card 3 (0000:29:00.0), then an admin's vHCU
   // on card 5 (0000:49:00.0): the pool published after both offers the
@@ -190,6 +202,39 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
   for (const SliceDevice& d : pool) BOOST_TEST(d.parent != "0000:29:00.0", d.name);
   n.MustUnprepare(small);
   n.MustUnprepare(whole);
+}
+
+// An RMA swap: the card at a BDF is replaced by another (model and serial
+// change, the BDF stays). The daemon republishes the card's slice device
+// with the new productName and uuid within 2 s.
+BOOST_AUTO_TEST_CASE(an_rma_swap_republishes_product_name_and_uuid) {
+  DraDaemonNode n;
+  n.Start();
+  const std::string card = DeviceOf("0000:29:00.0");
+  auto before = n.RequireDevices([&](const auto& d) { return Find(d, card) != nullptr; },
+                                 seconds(5), "card index 3");
+  BOOST_REQUIRE_EQUAL(Find(before, card)->product, "K100_AI");
+  BOOST_REQUIRE(!Find(before, card)->uuid.empty());
+  BOOST_REQUIRE(Find(before, card)->uuid != "RMA-0001");
+  const auto swapped = std::chrono::steady_clock::now();
+  n.h().EditNode([](YAML::Node& node) {
+    for (YAML::Node c : node["cards"]) {
+      if (c["bdf"].as<std::string>() != "0000:29:00.0") continue;
+      c["model"] = "Z100L";
+      c["pciDeviceId"] = "0x55b7";
+      c["serial"] = "RMA-0001";
+    }
+  });
+  n.RequireDevices(
+      [&](const auto& d) {
+        const SliceDevice* c = Find(d, card);
+        return c != nullptr && c->product == "Z100L" && c->uuid == "RMA-0001";
+      },
+      seconds(2), "the new productName and uuid of " + card);
+  BOOST_TEST_MESSAGE("swap -> slice: " << std::chrono::duration_cast<milliseconds>(
+                                              std::chrono::steady_clock::now() - swapped)
+                                              .count()
+                                       << " ms");
 }
 
 // Each device kind, prepared and unprepared, twice each (idempotent), on the

@@ -29,16 +29,17 @@ void FakeClaims::Delete(const std::string& uid) {
 }
 
 dra::ClaimFetcher FakeClaims::Fetcher() {
-  return [this](const dra::ClaimRef& ref) -> StatusOr<std::string> {
-    ++gets;
-    if (down) return UnavailableError("connection refused");
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_name_.find(ref.namespace_name + "/" + ref.name);
-    if (it == by_name_.end()) {
-      return NotFoundError("resourceclaims.resource.k8s.io \"" + ref.name + "\" not found");
-    }
-    return it->second;
-  };
+  return
+      [this](const dra::ClaimRef& ref, std::optional<Clock::TimePoint>) -> StatusOr<std::string> {
+        ++gets;
+        if (down) return UnavailableError("connection refused");
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = by_name_.find(ref.namespace_name + "/" + ref.name);
+        if (it == by_name_.end()) {
+          return NotFoundError("resourceclaims.resource.k8s.io \"" + ref.name + "\" not found");
+        }
+        return it->second;
+      };
 }
 
 std::string ExactRequest(const std::string& name, const std::string& capacity, int count) {
@@ -156,6 +157,28 @@ std::vector<std::string> SimDraNode::Files(const std::string& host_dir) {
   auto names = file_util::ListFileNames(root_ + host_dir);
   BOOST_REQUIRE(names.ok());
   return *names;
+}
+
+dra::PreparedClaim SamplePreparedClaim() {
+  dra::PreparedClaim c;
+  c.uid = "9a1e-01";
+  c.namespace_name = "ns1";
+  c.name = "small";
+  c.owner = "pod-1";
+  c.state = dra::ClaimState::kPrepared;
+  dra::PreparedDevice d;
+  d.request = "hcu";
+  d.pool = "node-a";
+  d.device = "hcu-0000-09-00-0";
+  d.kind = dra::PreparedKind::kDynamicVhcu;
+  d.card = 0;
+  d.card_bdf = "0000:09:00.0";
+  d.vhcu_id = 4;
+  d.compute_units = 30;
+  d.memory_mib = 8192;
+  d.cdi_ids = {"dra.hygon.com/vhcu=9a1e-01-vdev4"};
+  c.devices = {d};
+  return c;
 }
 
 std::string CdiSchemaErrors(const std::string& file) {

@@ -78,6 +78,11 @@ class SimDraNode {
   std::string node_yaml_;
 };
 
+// A prepared claim as the checkpoint records it: ns1/small (UID 9a1e-01,
+// pod-1), one 30-CU/8 GiB vHCU (vdev4) on card 0 (0000:09:00.0), request
+// "hcu". For tests of the checkpoint and of what shows it.
+dra::PreparedClaim SamplePreparedClaim();
+
 // Validates a CDI spec file with test/cdi/validate_cdi.py; "" when valid.
 std::string CdiSchemaErrors(const std::string& file);
 

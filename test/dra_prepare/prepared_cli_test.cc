@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "command.h"
+#include "dra_prepare/prepare_fixture.h"
 #include "hcudp/dra/checkpoint.h"
 #include "testing/testutil.h"
 
@@ -27,24 +28,7 @@ Output RunPrepared(const std::string& root, const std::vector<std::string>& args
 BOOST_AUTO_TEST_CASE(lists_claims_devices_vhcus_and_cdi_ids_as_table_and_json) {
   TempDir root;
   dra::CheckpointStore store(root.path());
-  dra::PreparedClaim c;
-  c.uid = "9a1e-01";
-  c.namespace_name = "ns1";
-  c.name = "small";
-  c.owner = "pod-1";
-  c.state = dra::ClaimState::kPrepared;
-  dra::PreparedDevice d;
-  d.request = "hcu";
-  d.pool = "node-a";
-  d.device = "hcu-0000-09-00-0";
-  d.kind = dra::PreparedKind::kDynamicVhcu;
-  d.card = 0;
-  d.card_bdf = "0000:09:00.0";
-  d.vhcu_id = 4;
-  d.compute_units = 30;
-  d.memory_mib = 8192;
-  d.cdi_ids = {"dra.hygon.com/vhcu=9a1e-01-vdev4"};
-  c.devices = {d};
+  const dra::PreparedClaim c = SamplePreparedClaim();
   BOOST_REQUIRE(store.Write(c).ok());
 
   Output table = RunPrepared(root.path(), {});

@@ -154,7 +154,8 @@ BOOST_AUTO_TEST_CASE(mig_instance_is_prepared_from_its_conf) {
   const std::string spec = node.Path("/var/run/cdi/dra.hygon.com-vhcu_uid-6.json");
   BOOST_TEST(CdiSchemaErrors(spec) == "");
   BOOST_TEST(ReadFile(spec).find("/etc/dmi_mig_config/ci/") != std::string::npos);
-  // A second claim on the same instance is refused (exclusive device).
+  // A second claim on the same instance is refused (exclusive device) with
+  // a per-claim error: kubelet's retry succeeds once the first is gone.
   std::string copy =
       "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
       "\"metadata\":{\"namespace\":\"ns1\",\"name\":\"c7\",\"uid\":\"uid-7\"},"
@@ -163,9 +164,17 @@ BOOST_AUTO_TEST_CASE(mig_instance_is_prepared_from_its_conf) {
       d.device_name + "\"}]}}}}";
   node.claims.Put(copy);
   auto second = node.preparer->Prepare({"ns1", "c7", "uid-7"});
-  BOOST_TEST(!second.ok());
+  BOOST_REQUIRE(second.ok());
+  BOOST_TEST(second->error.find(d.device_name + " is already prepared for claim ns1/c6") !=
+                 std::string::npos,
+             second->error);
+  BOOST_TEST(second->devices.empty());
   BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
   BOOST_TEST(!PathExists(spec));
+  auto retried = node.preparer->Prepare({"ns1", "c7", "uid-7"});
+  BOOST_REQUIRE(retried.ok());
+  BOOST_TEST(retried->error.empty(), retried->error);
+  BOOST_REQUIRE(node.preparer->Unprepare({"ns1", "c7", "uid-7"}).ok());
 }
 
 BOOST_AUTO_TEST_CASE(errors_split_into_rpc_errors_and_per_claim_retries) {

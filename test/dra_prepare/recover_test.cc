@@ -11,27 +11,13 @@ namespace {
 BOOST_AUTO_TEST_CASE(checkpoint_round_trips_and_bad_files_are_named_not_fatal) {
   TempDir root;
   dra::CheckpointStore store(root.path());
-  dra::PreparedClaim c;
-  c.uid = "a1";
-  c.namespace_name = "ns";
-  c.name = "n";
-  c.owner = "pod";
+  // Every field set: a sub-request, a share ID, a mark and a boot ID too.
+  dra::PreparedClaim c = SamplePreparedClaim();
   c.boot_id = "b";
-  c.state = dra::ClaimState::kPrepared;
-  dra::PreparedDevice d;
-  d.request = "r/s";
-  d.pool = "p";
-  d.device = "hcu-x";
+  dra::PreparedDevice& d = c.devices[0];
+  d.request = "hcu/sub";
   d.share_id = "s1";
-  d.kind = dra::PreparedKind::kDynamicVhcu;
-  d.card = 2;
-  d.card_bdf = "0000:0b:00.0";
-  d.vhcu_id = 7;
-  d.compute_units = 30;
-  d.memory_mib = 8192;
-  d.mark = "pod_r_2_7";
-  d.cdi_ids = {"dra.hygon.com/vhcu=a1-vdev7"};
-  c.devices = {d};
+  d.mark = "pod-1_hcu_0_4";
   BOOST_REQUIRE(store.Write(c).ok());
   WriteFile(store.dir() + "/b2.json", "{\"version\":1,\"uid\":\"b2\"");
   WriteFile(store.dir() + "/c3.json",

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "dra_slices/many_cards.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/slices.h"
 #include "testing/testutil.h"
@@ -53,24 +54,6 @@ const PoolDevice* Find(const PoolPlan& plan, const std::string& name) {
 std::string Attr(const rapidjson::Value& dev, const char* key, const char* type) {
   const rapidjson::Value& a = dev["attributes"][key][type];
   return a.IsString() ? a.GetString() : std::to_string(a.GetInt64());
-}
-
-// A node of `n` healthy 120-CU cards on distinct buses.
-NodeInventory ManyCards(int n) {
-  NodeInventory inv;
-  for (int i = 0; i < n; ++i) {
-    Card c;
-    c.index = i;
-    char bdf[16];
-    snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    c.bdf = bdf;
-    c.model = "K100_AI";
-    c.serial = "S" + std::to_string(i);
-    c.compute_units = 120;
-    c.memory_bytes = 65520 * kMiB;
-    inv.cards.push_back(c);
-  }
-  return inv;
 }
 
 void CheckSplit(const PoolPlan& plan) {
@@ -166,10 +149,11 @@ BOOST_AUTO_TEST_CASE(hsl_islands_group_linked_cards_numbered_by_lowest_bdf) {
     const int want = d.card_bdf < "0000:89:00.0" ? 0 : 1;
     BOOST_TEST(Attr(dev, "hslIsland", "int") == std::to_string(want), d.name);
   }
-  // A card with no HSL link is an island of its own.
+  // A card with no HSL link is an island of its own, numbered by BDF, not
+  // by index: index 1 has the lowest bus.
   NodeInventory lone = ManyCards(3);
   std::vector<int> islands = HslIslands(lone);
-  BOOST_TEST((islands == std::vector<int>{0, 1, 2}));
+  BOOST_TEST((islands == std::vector<int>{1, 0, 2}));
 }
 
 BOOST_AUTO_TEST_CASE(mig_instances_are_devices_naming_their_parent) {

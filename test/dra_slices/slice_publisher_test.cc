@@ -1,7 +1,7 @@
 // SlicePublisher against the fake API server: create, generation bump on a
 // change, no write when unchanged, recovery after the node's slices are
 // deleted, the taint-dropped fallback, the split, and a slow or absent API
-// server (bounded).
+// server (bounded), a 409 Conflict on update and a watch answered 410 Gone.
 #include "hcudp/dra/slice_publisher.h"
 
 #include <rapidjson/document.h>
@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 
+#include "dra_slices/many_cards.h"
 #include "hcudp/backend.h"
 #include "kube/kube_test_util.h"
 
@@ -34,23 +35,6 @@ NodeInventory Discover(const std::string& node_file) {
   auto inv = (*backend)->Discover();
   BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
   return *inv;
-}
-
-NodeInventory ManyCards(int n) {
-  NodeInventory inv;
-  for (int i = 0; i < n; ++i) {
-    Card c;
-    c.index = i;
-    char bdf[16];
-    snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    c.bdf = bdf;
-    c.model = "K100_AI";
-    c.serial = "S" + std::to_string(i);
-    c.compute_units = 120;
-    c.memory_bytes = 65520 * kMiB;
-    inv.cards.push_back(c);
-  }
-  return inv;
 }
 
 struct StoredPool {
@@ -211,7 +195,7 @@ BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
   api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
   BOOST_REQUIRE(Stored(api, "pub-wipe").names.empty());
   pub->RequestResync();
-  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-wipe").names.size() == 1u; }));
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-wipe").names.size() == 1u; }));
   StoredPool after = Stored(api, "pub-wipe");
   BOOST_TEST(after.devices == before.devices);
   BOOST_TEST(*after.generations.begin() > gen);
@@ -260,7 +244,7 @@ BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
   StoredPool before = Stored(api, "pub-watch");
   BOOST_REQUIRE(before.names.size() == 1u);
   // Let the watch be open before the deletion (it is a separate stream).
-  BOOST_REQUIRE(testing::Eventually([&] {
+  BOOST_REQUIRE(testing::PollUntil([&] {
     for (const FakeRequest& r : api.Requests()) {
       if (r.watch && r.path.find("/resourceslices") != std::string::npos) return true;
     }
@@ -268,10 +252,71 @@ BOOST_AUTO_TEST_CASE(watch_restores_deleted_slices_without_being_asked) {
   }));
   api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + before.names[0]);
   const auto deleted = std::chrono::steady_clock::now();
-  BOOST_TEST(testing::Eventually([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-watch").names.size() == 1u; }));
   BOOST_TEST_MESSAGE("deleted -> republished: " << testing::MillisSince(deleted) << " ms");
   BOOST_TEST(testing::MillisSince(deleted) < 5000);  // resync_interval is 30 s
   BOOST_TEST(Stored(api, "pub-watch").devices == before.devices);
+  pub->Stop();
+}
+
+// 409 Conflict on the update (someone else wrote the slice in between): the
+// sync re-lists and writes again, and the change lands.
+BOOST_AUTO_TEST_CASE(a_conflict_on_update_is_relisted_and_written_again) {
+  auto pub = New("pub-conflict");
+  NodeInventory inv = ManyCards(2);
+  BOOST_REQUIRE(pub->SyncNow(inv).ok());
+  const std::string slice = Stored(api, "pub-conflict").names.at(0);
+  inv.cards[0].health = Health::kUnhealthy;
+  api.AddFault(R"({"method":"PUT","path":"/resourceslices/","status":409,"count":1})");
+  api.ClearRequests();
+  Status st = pub->SyncNow(inv);
+  api.ClearFaults();
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  const auto log = api.Requests();
+  BOOST_TEST(
+      testing::CountRequests(log, "PUT", "/apis/resource.k8s.io/v1/resourceslices/" + slice) == 2);
+  BOOST_TEST(testing::CountRequests(log, "GET", "/apis/resource.k8s.io/v1/resourceslices") >= 2);
+  StoredPool after = Stored(api, "pub-conflict");
+  BOOST_TEST((after.tainted == std::set<std::string>{CardDeviceName(inv.cards[0].bdf)}));
+  BOOST_TEST((after.generations == std::set<int64_t>{2}));
+}
+
+// 410 Gone on the watch (the server compacted past our resourceVersion):
+// the publisher watches again from scratch, and a deletion after that is
+// still noticed and repaired.
+BOOST_AUTO_TEST_CASE(a_watch_answered_410_gone_restarts_from_scratch) {
+  auto pub = New("pub-gone");
+  pub->Start();
+  uint64_t seq = pub->SetInventory(ManyCards(2));
+  BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
+  auto watches = [&](bool with_version) {
+    int n = 0;
+    for (const FakeRequest& r : api.Requests()) {
+      if (!r.watch || r.path.find("/resourceslices") == std::string::npos) continue;
+      const bool versioned = r.query.find("resourceVersion=") != std::string::npos &&
+                             r.query.find("resourceVersion=&") == std::string::npos &&
+                             r.query.find("resourceVersion=0") == std::string::npos;
+      if (versioned == with_version) ++n;
+    }
+    return n;
+  };
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches(false) + watches(true) >= 1; }));
+  // Let a bookmark or event give the watch a resourceVersion to resume from.
+  api.MustRequest("POST", "/apis/resource.k8s.io/v1/resourceslices",
+                  R"({"metadata":{"name":"other-node-slice"},"spec":{"driver":"dra.hygon.com",)"
+                  R"("nodeName":"pub-gone-other","pool":{"name":"pub-gone-other","generation":1,)"
+                  R"("resourceSliceCount":1},"devices":[]}})");
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":410,)"
+               R"("count":1})");
+  api.ClearRequests();
+  api.CloseWatches();
+  // The resumed watch gets 410; the next one starts without a version.
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches(false) >= 1; }));
+  api.ClearFaults();
+  const std::string slice = Stored(api, "pub-gone").names.at(0);
+  api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + slice);
+  BOOST_TEST(testing::PollUntil([&] { return Stored(api, "pub-gone").names.size() == 1u; }));
+  BOOST_TEST(Stored(api, "pub-gone").devices.size() == 2u);
   pub->Stop();
 }
 
@@ -314,7 +359,7 @@ BOOST_AUTO_TEST_CASE(worker_retries_until_the_api_server_answers_and_stop_is_bou
   // Stop while a call hangs returns promptly.
   api.NeverAnswer("", "/resourceslices");
   pub->RequestResync();
-  BOOST_TEST(testing::Eventually([&] {
+  BOOST_TEST(testing::PollUntil([&] {
     for (const FakeRequest& r : api.Requests()) {
       if (r.method == "GET" && r.path.find("/resourceslices") != std::string::npos) return true;
     }

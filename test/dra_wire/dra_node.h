@@ -69,18 +69,6 @@ class DraNode {
   std::unique_ptr<daemon::dra::DraPlugin> plugin_;  // before the kubelet goes
 };
 
-// Polls `condition` (state without a notification, such as the plugin's
-// view of its registration) until it holds or `timeout` passes.
-template <class Condition>
-bool Eventually(Condition condition, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 inline drav1::Claim MakeClaim(const std::string& uid, const std::string& name,
                               const std::string& ns = "default") {
   drav1::Claim c;

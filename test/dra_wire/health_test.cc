@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(kubelet_1_36_opens_v1alpha1_and_gets_the_same_list) {
   node.handler().SetHealth({Device("hcu-a", DeviceHealthStatus::kHealthy)});
   node.plugin().NotifyHealthChanged();
   BOOST_TEST(WaitForHealth(node, "hcu-a", kHealthy).has_value());
-  BOOST_TEST(Eventually([&] { return node.plugin().health_streams() == 1; }));
+  BOOST_TEST(PollUntil([&] { return node.plugin().health_streams() == 1; }));
 }
 
 BOOST_AUTO_TEST_CASE(a_long_message_is_cut_as_kubelet_would) {
@@ -110,7 +110,7 @@ BOOST_AUTO_TEST_CASE(a_new_kubelet_after_a_restart_gets_the_list_again) {
       seconds(10));
   BOOST_TEST(s.has_value());
   // The old stream ended on our side too: one stream is open.
-  BOOST_TEST(Eventually([&] { return node.plugin().health_streams() == 1; }));
+  BOOST_TEST(PollUntil([&] { return node.plugin().health_streams() == 1; }));
 }
 
 // The broadcaster alone, on simulated time: dedupe and the periodic resend.
@@ -161,11 +161,8 @@ BOOST_AUTO_TEST_CASE(unchanged_health_is_not_resent_until_the_resend_period) {
   const int snapshots = handler.snapshots();
   b.NotifyChanged();
   BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
-  const auto wait_deadline = SteadyClock::now() + seconds(5);
-  while (handler.snapshots() == snapshots && SteadyClock::now() < wait_deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  BOOST_REQUIRE(handler.snapshots() > snapshots);
+  BOOST_REQUIRE(
+      PollUntil([&] { return handler.snapshots() > snapshots; }, seconds(5), milliseconds(1)));
   BOOST_REQUIRE(clock.WaitForSleepers(1, seconds(5)));
   BOOST_TEST(sink.lists().size() == 1u);
 

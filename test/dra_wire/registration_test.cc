@@ -32,13 +32,12 @@ long MillisSince(SteadyClock::time_point t) {
 // Polls a file condition (sockets give no other signal to a test) until
 // `deadline`.
 bool WaitForPath(const std::string& path, bool present, milliseconds timeout) {
-  const auto deadline = SteadyClock::now() + timeout;
-  while (SteadyClock::now() < deadline) {
-    struct stat st {};
-    if ((::lstat(path.c_str(), &st) == 0) == present) return true;
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return false;
+  return PollUntil(
+      [&] {
+        struct stat st {};
+        return (::lstat(path.c_str(), &st) == 0) == present;
+      },
+      timeout);
 }
 
 BOOST_AUTO_TEST_SUITE(registration)
@@ -62,7 +61,7 @@ BOOST_AUTO_TEST_CASE(get_info_names_the_driver_its_socket_and_v1_before_v1beta1)
   BOOST_TEST(a.error == "");
   BOOST_REQUIRE_EQUAL(s.plugins[kDriver].size(), 1u);
   BOOST_TEST(s.plugins[kDriver][0].health_service == "v1.DRAResourceHealth");
-  BOOST_TEST(Eventually([&] { return node.plugin().registered(); }));
+  BOOST_TEST(PollUntil([&] { return node.plugin().registered(); }));
   BOOST_TEST(node.plugin().registrations() == 1);
 }
 
@@ -114,7 +113,7 @@ BOOST_AUTO_TEST_CASE(kubelet_restart_registers_again_and_runs_the_restart_hook) 
   }
   BOOST_TEST(hook_calls.load() == 10);
   // The plugin learns of each registration (the driver republishes slices).
-  BOOST_TEST(Eventually([&] { return on_registered.load() == 11; }));
+  BOOST_TEST(PollUntil([&] { return on_registered.load() == 11; }));
   BOOST_TEST(node.plugin().registrations() == 11);
   std::sort(latencies_ms.begin(), latencies_ms.end());
   std::cerr << "DRA: kubelet restart -> registered again: median "
@@ -136,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_wiped_registry_directory_is_registered_again_within_100ms
   }
   WatcherSnapshot s = node.kubelet().State();
   BOOST_TEST(s.plugins[kDriver].size() == 1u);  // the old registration went with its socket
-  BOOST_TEST(Eventually([&] { return node.plugin().registered(); }));
+  BOOST_TEST(PollUntil([&] { return node.plugin().registered(); }));
   std::sort(latencies_ms.begin(), latencies_ms.end());
   std::cerr << "DRA: registry directory wiped -> registered again: median "
             << latencies_ms[latencies_ms.size() / 2] << " ms, max " << latencies_ms.back()
@@ -171,11 +170,11 @@ BOOST_AUTO_TEST_CASE(a_removed_dra_socket_is_served_again_on_the_same_endpoint) 
   BOOST_TEST(node.kubelet().State().registrations[kDriver] == 1);
   // Served again once, and that stays so: retiring the old server must not
   // remove the new socket (gRPC unlinks the path it bound at shutdown).
-  BOOST_REQUIRE(Eventually([&] { return node.plugin().service_serves() == 2; }));
+  BOOST_REQUIRE(PollUntil([&] { return node.plugin().service_serves() == 2; }));
   const uint64_t passes = node.plugin().reconcile_passes();
   for (int i = 0; i < 3; ++i) {  // wake the manager thread: a pass each
     std::ofstream(node.plugins_dir() + "/" + kDriver + "/wake") << i;
-    BOOST_REQUIRE(Eventually([&] { return node.plugin().reconcile_passes() > passes + i; }));
+    BOOST_REQUIRE(PollUntil([&] { return node.plugin().reconcile_passes() > passes + i; }));
   }
   BOOST_TEST(node.plugin().service_serves() == 2);
   BOOST_TEST(fs::exists(node.dra_sock()));
@@ -226,18 +225,18 @@ BOOST_AUTO_TEST_CASE(a_registration_socket_nobody_answers_is_recreated_5_then_10
   // The manager thread and the health broadcaster wait on the clock.
   BOOST_REQUIRE(clock.WaitForSleepers(2, seconds(5)));
   clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
-  BOOST_REQUIRE(Eventually([&] { return Inode(reg) != first && Inode(reg) != 0; }));
+  BOOST_REQUIRE(PollUntil([&] { return Inode(reg) != first && Inode(reg) != 0; }));
   const uint64_t second = Inode(reg);
   // 5 s later only the stat backstop runs: the period has doubled.
-  BOOST_REQUIRE(Eventually([&] { return clock.sleepers() >= 2; }));
+  BOOST_REQUIRE(PollUntil([&] { return clock.sleepers() >= 2; }));
   const uint64_t passes = plugin.reconcile_passes();
   clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
-  BOOST_REQUIRE(Eventually([&] { return plugin.reconcile_passes() > passes; }));
-  BOOST_REQUIRE(Eventually([&] { return clock.sleepers() >= 2; }));
+  BOOST_REQUIRE(PollUntil([&] { return plugin.reconcile_passes() > passes; }));
+  BOOST_REQUIRE(PollUntil([&] { return clock.sleepers() >= 2; }));
   BOOST_TEST(Inode(reg) == second);
   // 10 s after the first re-creation: the second.
   clock.Advance(daemon::dra::DraPlugin::kUnansweredMin);
-  BOOST_REQUIRE(Eventually([&] { return Inode(reg) != second && Inode(reg) != 0; }));
+  BOOST_REQUIRE(PollUntil([&] { return Inode(reg) != second && Inode(reg) != 0; }));
   BOOST_TEST(plugin.Stop());
 }
 

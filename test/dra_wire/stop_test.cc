@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(open_health_streams_end_promptly_and_cleanly) {
   BOOST_REQUIRE(s.has_value());
   // kubelet may have cancelled it first (it deregisters us as the
   // registration socket goes); either way nothing is left open on our side.
-  BOOST_TEST(Eventually([&] { return node.plugin().health_streams() == 0; }));
+  BOOST_TEST(PollUntil([&] { return node.plugin().health_streams() == 0; }));
   BOOST_TEST(!std::filesystem::exists(node.dra_sock()));
 }
 

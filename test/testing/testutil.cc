@@ -55,6 +55,16 @@ bool PathExists(const std::string& path) {
   return fs::exists(fs::symlink_status(path, ec));
 }
 
+bool PollUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+               std::chrono::milliseconds period) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(period);
+  }
+  return true;
+}
+
 std::string SourcePath(const std::string& relative) {
   return std::string(HCUDP_SOURCE_DIR) + "/" + relative;
 }

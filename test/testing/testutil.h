@@ -3,6 +3,8 @@
 #ifndef HCUDP_TEST_TESTING_TESTUTIL_H_
 #define HCUDP_TEST_TESTING_TESTUTIL_H_
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,12 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Polls `done` every `period` until it holds (true) or `timeout` passes
+// (false): for state that gives a test no notification to wait on.
+bool PollUntil(const std::function<bool()>& done,
+               std::chrono::milliseconds timeout = std::chrono::seconds(5),
+               std::chrono::milliseconds period = std::chrono::milliseconds(5));
 
 // Writes `content` to `path`, creating parent directories. Aborts the test on
 // failure (BOOST_REQUIRE).

@@ -173,7 +173,11 @@ Status Result(const Value& r, const std::string& field, std::string_view driver,
 
 }  // namespace
 
-std::string AllocatedDevice::BaseRequest() const { return request.substr(0, request.find('/')); }
+std::string BaseRequestName(std::string_view request) {
+  return std::string(request.substr(0, request.find('/')));
+}
+
+std::string AllocatedDevice::BaseRequest() const { return BaseRequestName(request); }
 
 ResourcePath ResourceClaimPath(std::string namespace_name, std::string name) {
   ResourcePath p;

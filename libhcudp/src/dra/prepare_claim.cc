@@ -28,7 +28,7 @@ PrepareAnswer Preparer::Impl::Answer(const PreparedClaim& claim) {
   PrepareAnswer a;
   for (const PreparedDevice& d : claim.devices) {
     PreparedDeviceAnswer out;
-    out.request_names = {d.request.substr(0, d.request.find('/'))};
+    out.request_names = {BaseRequestName(d.request)};
     out.pool_name = d.pool;
     out.device_name = d.device;
     out.cdi_device_ids = d.cdi_ids;
@@ -82,9 +82,10 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   return d;
 }
 
-StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
+StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
+                                                std::optional<Clock::TimePoint> deadline) {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
-  StatusOr<std::string> json = fetch_(ref);
+  StatusOr<std::string> json = fetch_(ref, deadline);
   if (!json.ok()) {
     Status st = json.status().WithContext("GET " + Describe(ref));
     if (Retryable(json.status())) return ErrorAnswer(st.ToString());
@@ -99,6 +100,18 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
 
   InFlight guard(this, ref.uid);
   if (!guard.ok()) return ErrorAnswer(Describe(ref) + ": another call for it is in progress");
+  std::optional<PreparedClaim> known;  // prepared before (or recovered): no file read
+  {
+    MutexLock lock(mu_);
+    auto it = claims_.find(ref.uid);
+    if (it != claims_.end()) known = it->second;
+  }
+  if (known) {
+    bool rewritten = false;
+    Status st = EnsureClaimSpec(*known, &rewritten);
+    if (!st.ok()) return ErrorAnswer(st.ToString());
+    return Answer(*known);
+  }
   StatusOr<PreparedClaim> existing = store_.Read(ref.uid);
   if (existing.ok() && existing->state == ClaimState::kPrepared) {
     bool rewritten = false;
@@ -114,7 +127,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref) {
     return existing.status().WithContext("checkpoint of " + Describe(ref));
   }
   if (existing.ok()) {  // an earlier attempt stopped half-way: undo it first
-    StatusOr<NodeInventory> inventory = backend_->Discover();
+    StatusOr<NodeInventory> inventory = InventoryToRelease(*existing);
     if (!inventory.ok()) return ErrorAnswer(inventory.status().ToString());
     Status st = AdoptUnrecordedMarks(&*existing, *inventory);
     if (st.ok()) st = Undo(*existing, *inventory, false);
@@ -131,21 +144,18 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   pc.owner = claim.pod_uid.empty() ? claim.uid : claim.pod_uid;
   pc.boot_id = boot_id_;
   pc.state = ClaimState::kPreparing;
-  // Cards (index, BDF, size) are planned from the inventory of the last
-  // Recover/WriteWholeCardSpec; pre-split vHCUs and MIG instances, or a name
-  // the cache does not know, from a fresh discovery.
-  std::optional<NodeInventory> cached;
-  {
-    MutexLock lock(mu_);
-    cached = inventory_;
-  }
+  // Devices are planned from the node as the daemon last saw it (Recover,
+  // WriteWholeCardSpec on every inventory change); only a name it does not
+  // know sends us to the node itself (the change may not have reached us
+  // yet). A card gone from both is an error naming the device.
+  std::optional<NodeInventory> cached = CachedInventory();
   StatusOr<NodeInventory> inventory =
       cached ? StatusOr<NodeInventory>(std::move(*cached)) : backend_->Discover();
   if (!inventory.ok()) return ErrorAnswer("discovering the node: " + inventory.status().ToString());
   bool fresh = !cached.has_value();
   for (size_t i = 0; i < claim.results.size(); ++i) {
     StatusOr<PreparedDevice> d = Plan(claim.results[i], *inventory);
-    if (!fresh && (!d.ok() || d->kind == PreparedKind::kVhcu || d->kind == PreparedKind::kMig)) {
+    if (!fresh && !d.ok() && d.status().code() == StatusCode::kNotFound) {
       inventory = backend_->Discover();
       if (!inventory.ok()) {
         return ErrorAnswer("discovering the node: " + inventory.status().ToString());
@@ -158,20 +168,15 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));
   }
-  {  // pre-split vHCUs and MIG instances belong to one claim at a time
-    MutexLock lock(mu_);
-    for (const PreparedDevice& d : pc.devices) {
-      if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
-      for (const auto& [uid, other] : claims_) {
-        for (const PreparedDevice& o : other.devices) {
-          if (o.device == d.device && uid != pc.uid) {
-            return FailedPreconditionError("device " + d.device +
-                                           " is already prepared for claim " +
-                                           other.namespace_name + "/" + other.name);
-          }
-        }
-      }
-    }
+  // Pre-split vHCUs and MIG instances belong to one claim at a time: their
+  // names are reserved now, under the lock, before the slow work, so that a
+  // concurrent Prepare of another claim naming one of them fails here
+  // instead of passing the check too. Released when this call returns
+  // (claims_ holds them from then on, on success).
+  Reservation reservation(this, pc.uid);
+  if (Status st = reservation.Reserve(pc); !st.ok()) {
+    return ErrorAnswer(
+        st.WithContext("claim " + claim.namespace_name + "/" + claim.name).ToString());
   }
   // Without a vHCU to create, nothing can leak before the entry exists: it is
   // written "prepared" at once (names known in advance), and whatever a crash
@@ -185,7 +190,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     for (PreparedDevice& d : pc.devices) {
       if (d.kind != PreparedKind::kCard) continue;
       StatusOr<std::string> name = hami::FormatMarkFileName(
-          {pc.owner, d.request.substr(0, d.request.find('/')), d.card, hami::kWholeCardVhcuId});
+          {pc.owner, BaseRequestName(d.request), d.card, hami::kWholeCardVhcuId});
       if (!name.ok()) return name.status().WithContext("claim " + pc.uid);
       d.mark = *name;
     }
@@ -196,15 +201,14 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   if (!st.ok()) return ErrorAnswer("checkpoint: " + st.ToString());
   if (Crash(PrepareStep::kCheckpointPreparing)) return AbortedError("crash after preparing");
 
-  bool made_vhcu = false;
   for (PreparedDevice& d : pc.devices) {
     const bool whole = d.kind == PreparedKind::kCard;
     if (d.kind != PreparedKind::kDynamicVhcu && !whole) continue;
-    const VhcuOwner owner{pc.owner, d.request.substr(0, d.request.find('/'))};
+    const VhcuOwner owner{pc.owner, BaseRequestName(d.request)};
     if (whole) {
       StatusOr<MarkFile> mark = vhcus_->MarkWholeCard(owner, d.card);
       if (mark.ok()) {
-        d.mark = mark->path.substr(mark->path.rfind('/') + 1);
+        d.mark = FileNameOf(mark->path);
       } else {
         st = mark.status();
       }
@@ -212,22 +216,20 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       StatusOr<CreatedVhcu> made = vhcus_->CreateVhcu(owner, d.card, d.compute_units, d.memory_mib);
       if (made.ok()) {
         d.vhcu_id = made->vhcu.id;
-        d.mark = made->mark.path.substr(made->mark.path.rfind('/') + 1);
-        made_vhcu = true;
+        // The claim spec needs the new vHCU: it is added to our copy of
+        // the node rather than discovering the node again.
+        auto& vhcus = inventory->vhcus;
+        vhcus.erase(std::remove_if(vhcus.begin(), vhcus.end(),
+                                   [&](const Vhcu& v) { return v.id == made->vhcu.id; }),
+                    vhcus.end());
+        vhcus.push_back(made->vhcu);
+        d.mark = FileNameOf(made->mark.path);
       } else {
         st = made.status();
       }
     }
     if (!st.ok()) break;
     if (Crash(PrepareStep::kDeviceMade)) return AbortedError("crash after a device");
-  }
-  if (st.ok() && made_vhcu) {
-    StatusOr<NodeInventory> now = backend_->Discover();
-    if (now.ok()) {
-      *inventory = std::move(*now);
-    } else {
-      st = now.status();
-    }
   }
   SetCdiIds(&pc);
   if (st.ok()) {
@@ -261,6 +263,52 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   return Answer(pc);
 }
 
+Preparer::Impl::Reservation::~Reservation() {
+  if (names_.empty()) return;
+  MutexLock lock(impl_->mu_);
+  for (const std::string& name : names_) impl_->reserved_.erase(name);
+}
+
+Status Preparer::Impl::Reservation::Reserve(const PreparedClaim& claim) {
+  MutexLock lock(impl_->mu_);
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
+    auto held = impl_->reserved_.find(d.device);
+    if (held != impl_->reserved_.end() && held->second != uid_) {
+      return FailedPreconditionError("device " + d.device + " is being prepared for claim " +
+                                     held->second);
+    }
+    for (const auto& [uid, other] : impl_->claims_) {
+      if (uid == uid_) continue;
+      for (const PreparedDevice& o : other.devices) {
+        if (o.device == d.device) {
+          return FailedPreconditionError("device " + d.device + " is already prepared for claim " +
+                                         other.namespace_name + "/" + other.name);
+        }
+      }
+    }
+  }
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind != PreparedKind::kVhcu && d.kind != PreparedKind::kMig) continue;
+    if (impl_->reserved_.emplace(d.device, uid_).second) names_.push_back(d.device);
+  }
+  return OkStatus();
+}
+
+std::optional<NodeInventory> Preparer::Impl::CachedInventory() const {
+  MutexLock lock(mu_);
+  return inventory_;
+}
+
+StatusOr<NodeInventory> Preparer::Impl::InventoryToRelease(const PreparedClaim& claim) {
+  // Only a vHCU we made is checked against the node before it is destroyed
+  // (its id may have been reused); marks of whole cards are just removed.
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.kind == PreparedKind::kDynamicVhcu) return backend_->Discover();
+  }
+  return NodeInventory{};
+}
+
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
   *rewritten = false;
   for (const PreparedDevice& d : claim.devices) {  // a crash before the mark was written
@@ -268,17 +316,26 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
     const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
     if (::access(mark.c_str(), F_OK) == 0) continue;
     HCUDP_RETURN_IF_ERROR(
-        vhcus_->MarkWholeCard({claim.owner, d.request.substr(0, d.request.find('/'))}, d.card)
-            .status());
+        vhcus_->MarkWholeCard({claim.owner, BaseRequestName(d.request)}, d.card).status());
   }
+  const bool has_spec =
+      std::any_of(claim.devices.begin(), claim.devices.end(),
+                  [](const PreparedDevice& d) { return d.kind != PreparedKind::kCard; });
+  if (!has_spec) return OkStatus();  // whole cards only: their spec is the node's
   const std::string path = ClaimSpecPath(claim.uid);
   if (::access(path.c_str(), F_OK) == 0) return OkStatus();
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
-  HCUDP_ASSIGN_OR_RETURN(std::string spec,
-                         BuildClaimSpec(o_.driver_name, claim, inventory, builder_));
-  if (spec.empty()) return OkStatus();
+  // The node as last seen; a vHCU made since may be missing from it.
+  std::optional<NodeInventory> cached = CachedInventory();
+  StatusOr<std::string> spec = cached ? BuildClaimSpec(o_.driver_name, claim, *cached, builder_)
+                                      : StatusOr<std::string>(NotFoundError("no inventory"));
+  if (!spec.ok()) {
+    HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+    spec = BuildClaimSpec(o_.driver_name, claim, inventory, builder_);
+  }
+  HCUDP_RETURN_IF_ERROR(spec.status());
+  if (spec->empty()) return OkStatus();
   HCUDP_RETURN_IF_ERROR(
-      WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, claim.uid), spec));
+      WriteSpecFile(CdiDir(), ClaimSpecFileName(o_.driver_name, claim.uid), *spec));
   *rewritten = true;
   return OkStatus();
 }
@@ -287,17 +344,41 @@ Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
   std::vector<std::string> skipped;
   std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
-  const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
   {
     MutexLock lock(mu_);
-    inventory_ = inventory;
-    if (spec == whole_card_spec_ && ::access(path.c_str(), F_OK) == 0) return OkStatus();
+    inventory_ = inventory;  // Prepare plans from the newest at once
+    wanted_spec_ = std::move(spec);
+    ++spec_generation_;
+    if (spec_writer_) return OkStatus();  // the writer at work writes ours next
+    spec_writer_ = true;
   }
-  HCUDP_RETURN_IF_ERROR(WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), spec));
-  MutexLock lock(mu_);
-  whole_card_spec_ = std::move(spec);
-  inventory_ = inventory;
-  return OkStatus();
+  const std::string path = CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name);
+  Status result;
+  bool first = true;
+  for (;;) {
+    std::string want;
+    uint64_t generation = 0;
+    bool written = false;
+    {
+      MutexLock lock(mu_);
+      want = wanted_spec_;
+      generation = spec_generation_;
+      written = want == whole_card_spec_;
+    }
+    result = OkStatus();
+    if (!written || ::access(path.c_str(), F_OK) != 0) {
+      result = WriteSpecFile(CdiDir(), WholeCardSpecFileName(o_.driver_name), want);
+    }
+    const bool stop = first && Crash(PrepareStep::kWholeCardSpecWritten);
+    first = false;
+    MutexLock lock(mu_);
+    if (result.ok()) whole_card_spec_ = std::move(want);
+    if (stop || generation == spec_generation_) {
+      spec_writer_ = false;
+      return stop ? AbortedError("stopped after the whole-card spec") : result;
+    }
+    // A newer inventory came while we wrote: write its spec too.
+  }
 }
 
 }  // namespace hcudp::dra

@@ -7,23 +7,12 @@
 
 namespace hcudp::dra {
 
-std::string CardDeviceName(const Card& card) {
-  std::string out = "hcu-";
-  for (char c : card.bdf) out += (c == ':' || c == '.') ? '-' : c;
-  return out;
-}
+std::string CardDeviceName(const Card& card) { return CardDeviceName(card.bdf); }
 
-std::string VhcuDeviceName(const Vhcu& vhcu) {
-  Card parent;
-  parent.bdf = vhcu.card_bdf;
-  return CardDeviceName(parent) + "-vdev" + std::to_string(vhcu.id);
-}
+std::string VhcuDeviceName(const Vhcu& vhcu) { return VhcuDeviceName(vhcu.card_bdf, vhcu.id); }
 
 std::string MigDeviceName(const MigInstance& mig) {
-  Card parent;
-  parent.bdf = mig.card_bdf;
-  return CardDeviceName(parent) + "-mig-" + std::to_string(mig.gpu_instance) + "-" +
-         std::to_string(mig.compute_instance);
+  return MigDeviceName(mig.card_bdf, mig.gpu_instance, mig.compute_instance);
 }
 
 StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory, std::string_view name) {
@@ -54,12 +43,17 @@ StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory, std::string
   return NotFoundError("device " + std::string(name.substr(0, 128)) + " is not on this node");
 }
 
-ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout) {
-  return [client, timeout](const ClaimRef& ref) -> StatusOr<std::string> {
-    CallOptions call;
-    call.deadline = Clock::Real().Now() + timeout;
-    return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
-  };
+ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout,
+                              const std::atomic<bool>* cancel) {
+  return
+      [client, timeout, cancel](const ClaimRef& ref,
+                                std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
+        CallOptions call;
+        call.deadline = Clock::Real().Now() + timeout;
+        if (deadline && *deadline < *call.deadline) call.deadline = deadline;
+        call.cancel = cancel;
+        return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
+      };
 }
 
 bool Retryable(const Status& status) {
@@ -119,7 +113,10 @@ Preparer::Preparer(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch,
     : impl_(std::make_unique<Impl>(backend, vhcus, std::move(fetch), std::move(options), clock)) {}
 Preparer::~Preparer() = default;
 StatusOr<RecoverResult> Preparer::Recover() { return impl_->Recover(); }
-StatusOr<PrepareAnswer> Preparer::Prepare(const ClaimRef& claim) { return impl_->Prepare(claim); }
+StatusOr<PrepareAnswer> Preparer::Prepare(const ClaimRef& claim,
+                                          std::optional<Clock::TimePoint> deadline) {
+  return impl_->Prepare(claim, deadline);
+}
 Status Preparer::Unprepare(const ClaimRef& claim) { return impl_->Unprepare(claim); }
 RecoverResult Preparer::Tick() { return impl_->Tick(); }
 Status Preparer::WriteWholeCardSpec(const NodeInventory& inventory) {

@@ -20,7 +20,7 @@ class Preparer::Impl {
        Clock& clock);
 
   StatusOr<RecoverResult> Recover();
-  StatusOr<PrepareAnswer> Prepare(const ClaimRef& ref);
+  StatusOr<PrepareAnswer> Prepare(const ClaimRef& ref, std::optional<Clock::TimePoint> deadline);
   Status Unprepare(const ClaimRef& ref);
   RecoverResult Tick();
   Status WriteWholeCardSpec(const NodeInventory& inventory);
@@ -39,6 +39,24 @@ class Preparer::Impl {
     Impl* impl_;
     std::string uid_;
     bool ok_;
+  };
+
+  // Device names (pre-split vHCUs, MIG instances) one Prepare holds while
+  // it works; released on destruction.
+  class Reservation {
+   public:
+    Reservation(Impl* impl, std::string uid) : impl_(impl), uid_(std::move(uid)) {}
+    ~Reservation();
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    // FailedPrecondition when another claim holds or has prepared one of
+    // `claim`'s exclusive devices; nothing is reserved then.
+    Status Reserve(const PreparedClaim& claim);
+
+   private:
+    Impl* impl_;
+    std::string uid_;
+    std::vector<std::string> names_;
   };
 
   struct Pending {
@@ -60,6 +78,11 @@ class Preparer::Impl {
   // and whole-card marks (a crash right after the entry was written).
   Status EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten);
   static PrepareAnswer Answer(const PreparedClaim& claim);
+  // A copy of inventory_ (nullopt before Recover/WriteWholeCardSpec).
+  std::optional<NodeInventory> CachedInventory() const;
+  // What ReleaseDevice/AdoptUnrecordedMarks need to undo `claim`: the node
+  // discovered when it has a vHCU we made, else nothing (no discovery).
+  StatusOr<NodeInventory> InventoryToRelease(const PreparedClaim& claim);
 
   // prepare_release.cc
   // Destroys/unmarks one device if it is still ours (mark file present and
@@ -88,10 +111,21 @@ class Preparer::Impl {
   std::set<std::string> in_flight_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
-  std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);
-  // The node as of the last Recover/WriteWholeCardSpec (cards for Plan).
+  // Exclusive device name → UID of the claim whose Prepare is making it.
+  std::map<std::string, std::string> reserved_ HCUDP_GUARDED_BY(mu_);
+  // The node as of the newest Recover/WriteWholeCardSpec (for Plan), the
+  // whole-card spec made from it and its generation; the spec on disk. One
+  // call at a time (spec_writer_) writes the file, outside the lock, until
+  // the file holds the newest generation's spec.
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
+  std::string wanted_spec_ HCUDP_GUARDED_BY(mu_);
+  uint64_t spec_generation_ HCUDP_GUARDED_BY(mu_) = 0;
+  bool spec_writer_ HCUDP_GUARDED_BY(mu_) = false;
+  std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);  // as written
 };
+
+// The last component of a path: a mark file's name from its path.
+inline std::string FileNameOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // Errors a retry may fix: a per-claim error string rather than an RPC error.
 bool Retryable(const Status& status);

@@ -80,7 +80,7 @@ void Preparer::Impl::AddPending(const ClaimRef& ref) {
 
 // One recorded claim against the API: gone (404, or replaced) → unprepare.
 void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api_down) {
-  StatusOr<std::string> json = fetch_(ref);
+  StatusOr<std::string> json = fetch_(ref, std::nullopt);
   bool gone = false;
   if (json.ok()) {
     StatusOr<ParsedClaim> parsed = ParseResourceClaim(*json, o_.driver_name);

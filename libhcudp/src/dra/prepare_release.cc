@@ -14,6 +14,9 @@ Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventor
   const std::string path = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
   if (::access(path.c_str(), F_OK) != 0) return OkStatus();  // released before
   HCUDP_ASSIGN_OR_RETURN(hami::MarkFileName mark, hami::ParseMarkFileName(d.mark));
+  if (mark.whole_card()) {  // nothing to destroy: the mark only
+    return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
+  }
   if (mark.vhcu_id >= 0) {
     const Vhcu* now = inventory.FindVhcu(mark.vhcu_id);
     const bool ours = now != nullptr && now->card_bdf == d.card_bdf &&
@@ -45,9 +48,9 @@ Status Preparer::Impl::AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInve
   HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(o_.host_root, nullptr));
   for (PreparedDevice& d : claim->devices) {
     if (!d.mark.empty()) continue;
-    const std::string request = d.request.substr(0, d.request.find('/'));
+    const std::string request = BaseRequestName(d.request);
     for (const MarkFile& m : marks) {
-      const std::string file = m.path.substr(m.path.rfind('/') + 1);
+      const std::string file = FileNameOf(m.path);
       if (recorded.count(file) > 0 || m.name.pod_uid != claim->owner ||
           m.name.container != request || m.name.card != d.card) {
         continue;
@@ -116,7 +119,7 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
     return OkStatus();  // never prepared here, or already unprepared
   }
   if (!entry.ok()) return entry.status();
-  StatusOr<NodeInventory> inventory = backend_->Discover();
+  StatusOr<NodeInventory> inventory = InventoryToRelease(*entry);
   if (!inventory.ok())
     return UnavailableError("discovering the node: " + inventory.status().message());
   if (entry->state == ClaimState::kPreparing) {

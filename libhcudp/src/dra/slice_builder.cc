@@ -214,6 +214,15 @@ std::string CardDeviceName(std::string_view bdf) {
   return name;
 }
 
+std::string VhcuDeviceName(std::string_view card_bdf, int vhcu_id) {
+  return CardDeviceName(card_bdf) + "-vdev" + std::to_string(vhcu_id);
+}
+
+std::string MigDeviceName(std::string_view card_bdf, int gpu_instance, int compute_instance) {
+  return CardDeviceName(card_bdf) + "-mig-" + std::to_string(gpu_instance) + "-" +
+         std::to_string(compute_instance);
+}
+
 StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p) {
   HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(p.node_name, "node name"));
   HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(p.driver_name, "driver name", 63));
@@ -253,8 +262,7 @@ StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p)
       has_children = true;
       PoolDevice d;
       d.type = PoolDeviceType::kMig;
-      d.name = card_name + "-mig-" + std::to_string(mig.gpu_instance) + "-" +
-               std::to_string(mig.compute_instance);
+      d.name = MigDeviceName(card.bdf, mig.gpu_instance, mig.compute_instance);
       d.card = card.index;
       d.card_bdf = card.bdf;
       d.mig_index = static_cast<int>(mi);
@@ -274,7 +282,7 @@ StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p)
       }
       PoolDevice d;
       d.type = PoolDeviceType::kVhcu;
-      d.name = card_name + "-vdev" + std::to_string(v.id);
+      d.name = VhcuDeviceName(card.bdf, v.id);
       d.card = card.index;
       d.card_bdf = card.bdf;
       d.vhcu_id = v.id;

@@ -40,6 +40,10 @@ struct CapacityAmounts {
 };
 
 // One entry of status.allocation.devices.results of this driver.
+// A request name without "/<sub-request>" ("hcu/sub" -> "hcu"): what
+// kubelet matches a container's request by.
+HCUDP_EXPORT std::string BaseRequestName(std::string_view request);
+
 struct AllocatedDevice {
   std::string request;  // "hcu", or "hcu/sub" for a prioritized-list sub-request
   std::string pool;

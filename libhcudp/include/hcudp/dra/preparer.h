@@ -28,6 +28,7 @@
 #ifndef HCUDP_DRA_PREPARER_H_
 #define HCUDP_DRA_PREPARER_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -40,6 +41,7 @@
 #include "hcudp/device.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/dra/claim.h"
+#include "hcudp/dra/slices.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/status.h"
@@ -47,7 +49,8 @@
 
 namespace hcudp::dra {
 
-// The slice device names this preparer understands (DESIGN §9):
+// The slice device names this preparer understands (DESIGN §9; the same
+// functions of slices.h, by node object):
 //   whole card   hcu-<bdf with ':' and '.' as '-'>        hcu-0000-3b-00-0
 //   vHCU         <card name>-vdev<N>                      hcu-0000-3b-00-0-vdev3
 //   MIG          <card name>-mig-<gi>-<ci>                hcu-0000-3b-00-0-mig-1-0
@@ -67,10 +70,16 @@ HCUDP_EXPORT StatusOr<DeviceTarget> ResolveDevice(const NodeInventory& inventory
                                                   std::string_view name);
 
 // GETs one claim: its JSON, or the API's error (NotFound once deleted).
-using ClaimFetcher = std::function<StatusOr<std::string>(const ClaimRef& claim)>;
+// `deadline` (steady clock) is the caller's: kubelet's call deadline for a
+// Prepare, nullopt for the preparer's own checks; the GET must have ended
+// by then (DeadlineExceeded otherwise).
+using ClaimFetcher = std::function<StatusOr<std::string>(const ClaimRef& claim,
+                                                         std::optional<Clock::TimePoint> deadline)>;
 // The real one: KubeClient::Get of ResourceClaimPath, each call bounded by
-// `timeout`. `client` is not owned.
-HCUDP_EXPORT ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout);
+// `timeout` and by the caller's deadline, whichever comes first, and ended
+// (Cancelled) once `*cancel` reads true. `client` and `cancel` are not owned.
+HCUDP_EXPORT ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds timeout,
+                                           const std::atomic<bool>* cancel = nullptr);
 
 // Steps of Prepare/Unprepare after which a test may simulate a crash.
 enum class PrepareStep {
@@ -80,6 +89,7 @@ enum class PrepareStep {
   kCheckpointPrepared,    // before Prepare returns
   kUnprepareDeviceFreed,  // after each device released in Unprepare
   kUnprepareSpecRemoved,
+  kWholeCardSpecWritten,  // WriteWholeCardSpec wrote the file, before it is recorded
 };
 
 struct PreparerOptions {
@@ -148,9 +158,13 @@ class HCUDP_EXPORT Preparer {
 
   // Non-OK: an error for the whole RPC (claim not allocated, replaced, bad
   // JSON, a device this node does not have, a result of another pool).
-  // OK with `error` set: retry may fix it (API unavailable, vHCU lock busy,
-  // card full, a call for this claim in progress).
-  StatusOr<PrepareAnswer> Prepare(const ClaimRef& claim);
+  // OK with `error` set: retry may fix it (API unavailable or too slow for
+  // `deadline`, vHCU lock busy, card full, a call for this claim in
+  // progress, a pre-split vHCU or MIG instance held by another claim).
+  // `deadline` (steady clock, as the fetcher's): when the claim GET must
+  // have ended, e.g. a little before kubelet's call deadline.
+  StatusOr<PrepareAnswer> Prepare(const ClaimRef& claim,
+                                  std::optional<Clock::TimePoint> deadline = std::nullopt);
 
   // OK once nothing of the claim is left. Unavailable when a vHCU could not
   // be destroyed yet (the entry stays; call again).
@@ -162,10 +176,15 @@ class HCUDP_EXPORT Preparer {
   RecoverResult Tick();
 
   // The whole-card spec, rewritten when the inventory changed (DRI nodes).
-  // Call on every inventory change: Prepare plans whole cards from the
-  // inventory given here (or by Recover) instead of discovering the node
-  // each time; pre-split vHCUs, MIG instances and names it does not know
-  // are looked up afresh.
+  // Concurrent calls: one writes at a time, and the file ends up with the
+  // spec of the newest call (an older one never overwrites it); a call made
+  // while another is writing returns at once and leaves the write of its
+  // spec to that one.
+  // Call on every inventory change: Prepare plans its devices (and builds
+  // claim CDI specs) from the inventory given here (or by Recover) instead
+  // of discovering the node each time; only a device name it does not know
+  // is looked up afresh. Unprepare discovers the node only for a claim with
+  // a vHCU it made.
   Status WriteWholeCardSpec(const NodeInventory& inventory);
 
   // Every prepared claim (checkpoint state "prepared"), for the health

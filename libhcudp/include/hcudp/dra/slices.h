@@ -78,8 +78,14 @@ struct PoolPlan {
   bool uses_taints = false;
 };
 
-// A device name for a card BDF: "0000:3b:00.0" -> "hcu-0000-3b-00-0".
+// Device names (DESIGN §9), the one definition the slices and Prepare share:
+//   card BDF "0000:3b:00.0"          -> "hcu-0000-3b-00-0"
+//   its vHCU 3                       -> "hcu-0000-3b-00-0-vdev3"
+//   its MIG instance (GI 1, CI 0)    -> "hcu-0000-3b-00-0-mig-1-0"
 HCUDP_EXPORT std::string CardDeviceName(std::string_view bdf);
+HCUDP_EXPORT std::string VhcuDeviceName(std::string_view card_bdf, int vhcu_id);
+HCUDP_EXPORT std::string MigDeviceName(std::string_view card_bdf, int gpu_instance,
+                                       int compute_instance);
 
 // The pool of `inventory`. InvalidArgument naming the field for a bad node
 // name or driver name, a card BDF that gives no valid device name, or
