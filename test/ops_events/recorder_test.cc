@@ -239,6 +239,41 @@ BOOST_FIXTURE_TEST_CASE(unreachable_server_is_retried_an_answer_is_not, NoRetryF
   BOOST_TEST(rec.stats().created == 1u);
 }
 
+// The client here retries 4 times on its own (the Fixture's default, as the
+// daemon's shared client does); the recorder must not nest its retries on
+// top: one POST per attempt, max_tries attempts at most, and none started
+// after give_up_after.
+BOOST_AUTO_TEST_CASE(one_retry_layer_with_a_bounded_total_time) {
+  SimClock clock;
+  EventRecorderOptions o = Options("one-layer-node");
+  o.max_tries = 12;
+  o.retry_delay = seconds(10);
+  o.give_up_after = seconds(35);
+  EventRecorder rec(o, clock);
+  BOOST_REQUIRE(rec.Start().ok());
+  api.AddFault(R"({"method":"POST","path":"events$","status":503,"count":1000})");
+  rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "unreachable");
+  int expected = 0;
+  for (int attempt = 1; attempt <= 4; ++attempt) {
+    // The attempt's POST, then the recorder waits (on its clock) for the
+    // next one; a nested client retry would show as more POSTs here.
+    ++expected;
+    BOOST_REQUIRE(
+        Eventually([&] { return CountRequests(api.Requests(), "POST", kEvents) >= expected; }));
+    if (attempt == 4) break;
+    BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+    BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == expected);
+    clock.Advance(seconds(10));
+  }
+  // 30 s after the first attempt a fourth one ran; a fifth would start at
+  // 40 s, past give_up_after (35 s): given up, not waited for.
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == 4);
+  BOOST_TEST(rec.stats().failed == 1u);
+  BOOST_TEST(rec.stats().created == 0u);
+  api.ClearFaults();
+}
+
 BOOST_AUTO_TEST_CASE(full_queue_drops_and_a_silent_server_does_not_delay_stop) {
   EventRecorderOptions o = Options("silent-node");
   o.queue_size = 3;

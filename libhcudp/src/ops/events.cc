@@ -212,11 +212,9 @@ class EventRecorder::Impl {
   // PATCH the series count; an event the server no longer has (TTL) is
   // created again, with its series.
   void SendSeries(Series& s) {
-    CallOptions call;
-    call.cancel = &cancel_;
     ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, s.name, ""};
     const std::string patch = internal::SeriesPatchJson(s.count, s.object.last_observed);
-    Status st = Try([&] {
+    Status st = Try([&](const CallOptions& call) {
       return options_.client->Patch(path, PatchType::kStrategicMerge, patch, call).status();
     });
     if (st.ok()) {
@@ -238,11 +236,11 @@ class EventRecorder::Impl {
   }
 
   bool Create(const EventObject& e) {
-    CallOptions call;
-    call.cancel = &cancel_;
     ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, "", ""};
     const std::string body = internal::EventJson(e);
-    Status st = Try([&] { return options_.client->Create(path, body, call).status(); });
+    Status st = Try([&](const CallOptions& call) {
+      return options_.client->Create(path, body, call).status();
+    });
     if (st.ok()) {
       Count(&EventRecorderStats::created);
       VLOG(2) << "event " << e.reason << " created: " << e.name;
@@ -252,17 +250,25 @@ class EventRecorder::Impl {
     return false;
   }
 
-  // Up to max_tries attempts, retry_delay apart, while the server is
-  // unreachable; a stop ends the wait.
+  // The recorder's one retry layer (each call asks the client for no
+  // retries of its own): up to max_tries attempts, retry_delay apart, while
+  // the server is unreachable, and none started later than give_up_after
+  // after the first; a stop ends the wait at once and a call in flight
+  // within ~50 ms (cancel_).
   template <typename F>
   Status Try(const F& call) {
+    CallOptions options;
+    options.cancel = &cancel_;
+    options.max_retries = 0;
+    const Clock::TimePoint give_up = clock_.Now() + options_.give_up_after;
     Status st;
     for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
-      st = call();
+      st = call(options);
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
+      const Clock::TimePoint next = clock_.Now() + options_.retry_delay;
+      if (next > give_up) break;
       MutexLock lock(mu_);
-      WaitUntil(clock_, mu_, cv_, clock_.Now() + options_.retry_delay,
-                [this]() HCUDP_REQUIRES(mu_) { return stopping_; });
+      WaitUntil(clock_, mu_, cv_, next, [this]() HCUDP_REQUIRES(mu_) { return stopping_; });
       if (stopping_) break;
     }
     if (!st.ok() && !IsNotFound(st)) Count(&EventRecorderStats::failed);

@@ -205,6 +205,7 @@ class NodeLabelPublisher::Impl {
   Status PatchNode(const NodeLabels& labels) {
     CallOptions call;
     call.cancel = &cancel_;
+    call.max_retries = 0;  // the loop's backoff is the one retry layer
     ResourcePath path = NodePath(options_.node_name);
     HCUDP_ASSIGN_OR_RETURN(std::string json, options_.client->Get(path, call));
     HCUDP_ASSIGN_OR_RETURN(NodeLabels have, NodeLabelsOf(json));
