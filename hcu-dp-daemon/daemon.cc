@@ -95,7 +95,8 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   auto made = DraMode::New(options, node, state);
   if (!made.ok()) return StartupError(made.status());
   DraMode& dra = **made;
-  auto ops = NodeOps::New(options);  // --node-labels, --events
+  // --node-labels, --events, on the mode's API client.
+  auto ops = NodeOps::New(options, dra.client());
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
   state.set_listener([&dra, node_ops, metrics, &state] {
@@ -159,17 +160,21 @@ int RunDaemon(const Options& options) {
   std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
   Backend& node = metered ? *metered : **backend;
   if (options.strategy == Strategy::kDra) return RunDra(options, node, state, metrics.get());
-  auto ops = NodeOps::New(options);  // --node-labels, --events
-  if (!ops.ok()) return StartupError(ops.status());
-  NodeOps* node_ops = ops->get();
+  // The HAMi agent reports its start-up recovery (in Start, below) to the
+  // NodeOps built after it, on its API client.
+  NodeOps* node_ops = nullptr;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
-    auto made = HamiMode::New(options, node, state, [node_ops](const VhcuSweepResult& r) {
-      node_ops->OnVhcusRecovered(r);
+    auto made = HamiMode::New(options, node, state, [&node_ops](const VhcuSweepResult& r) {
+      if (node_ops != nullptr) node_ops->OnVhcusRecovered(r);
     });
     if (!made.ok()) return StartupError(made.status());
     hami = std::move(*made);
   }
+  // --node-labels, --events; destroyed before the mode whose client it uses.
+  auto ops = NodeOps::New(options, hami ? hami->client() : nullptr);
+  if (!ops.ok()) return StartupError(ops.status());
+  node_ops = ops->get();
   if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {
     return StartupError(dir);
   }
