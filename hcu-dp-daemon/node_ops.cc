@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "hcudp/kube_config.h"
+#include "hcudp_internal/file_util.h"
 #include "metrics.h"
 
 namespace hcudp::daemon {
@@ -13,6 +14,13 @@ namespace {
 // mig). Any failure names the file or setting at fault.
 StatusOr<std::unique_ptr<KubeClient>> OwnClient(const Options& options) {
   HCUDP_ASSIGN_OR_RETURN(KubeConfig config, ResolveKubeConfig(options.kubeconfig));
+  // A token file is read per request; one that cannot be read now would
+  // fail every call later.
+  if (!config.token_file.empty()) {
+    HCUDP_RETURN_IF_ERROR(file_util::ReadFile(config.token_file)
+                              .status()
+                              .WithContext(config.source + ": token file"));
+  }
   KubeClientOptions client_options;
   client_options.request_timeout_ms = 5000;
   client_options.max_retries = 2;  // labels and events ask for none per call
@@ -48,7 +56,7 @@ StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options, KubeClie
     }
     if (why_not.empty() && options.node_name.empty()) why_not = "no --node-name";
     if (!why_not.empty() && options.events == EventsMode::kAuto) {
-      LOG(INFO) << "--events=auto: events off (" << why_not << ")";
+      LOG(WARNING) << "--events=auto: running without Kubernetes Events: " << why_not;
       want_events = false;
     }
   }
@@ -64,6 +72,7 @@ StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options, KubeClie
     EventRecorderOptions o;
     o.node_name = options.node_name;
     o.client = ops->client_;
+    o.off_when_refused = options.events == EventsMode::kAuto;
     ops->events_ = std::make_unique<EventRecorder>(std::move(o));
   }
   if (!want_node && !want_events) {  // nothing talks to the API server

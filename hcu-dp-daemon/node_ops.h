@@ -26,9 +26,14 @@ class NodeOps {
   // connection pool and one credential reader for the whole daemon; not
   // owned, must outlive the NodeOps); otherwise NodeOps resolves the
   // credentials itself, once, and only when --node-labels=node or --events
-  // needs them. --events=auto turns events on only when credentials and
-  // --node-name exist (else it logs why not); --events=true or
-  // --node-labels=node without them is an input error (exit 2).
+  // needs them. Credentials "work" when the kubeconfig (or in-cluster
+  // service account) resolves and every file it names, the token file
+  // included, is readable.
+  // --events=auto uses events when credentials work and --node-name is set;
+  // otherwise it logs one warning saying why (naming the file) and the
+  // daemon runs without events; so it does, after one warning, once the
+  // API server refuses the credentials (401, 403). --events=true or --node-labels=node
+  // without working credentials is an input error naming the file (exit 2).
   static StatusOr<std::unique_ptr<NodeOps>> New(const Options& options,
                                                 KubeClient* shared_client = nullptr);
   ~NodeOps();

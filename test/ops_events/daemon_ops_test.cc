@@ -162,8 +162,46 @@ BOOST_AUTO_TEST_CASE(events_auto_without_credentials_stays_off) {
                   {"--pulse=0", "--events=auto", "--kubeconfig=/nonexistent/kubeconfig"});
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
-  BOOST_TEST(h.daemon().WaitForLog("--events=auto: events off", milliseconds(5000)),
+  BOOST_TEST(h.daemon().WaitForLog("--events=auto: running without Kubernetes Events: ",
+                                   milliseconds(5000)),
              h.daemon().Log());
+}
+
+// Credential files that do not work (a kubeconfig whose token file is
+// missing): auto serves, with one warning naming the file; true is a
+// one-line start-up error naming it.
+BOOST_AUTO_TEST_CASE(events_auto_with_bad_credential_files_runs_without_them) {
+  FakeApiServer api;
+  TempDir dir;
+  // The fake's kubeconfig with its inline token turned into a token file
+  // that does not exist.
+  std::string kubeconfig = ReadFile(api.kubeconfig_path());
+  const size_t at = kubeconfig.find("token: ");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, kubeconfig);
+  const std::string missing = dir.Join("no-such-token");
+  kubeconfig.replace(at, kubeconfig.find('\n', at) - at, "tokenFile: " + missing);
+  WriteFile(dir.Join("kubeconfig"), kubeconfig);
+
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0", "--events=auto", "--node-name=n1",
+                                               "--kubeconfig=" + dir.Join("kubeconfig")});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE_MESSAGE(
+      h.daemon().WaitForLog("--events=auto: running without Kubernetes Events", milliseconds(5000)),
+      h.daemon().Log());
+  const std::string log = h.daemon().Log();
+  const size_t warning = log.find("--events=auto: running without Kubernetes Events");
+  BOOST_TEST(log.find(missing, warning) != std::string::npos, log);
+  BOOST_TEST(log.find("--events=auto", warning + 1) == std::string::npos, "one warning:\n" << log);
+  BOOST_TEST(log.find("events on") == std::string::npos, log);
+
+  RunResult r =
+      Run({DaemonBinary(), "--backend=sim", "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+           "--host-root=" + dir.Join("root"), "--device-plugin-path=" + dir.Join("dp"),
+           "--events=true", "--node-name=n1", "--kubeconfig=" + dir.Join("kubeconfig")});
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(r.err.find("--events=true: ") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find(missing) != std::string::npos, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_are_one_line_start_up_errors) {

@@ -70,6 +70,50 @@ BOOST_AUTO_TEST_CASE(builds_its_own_client_when_the_mode_has_none) {
   BOOST_TEST((*none)->client() == nullptr);
 }
 
+// A token file that cannot be read would fail every call: auto runs
+// without events, true and node fail at start-up naming the file.
+BOOST_AUTO_TEST_CASE(unreadable_token_file_auto_runs_without_events_true_fails) {
+  TempDir dir;
+  const std::string kubeconfig = Kubeconfig(dir, "");  // the token file is missing
+  auto automatic = NodeOps::New(EventsOptions(EventsMode::kAuto, kubeconfig));
+  BOOST_REQUIRE_MESSAGE(automatic.ok(), automatic.status().ToString());
+  BOOST_TEST(!(*automatic)->events_on());
+  BOOST_TEST((*automatic)->client() == nullptr);
+
+  auto strict = NodeOps::New(EventsOptions(EventsMode::kTrue, kubeconfig));
+  BOOST_REQUIRE(!strict.ok());
+  BOOST_TEST(IsInputError(strict.status()), strict.status().ToString());
+  BOOST_TEST(strict.status().message().find("--events=true: ") == 0u, strict.status().message());
+  BOOST_TEST(strict.status().message().find(dir.Join("token")) != std::string::npos,
+             strict.status().message());
+
+  Options node;
+  node.node_labels = NodeLabelMode::kNode;
+  node.node_name = "n1";
+  node.kubeconfig = kubeconfig;
+  auto labels = NodeOps::New(node);
+  BOOST_REQUIRE(!labels.ok());
+  BOOST_TEST(labels.status().message().find(dir.Join("token")) != std::string::npos,
+             labels.status().message());
+}
+
+BOOST_AUTO_TEST_CASE(bad_kubeconfig_or_no_node_name_auto_runs_without_events) {
+  TempDir dir;
+  testing::WriteFile(dir.Join("kubeconfig"), "clusters: [not a kubeconfig\n");
+  auto bad = NodeOps::New(EventsOptions(EventsMode::kAuto, dir.Join("kubeconfig")));
+  BOOST_REQUIRE_MESSAGE(bad.ok(), bad.status().ToString());
+  BOOST_TEST(!(*bad)->events_on());
+  auto strict = NodeOps::New(EventsOptions(EventsMode::kTrue, dir.Join("kubeconfig")));
+  BOOST_TEST(!strict.ok());
+
+  Options no_name = EventsOptions(EventsMode::kAuto, Kubeconfig(dir, "t0k3n"));
+  no_name.node_name.clear();
+  auto nameless = NodeOps::New(no_name);
+  BOOST_REQUIRE(nameless.ok());
+  BOOST_TEST(!(*nameless)->events_on());
+  BOOST_TEST((*nameless)->client() == nullptr);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -274,6 +274,35 @@ BOOST_AUTO_TEST_CASE(one_retry_layer_with_a_bounded_total_time) {
   api.ClearFaults();
 }
 
+// --events=auto: credentials the API server refuses turn events off after
+// the first refusal; without off_when_refused each event is tried alone.
+BOOST_AUTO_TEST_CASE(refused_credentials_turn_an_auto_recorder_off) {
+  SimClock clock;
+  EventRecorderOptions o = Options("refused-node");
+  o.off_when_refused = true;
+  EventRecorder rec(o, clock);
+  BOOST_REQUIRE(rec.Start().ok());
+  api.AddFault(R"({"method":"POST","path":"events$","status":403,"count":1000})");
+  BOOST_TEST(rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "one"));
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(rec.stats().failed == 1u);
+  BOOST_TEST(!rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "two"));
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == 1);
+
+  EventRecorderOptions strict = Options("refused-strict-node");
+  EventRecorder on(strict, clock);
+  BOOST_REQUIRE(on.Start().ok());
+  api.ClearRequests();
+  BOOST_TEST(on.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "one"));
+  BOOST_REQUIRE(on.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(on.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "two"));
+  BOOST_REQUIRE(on.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == 2);
+  BOOST_TEST(on.stats().failed == 2u);
+  api.ClearFaults();
+}
+
 BOOST_AUTO_TEST_CASE(full_queue_drops_and_a_silent_server_does_not_delay_stop) {
   EventRecorderOptions o = Options("silent-node");
   o.queue_size = 3;

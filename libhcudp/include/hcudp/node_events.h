@@ -77,13 +77,17 @@ struct EventRecorderOptions {
   int max_tries = 12;  // attempts in all, first one included
   std::chrono::seconds retry_delay{10};
   std::chrono::seconds give_up_after{120};
+  // --events=auto: an API answer refusing the credentials (401, 403) turns
+  // the recorder off for good, with one warning; later Record()s are
+  // dropped. Otherwise each refused event is logged and dropped alone.
+  bool off_when_refused = false;
   size_t max_series = 4096;  // remembered keys (oldest forgotten first)
 };
 
 // What the recorder did so far.
 struct EventRecorderStats {
   uint64_t recorded = 0;      // accepted by Record()
-  uint64_t dropped_full = 0;  // the queue was full (or the recorder stopped)
+  uint64_t dropped_full = 0;  // the queue was full (or the recorder stopped, or is off)
   uint64_t rate_limited = 0;  // no token
   uint64_t created = 0;       // POSTs that succeeded
   uint64_t patched = 0;       // PATCHes that succeeded

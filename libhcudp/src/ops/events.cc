@@ -77,7 +77,7 @@ class EventRecorder::Impl {
               std::string_view note) {
     {
       MutexLock lock(mu_);
-      if (!running_ || stopping_ || queue_.size() >= options_.queue_size) {
+      if (!running_ || stopping_ || refused_ || queue_.size() >= options_.queue_size) {
         ++stats_.dropped_full;
         return false;
       }
@@ -137,6 +137,7 @@ class EventRecorder::Impl {
       }
       if (next) Handle(*next);
       Housekeeping();
+      if (Refused()) series_.clear();  // nothing more is sent
     }
   }
 
@@ -205,7 +206,7 @@ class EventRecorder::Impl {
       } else {
         ++it;
       }
-      if (Stopping()) return;
+      if (Stopping() || Refused()) return;
     }
   }
 
@@ -272,7 +273,24 @@ class EventRecorder::Impl {
       if (stopping_) break;
     }
     if (!st.ok() && !IsNotFound(st)) Count(&EventRecorderStats::failed);
+    const bool refused =
+        st.code() == StatusCode::kUnauthenticated || st.code() == StatusCode::kPermissionDenied;
+    if (refused && options_.off_when_refused) TurnOff(st);
     return st;
+  }
+
+  // The credentials were refused (--events=auto): no more events.
+  void TurnOff(const Status& st) {
+    {
+      MutexLock lock(mu_);
+      if (refused_) return;
+      refused_ = true;
+      stats_.dropped_full += queue_.size();
+      queue_.clear();
+    }
+    LOG(WARNING) << "--events=auto: the API server refused the credentials, running without "
+                    "Kubernetes Events from now on: "
+                 << st.ToString();
   }
 
   bool TakeToken(EventType type, Clock::TimePoint now) {
@@ -311,6 +329,10 @@ class EventRecorder::Impl {
     MutexLock lock(mu_);
     return stopping_;
   }
+  bool Refused() const {
+    MutexLock lock(mu_);
+    return refused_;
+  }
 
   void Count(uint64_t EventRecorderStats::*field) {
     MutexLock lock(mu_);
@@ -327,6 +349,7 @@ class EventRecorder::Impl {
   bool running_ HCUDP_GUARDED_BY(mu_) = false;
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
   bool busy_ HCUDP_GUARDED_BY(mu_) = false;
+  bool refused_ HCUDP_GUARDED_BY(mu_) = false;  // off_when_refused fired
   std::atomic<bool> cancel_{false};
   // The sender thread's own state.
   std::map<SeriesKey, Series> series_;
