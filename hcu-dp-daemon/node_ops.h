@@ -43,7 +43,10 @@ class NodeOps {
   // Ends API calls in flight and joins the threads; idempotent.
   void Stop();
 
-  // The node's inventory changed (the node monitor published).
+  // Every look the node monitor takes at the node (its inventory listener),
+  // published or not: the labels are published whenever a labelled value
+  // (driver version, model, count...) changed, even when the resource set
+  // kubelet sees did not.
   void OnInventory(const NodeInventory& inventory);
   // A card's reported health changed (after hysteresis), with the reason the
   // health source gave.

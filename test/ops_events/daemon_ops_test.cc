@@ -157,6 +157,31 @@ BOOST_AUTO_TEST_CASE(nfd_file_follows_an_inventory_change) {
   BOOST_TEST(h.daemon().Log().find("events on") == std::string::npos);
 }
 
+// A driver upgrade with the same cards changes no resource (kubelet sees
+// nothing new), but the driver-version label must follow it.
+BOOST_AUTO_TEST_CASE(driver_upgrade_with_the_same_cards_republishes_the_labels) {
+  TempDir dir;
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--node-labels=nfd", "--nfd-features-dir=" + dir.Join("fd")});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string file = dir.Join("fd/hcu-device-plugin");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          return PathExists(file) &&
+                                 ReadFile(file).find(
+                                     "\nhygon.com/hcu.driver-version=6.3.27-V1.2.5"
+                                     "\n") != std::string::npos;
+                        }),
+                        h.daemon().Log());
+  h.EditNode([](YAML::Node& node) { node["driverVersion"] = "6.3.28-V1.3.0"; });
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          return ReadFile(file).find(
+                                     "\nhygon.com/hcu.driver-version=6.3.28-V1.3.0"
+                                     "\n") != std::string::npos;
+                        }),
+                        ReadFile(file) << h.daemon().Log());
+}
+
 BOOST_AUTO_TEST_CASE(events_auto_without_credentials_stays_off) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml",
                   {"--pulse=0", "--events=auto", "--kubeconfig=/nonexistent/kubeconfig"});
