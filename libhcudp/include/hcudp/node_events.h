@@ -15,6 +15,8 @@
 //   - Every POST and PATCH that an occurrence causes takes a token from a
 //     bucket per event type (client-go's spam filter: burst 25, one token
 //     back per 300 s); without a token the occurrence is dropped and counted.
+//     The recorder's own writes take none: heartbeats, the final PATCH of a
+//     series, and re-creating an Event the server dropped (TTL).
 //   - A call that cannot reach the server (connection failure, 429, 5xx,
 //     timeout) is retried up to max_tries times in all, retry_delay apart,
 //     and no retry starts more than give_up_after after the first attempt;

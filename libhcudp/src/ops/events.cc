@@ -303,7 +303,8 @@ class EventRecorder::Impl {
     return false;
   }
 
-  // Forgets the oldest series beyond max_series (client-go's LRU cache).
+  // Forgets the first-created series beyond max_series (client-go: an LRU
+  // cache of the same size).
   void Forget() {
     while (series_.size() > options_.max_series) {
       auto oldest = series_.begin();
