@@ -127,6 +127,50 @@ BOOST_AUTO_TEST_CASE(card_fault_becomes_an_event_and_labels_reach_the_node) {
   api.ClearFaults();
 }
 
+// Events and labels never run on the Allocate path: with the API server
+// accepting every request and answering none (an event POST and the label
+// publisher's GET both hang in it), Allocates still answer at once.
+BOOST_AUTO_TEST_CASE(allocate_answers_fast_while_the_api_server_hangs) {
+  FakeApiServer api;
+  api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--events=true", "--node-labels=node", "--node-name=n1",
+                   "--kubeconfig=" + api.kubeconfig_path()});
+  h.Start();
+  const ResourceSnapshot snapshot = h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE(!snapshot.devices.empty());
+  const std::string device = snapshot.devices.front().id();
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return NodeLabelsOf(api).count("hygon.com/hcu.count"); }),
+                        h.daemon().Log());
+
+  api.NeverAnswer();
+  api.ClearRequests();
+  h.SetCardHealth(3, "Unhealthy");  // an HCUUnhealthy POST
+  h.EditNode([](YAML::Node& node) { node["driverVersion"] = "6.3.28-V1.3.0"; });  // a label GET
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          const auto log = api.Requests();
+                          return CountRequests(log, "POST", kEvents) >= 1 &&
+                                 CountRequests(log, "GET", "/api/v1/nodes/n1") >= 1;
+                        }),
+                        h.daemon().Log());
+  int64_t worst_us = 0;
+  for (int i = 0; i < 50; ++i) {
+    v1beta1::AllocateResponse response;
+    const auto t0 = SteadyClock::now();
+    grpc::Status st = h.kubelet().Allocate("hygon.com/hcu", {{device}}, &response);
+    const int64_t us =
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+    BOOST_REQUIRE_MESSAGE(st.ok(), st.error_message());
+    worst_us = std::max(worst_us, us);
+  }
+  BOOST_TEST_MESSAGE("50 Allocates with the API server hanging: worst " << worst_us << " us");
+  BOOST_TEST(worst_us < 500000);
+  // Both calls were still hanging: nothing was answered meanwhile.
+  const auto log = api.Requests();
+  BOOST_TEST(CountRequests(log, "PATCH", "/api/v1/nodes/n1") == 0);
+  api.ClearFaults();
+}
+
 BOOST_AUTO_TEST_CASE(nfd_file_follows_an_inventory_change) {
   TempDir dir;
   DaemonHarness h("demo/nodes/k100ai-8.yaml",
