@@ -59,12 +59,16 @@ int WaitForTermination(const NodeMonitor& monitor) {
   return exit_code;
 }
 
-// Node labels and Events follow the monitor's health verdicts.
+// Events follow the monitor's health verdicts; node labels every look at
+// the node (the publisher writes only when a labelled value changed, which
+// a changed resource set alone would miss: a driver upgrade).
 void ConnectNodeOps(NodeMonitor& monitor, NodeOps* node_ops) {
   monitor.set_health_listener(
       [node_ops](const Card& card, Health health, const std::string& reason) {
         node_ops->OnHealthChanged(card, health, reason);
       });
+  monitor.set_inventory_listener(
+      [node_ops](const NodeInventory& inventory) { node_ops->OnInventory(inventory); });
 }
 
 // The end of an orderly stop, once the kubelet-facing servers are stopped.
@@ -95,13 +99,13 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   auto made = DraMode::New(options, node, state);
   if (!made.ok()) return StartupError(made.status());
   DraMode& dra = **made;
-  auto ops = NodeOps::New(options);  // --node-labels, --events
+  // --node-labels, --events, on the mode's API client.
+  auto ops = NodeOps::New(options, dra.client());
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
-  state.set_listener([&dra, node_ops, metrics, &state] {
+  state.set_listener([&dra, metrics, &state] {
     dra.OnNodeChanged();
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    node_ops->OnInventory(snapshot->inventory);
     if (metrics != nullptr) metrics->OnPublish(*snapshot);
   });
   AllocationBuilder builder({node.host_root(), options.hyhal_path});
@@ -159,17 +163,21 @@ int RunDaemon(const Options& options) {
   std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
   Backend& node = metered ? *metered : **backend;
   if (options.strategy == Strategy::kDra) return RunDra(options, node, state, metrics.get());
-  auto ops = NodeOps::New(options);  // --node-labels, --events
-  if (!ops.ok()) return StartupError(ops.status());
-  NodeOps* node_ops = ops->get();
+  // The HAMi agent reports its start-up recovery (in Start, below) to the
+  // NodeOps built after it, on its API client.
+  NodeOps* node_ops = nullptr;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
-    auto made = HamiMode::New(options, node, state, [node_ops](const VhcuSweepResult& r) {
-      node_ops->OnVhcusRecovered(r);
+    auto made = HamiMode::New(options, node, state, [&node_ops](const VhcuSweepResult& r) {
+      if (node_ops != nullptr) node_ops->OnVhcusRecovered(r);
     });
     if (!made.ok()) return StartupError(made.status());
     hami = std::move(*made);
   }
+  // --node-labels, --events; destroyed before the mode whose client it uses.
+  auto ops = NodeOps::New(options, hami ? hami->client() : nullptr);
+  if (!ops.ok()) return StartupError(ops.status());
+  node_ops = ops->get();
   if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {
     return StartupError(dir);
   }
@@ -181,11 +189,10 @@ int RunDaemon(const Options& options) {
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
   DaemonMetrics* metrics_ptr = metrics.get();
-  state.set_listener([&manager, hami_mode, node_ops, metrics_ptr, &state] {
+  state.set_listener([&manager, hami_mode, metrics_ptr, &state] {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    node_ops->OnInventory(snapshot->inventory);
     if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
   });
   NodeMonitor monitor(options, node, state, builder);

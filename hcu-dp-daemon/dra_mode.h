@@ -83,6 +83,8 @@ class DraMode : public dra::DraHandler {
   // The node changed (the NodeState listener): whole-card spec, slices,
   // health stream.
   void OnNodeChanged();
+  // The mode's API client, shared with NodeOps (labels, events).
+  KubeClient* client() const { return client_.get(); }
 
   // dra::DraHandler.
   StatusOr<std::map<std::string, dra::PrepareResult>> Prepare(

@@ -46,6 +46,9 @@ class HamiMode {
   // The node changed (health, cards): re-register soon.
   void RequestRegister();
   AllocateDelegate Delegate();
+  // The mode's API client, shared with NodeOps (labels, events); lives as
+  // long as the mode.
+  KubeClient* client() const { return client_.get(); }
 
  private:
   HamiMode() = default;

@@ -1,6 +1,7 @@
 // DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
 // DESIGN.md §10, doc/metrics.md). prometheus-cpp's pull exposer (civetweb)
-// with two server threads serves GET /metrics.
+// with two server threads (civetweb's master, which accepts, and one
+// worker) serves GET /metrics.
 //
 // Where the numbers come from:
 //   - counters and histograms (Allocate, vHCU create/destroy, health
@@ -52,8 +53,11 @@ StatusOr<std::string> CivetListenSpec(const std::string& address);
 
 class DaemonMetrics {
  public:
-  // Most scrapes served at once (civetweb worker threads).
-  static constexpr int kServerThreads = 2;
+  // Most scrapes served at once (civetweb worker threads; civetweb adds its
+  // master thread, so the server runs kServerThreads + 1 threads: issue 15
+  // allows 2). One Prometheus scrapes a node every 15-60 s and a scrape
+  // takes well under a millisecond, so a second worker only cost memory.
+  static constexpr int kServerThreads = 1;
 
   // Binds `address` (the flag's value). A bind failure is InvalidArgument
   // naming the flag and the address (a start-up error, exit 2).

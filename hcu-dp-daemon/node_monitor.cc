@@ -316,6 +316,7 @@ Status NodeMonitor::Refresh(bool initial) {
   bool changed = initial || ResourcesDiffer(current->resources, ordered) ||
                  (dra && DraInventoryDiffers(current->inventory, inventory));
   last_inventory_ = inventory;
+  if (on_inventory_) on_inventory_(inventory);
   if (!changed) return OkStatus();
   // In DRA mode the claim preparer writes the CDI specs (dra.hygon.com kinds).
   if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {

@@ -76,6 +76,11 @@ class NodeMonitor {
   using HealthListener =
       std::function<void(const Card& card, Health health, const std::string& reason)>;
   void set_health_listener(HealthListener listener) { on_health_ = std::move(listener); }
+  // Called on the monitor thread after every look at the node (published or
+  // not: a driver upgrade with the same cards changes no resource), with
+  // the inventory as published. Must not block. Set before Start().
+  using InventoryListener = std::function<void(const NodeInventory& inventory)>;
+  void set_inventory_listener(InventoryListener listener) { on_inventory_ = std::move(listener); }
   // True once the restart handler was called.
   bool restart_requested() const { return restart_requested_; }
 
@@ -117,6 +122,7 @@ class NodeMonitor {
   std::unique_ptr<FdPoller> poller_;  // watcher_'s descriptor; after what its handler uses
   std::function<void()> on_restart_;
   HealthListener on_health_;
+  InventoryListener on_inventory_;
   Clock::TimePoint restart_since_ = Clock::TimePoint::max();  // monitor thread only
   std::atomic<bool> restart_requested_{false};
   std::thread thread_;

@@ -3,36 +3,61 @@
 #include <glog/logging.h>
 
 #include "hcudp/kube_config.h"
+#include "hcudp_internal/file_util.h"
 #include "metrics.h"
 
 namespace hcudp::daemon {
 
-StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options) {
+namespace {
+
+// NodeOps' own client, for the modes that have none (mixed, hcu, vhcu,
+// mig). Any failure names the file or setting at fault.
+StatusOr<std::unique_ptr<KubeClient>> OwnClient(const Options& options) {
+  HCUDP_ASSIGN_OR_RETURN(KubeConfig config, ResolveKubeConfig(options.kubeconfig));
+  // A token file is read per request; one that cannot be read now would
+  // fail every call later.
+  if (!config.token_file.empty()) {
+    HCUDP_RETURN_IF_ERROR(file_util::ReadFile(config.token_file)
+                              .status()
+                              .WithContext(config.source + ": token file"));
+  }
+  KubeClientOptions client_options;
+  client_options.request_timeout_ms = 5000;
+  client_options.max_retries = 2;  // labels and events ask for none per call
+  client_options.on_response = DaemonMetrics::CountApiResponse;
+  return KubeClient::New(std::move(config), client_options);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options, KubeClient* shared_client) {
   std::unique_ptr<NodeOps> ops(new NodeOps());
   ops->strategy_ = options.strategy;
   const bool want_node = options.node_labels == NodeLabelMode::kNode;
-  bool want_events = options.events == EventsMode::kTrue;
-  if (want_node || options.events != EventsMode::kFalse) {
-    StatusOr<KubeConfig> config = ResolveKubeConfig(options.kubeconfig);
-    std::string why_not;
-    if (!config.ok()) {
-      why_not = config.status().message();
-    } else if (options.node_name.empty()) {
-      why_not = "no --node-name";
-    }
-    if (why_not.empty()) {
-      KubeClientOptions client_options;
-      client_options.request_timeout_ms = 5000;
-      client_options.max_retries = 2;
-      client_options.on_response = DaemonMetrics::CountApiResponse;
-      HCUDP_ASSIGN_OR_RETURN(ops->client_, KubeClient::New(std::move(*config), client_options));
-      want_events = options.events != EventsMode::kFalse;
-    } else if (want_node) {
-      return InvalidArgumentError("--node-labels=node: " + why_not);
-    } else if (want_events) {
-      return InvalidArgumentError("--events=true: " + why_not);
+  bool want_events = options.events != EventsMode::kFalse;
+  if (want_node || want_events) {
+    std::string why_not;  // credentials that do not work
+    if (shared_client != nullptr) {
+      ops->client_ = shared_client;
     } else {
-      LOG(INFO) << "--events=auto: events off (" << why_not << ")";
+      StatusOr<std::unique_ptr<KubeClient>> own = OwnClient(options);
+      if (own.ok()) {
+        ops->own_client_ = std::move(*own);
+        ops->client_ = ops->own_client_.get();
+      } else {
+        why_not = own.status().message();
+      }
+    }
+    if (!why_not.empty() && want_node) {
+      return InvalidArgumentError("--node-labels=node: " + why_not);
+    }
+    if (!why_not.empty() && options.events == EventsMode::kTrue) {
+      return InvalidArgumentError("--events=true: " + why_not);
+    }
+    if (why_not.empty() && options.node_name.empty()) why_not = "no --node-name";
+    if (!why_not.empty() && options.events == EventsMode::kAuto) {
+      LOG(WARNING) << "--events=auto: running without Kubernetes Events: " << why_not;
+      want_events = false;
     }
   }
   if (options.node_labels != NodeLabelMode::kOff) {
@@ -40,14 +65,19 @@ StatusOr<std::unique_ptr<NodeOps>> NodeOps::New(const Options& options) {
     o.mode = options.node_labels;
     o.nfd_features_dir = options.nfd_features_dir;
     o.node_name = options.node_name;
-    o.client = ops->client_.get();
+    o.client = ops->client_;
     ops->labels_ = std::make_unique<NodeLabelPublisher>(std::move(o));
   }
   if (want_events) {
     EventRecorderOptions o;
     o.node_name = options.node_name;
-    o.client = ops->client_.get();
+    o.client = ops->client_;
+    o.off_when_refused = options.events == EventsMode::kAuto;
     ops->events_ = std::make_unique<EventRecorder>(std::move(o));
+  }
+  if (!want_node && !want_events) {  // nothing talks to the API server
+    ops->own_client_.reset();
+    ops->client_ = nullptr;
   }
   return ops;
 }

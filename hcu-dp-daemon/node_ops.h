@@ -21,11 +21,21 @@ namespace hcudp::daemon {
 
 class NodeOps {
  public:
-  // Resolves the cluster credentials when a mode needs them. --events=auto
-  // turns events on only when credentials and --node-name exist (else it
-  // logs why not); --events=true or --node-labels=node without them is an
-  // input error (exit 2). Nothing starts yet.
-  static StatusOr<std::unique_ptr<NodeOps>> New(const Options& options);
+  // Builds what the flags turn on; nothing starts yet. The API calls go
+  // through `shared_client` when the mode has one (HAMi, DRA: one
+  // connection pool and one credential reader for the whole daemon; not
+  // owned, must outlive the NodeOps); otherwise NodeOps resolves the
+  // credentials itself, once, and only when --node-labels=node or --events
+  // needs them. Credentials "work" when the kubeconfig (or in-cluster
+  // service account) resolves and every file it names, the token file
+  // included, is readable.
+  // --events=auto uses events when credentials work and --node-name is set;
+  // otherwise it logs one warning saying why (naming the file) and the
+  // daemon runs without events; so it does, after one warning, once the
+  // API server refuses the credentials (401, 403). --events=true or --node-labels=node
+  // without working credentials is an input error naming the file (exit 2).
+  static StatusOr<std::unique_ptr<NodeOps>> New(const Options& options,
+                                                KubeClient* shared_client = nullptr);
   ~NodeOps();
 
   // Starts the publisher and the recorder (those that are on).
@@ -33,7 +43,10 @@ class NodeOps {
   // Ends API calls in flight and joins the threads; idempotent.
   void Stop();
 
-  // The node's inventory changed (the node monitor published).
+  // Every look the node monitor takes at the node (its inventory listener),
+  // published or not: the labels are published whenever a labelled value
+  // (driver version, model, count...) changed, even when the resource set
+  // kubelet sees did not.
   void OnInventory(const NodeInventory& inventory);
   // A card's reported health changed (after hysteresis), with the reason the
   // health source gave.
@@ -43,12 +56,16 @@ class NodeOps {
 
   bool labels_on() const { return labels_ != nullptr; }
   bool events_on() const { return events_ != nullptr; }
+  // The client the labels and events use (the shared one, or NodeOps' own);
+  // null when neither needs the API server.
+  KubeClient* client() const { return client_; }
 
  private:
   NodeOps() = default;
 
   Strategy strategy_ = Strategy::kMixed;
-  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<KubeClient> own_client_;  // only when no shared client was given
+  KubeClient* client_ = nullptr;
   std::unique_ptr<NodeLabelPublisher> labels_;
   std::unique_ptr<EventRecorder> events_;
 };

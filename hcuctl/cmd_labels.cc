@@ -11,31 +11,32 @@ namespace {
 
 int RunLabels(Context& ctx, const std::vector<std::string>& args) {
   const Command& self = kLabelsCommand;
-  hcudp::Strategy strategy = ctx.options().strategy;
+  // Any strategy the daemon accepts: ParseStrategy is the daemon's own
+  // parser, so no list here can fall behind it (it once lacked "dra").
+  std::string strategy_text(hcudp::StrategyName(ctx.options().strategy));
   bool nfd = false;
   hcudp::FlagSet flags("hcuctl labels", std::string(self.summary));
-  flags.Add(hcudp::Flag::Enum("strategy", "", "the daemon's strategy (hygon.com/hcu.strategy)",
-                              {"hcu", "vhcu", "mig", "mixed", "hami"}, "mixed",
-                              [&](const std::string& v) {
-                                strategy = *hcudp::ParseStrategy(v);
-                                return hcudp::OkStatus();
-                              }));
+  flags.Add(hcudp::Flag::String(
+      "strategy", "", "the daemon's --strategy, any value it accepts (hygon.com/hcu.strategy)",
+      &strategy_text));
   flags.Add(hcudp::Flag::Bool("nfd", "", "print the features.d file --node-labels=nfd would write",
                               &nfd));
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
   if (!rest->empty()) return UsageError(ctx, self, "unexpected argument \"" + rest->front() + "\"");
+  hcudp::StatusOr<hcudp::Strategy> strategy = hcudp::ParseStrategy(strategy_text);
+  if (!strategy.ok()) return UsageError(ctx, self, "--strategy: " + strategy.status().message());
 
   auto backend = ctx.backend();
   if (!backend.ok()) return Fail(ctx, self.name, backend.status());
   auto inv = (*backend)->Discover();
   if (!inv.ok()) return Fail(ctx, self.name, inv.status());
-  const hcudp::NodeLabels labels = hcudp::ComputeNodeLabels(*inv, strategy);
+  const hcudp::NodeLabels labels = hcudp::ComputeNodeLabels(*inv, *strategy);
   if (nfd) {
-    // The daemon's default expiry: ten minutes from now.
+    // The expiry the daemon writes: its publisher's default TTL from now.
     ctx.out() << hcudp::RenderNfdFeatureFile(
-        labels, std::chrono::system_clock::now() + std::chrono::seconds(600));
+        labels, std::chrono::system_clock::now() + hcudp::NodeLabelPublisherOptions{}.nfd_ttl);
     return kExitOk;
   }
   Report r;
@@ -57,6 +58,6 @@ int RunLabels(Context& ctx, const std::vector<std::string>& args) {
 
 const Command kLabelsCommand = {
     "labels", "node labels the daemon would publish (--node-labels)",
-    "hcuctl [global flags] labels [--strategy hcu|vhcu|mig|mixed|hami] [--nfd]", RunLabels};
+    "hcuctl [global flags] labels [--strategy hcu|vhcu|mig|mixed|hami|dra] [--nfd]", RunLabels};
 
 }  // namespace hcuctl

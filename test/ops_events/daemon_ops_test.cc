@@ -127,6 +127,50 @@ BOOST_AUTO_TEST_CASE(card_fault_becomes_an_event_and_labels_reach_the_node) {
   api.ClearFaults();
 }
 
+// Events and labels never run on the Allocate path: with the API server
+// accepting every request and answering none (an event POST and the label
+// publisher's GET both hang in it), Allocates still answer at once.
+BOOST_AUTO_TEST_CASE(allocate_answers_fast_while_the_api_server_hangs) {
+  FakeApiServer api;
+  api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--events=true", "--node-labels=node", "--node-name=n1",
+                   "--kubeconfig=" + api.kubeconfig_path()});
+  h.Start();
+  const ResourceSnapshot snapshot = h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE(!snapshot.devices.empty());
+  const std::string device = snapshot.devices.front().id();
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] { return NodeLabelsOf(api).count("hygon.com/hcu.count"); }),
+                        h.daemon().Log());
+
+  api.NeverAnswer();
+  api.ClearRequests();
+  h.SetCardHealth(3, "Unhealthy");  // an HCUUnhealthy POST
+  h.EditNode([](YAML::Node& node) { node["driverVersion"] = "6.3.28-V1.3.0"; });  // a label GET
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          const auto log = api.Requests();
+                          return CountRequests(log, "POST", kEvents) >= 1 &&
+                                 CountRequests(log, "GET", "/api/v1/nodes/n1") >= 1;
+                        }),
+                        h.daemon().Log());
+  int64_t worst_us = 0;
+  for (int i = 0; i < 50; ++i) {
+    v1beta1::AllocateResponse response;
+    const auto t0 = SteadyClock::now();
+    grpc::Status st = h.kubelet().Allocate("hygon.com/hcu", {{device}}, &response);
+    const int64_t us =
+        std::chrono::duration_cast<std::chrono::microseconds>(SteadyClock::now() - t0).count();
+    BOOST_REQUIRE_MESSAGE(st.ok(), st.error_message());
+    worst_us = std::max(worst_us, us);
+  }
+  BOOST_TEST_MESSAGE("50 Allocates with the API server hanging: worst " << worst_us << " us");
+  BOOST_TEST(worst_us < 500000);
+  // Both calls were still hanging: nothing was answered meanwhile.
+  const auto log = api.Requests();
+  BOOST_TEST(CountRequests(log, "PATCH", "/api/v1/nodes/n1") == 0);
+  api.ClearFaults();
+}
+
 BOOST_AUTO_TEST_CASE(nfd_file_follows_an_inventory_change) {
   TempDir dir;
   DaemonHarness h("demo/nodes/k100ai-8.yaml",
@@ -157,13 +201,76 @@ BOOST_AUTO_TEST_CASE(nfd_file_follows_an_inventory_change) {
   BOOST_TEST(h.daemon().Log().find("events on") == std::string::npos);
 }
 
+// A driver upgrade with the same cards changes no resource (kubelet sees
+// nothing new), but the driver-version label must follow it.
+BOOST_AUTO_TEST_CASE(driver_upgrade_with_the_same_cards_republishes_the_labels) {
+  TempDir dir;
+  DaemonHarness h("demo/nodes/k100ai-8.yaml",
+                  {"--pulse=0", "--node-labels=nfd", "--nfd-features-dir=" + dir.Join("fd")});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string file = dir.Join("fd/hcu-device-plugin");
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          return PathExists(file) &&
+                                 ReadFile(file).find(
+                                     "\nhygon.com/hcu.driver-version=6.3.27-V1.2.5"
+                                     "\n") != std::string::npos;
+                        }),
+                        h.daemon().Log());
+  h.EditNode([](YAML::Node& node) { node["driverVersion"] = "6.3.28-V1.3.0"; });
+  BOOST_REQUIRE_MESSAGE(WaitFor([&] {
+                          return ReadFile(file).find(
+                                     "\nhygon.com/hcu.driver-version=6.3.28-V1.3.0"
+                                     "\n") != std::string::npos;
+                        }),
+                        ReadFile(file) << h.daemon().Log());
+}
+
 BOOST_AUTO_TEST_CASE(events_auto_without_credentials_stays_off) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml",
                   {"--pulse=0", "--events=auto", "--kubeconfig=/nonexistent/kubeconfig"});
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
-  BOOST_TEST(h.daemon().WaitForLog("--events=auto: events off", milliseconds(5000)),
+  BOOST_TEST(h.daemon().WaitForLog("--events=auto: running without Kubernetes Events: ",
+                                   milliseconds(5000)),
              h.daemon().Log());
+}
+
+// Credential files that do not work (a kubeconfig whose token file is
+// missing): auto serves, with one warning naming the file; true is a
+// one-line start-up error naming it.
+BOOST_AUTO_TEST_CASE(events_auto_with_bad_credential_files_runs_without_them) {
+  FakeApiServer api;
+  TempDir dir;
+  // The fake's kubeconfig with its inline token turned into a token file
+  // that does not exist.
+  std::string kubeconfig = ReadFile(api.kubeconfig_path());
+  const size_t at = kubeconfig.find("token: ");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, kubeconfig);
+  const std::string missing = dir.Join("no-such-token");
+  kubeconfig.replace(at, kubeconfig.find('\n', at) - at, "tokenFile: " + missing);
+  WriteFile(dir.Join("kubeconfig"), kubeconfig);
+
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0", "--events=auto", "--node-name=n1",
+                                               "--kubeconfig=" + dir.Join("kubeconfig")});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  BOOST_REQUIRE_MESSAGE(
+      h.daemon().WaitForLog("--events=auto: running without Kubernetes Events", milliseconds(5000)),
+      h.daemon().Log());
+  const std::string log = h.daemon().Log();
+  const size_t warning = log.find("--events=auto: running without Kubernetes Events");
+  BOOST_TEST(log.find(missing, warning) != std::string::npos, log);
+  BOOST_TEST(log.find("--events=auto", warning + 1) == std::string::npos, "one warning:\n" << log);
+  BOOST_TEST(log.find("events on") == std::string::npos, log);
+
+  RunResult r =
+      Run({DaemonBinary(), "--backend=sim", "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+           "--host-root=" + dir.Join("root"), "--device-plugin-path=" + dir.Join("dp"),
+           "--events=true", "--node-name=n1", "--kubeconfig=" + dir.Join("kubeconfig")});
+  BOOST_TEST(r.exit_code == 2, r.err);
+  BOOST_TEST(r.err.find("--events=true: ") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find(missing) != std::string::npos, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_are_one_line_start_up_errors) {

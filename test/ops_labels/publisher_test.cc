@@ -5,7 +5,10 @@
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
@@ -134,6 +137,54 @@ BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
   BOOST_TEST(!NodeLabelPublisher(node).Start().ok());
   NodeLabelPublisherOptions off;
   BOOST_TEST(NodeLabelPublisher(off).Start().ok());
+}
+
+// A features.d write that hangs (a stuck disk: fsync never returns) must
+// not hold up Stop(), which the daemon calls on SIGTERM. The double blocks
+// until released, or gives up by itself after 10 s so that a Stop() that
+// joins it fails the test instead of hanging it.
+BOOST_AUTO_TEST_CASE(stop_is_bounded_while_a_file_write_hangs) {
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool entered = false;
+    bool released = false;
+    bool returned = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  TempDir dir;
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");
+  o.stop_timeout = milliseconds(200);
+  o.write_file = [gate](const std::string&, const std::string&) {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    gate->entered = true;
+    gate->cv.notify_all();
+    gate->cv.wait_for(lock, seconds(10), [&] { return gate->released; });
+    gate->returned = true;
+    gate->cv.notify_all();
+    return OkStatus();
+  };
+  auto pub = std::make_unique<NodeLabelPublisher>(o);
+  BOOST_REQUIRE(pub->Start().ok());
+  pub->Update(kK100);
+  {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    BOOST_REQUIRE(gate->cv.wait_for(lock, seconds(5), [&] { return gate->entered; }));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  pub->Stop();
+  pub.reset();  // the destructor too returns with the write still hanging
+  const auto took_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  BOOST_TEST(took_ms < 1000, "Stop took " << took_ms << " ms");
+  // The write finishes later; the thread left behind then ends quietly.
+  std::unique_lock<std::mutex> lock(gate->mu);
+  BOOST_TEST(!gate->returned);
+  gate->released = true;
+  gate->cv.notify_all();
+  BOOST_TEST(gate->cv.wait_for(lock, seconds(5), [&] { return gate->returned; }));
 }
 
 struct NodeFixture {

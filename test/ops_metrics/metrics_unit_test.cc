@@ -5,6 +5,8 @@
 #define BOOST_TEST_MODULE ops_metrics_unit
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "metrics.h"
 #include "ops_metrics/exposition.h"
@@ -145,6 +147,35 @@ BOOST_AUTO_TEST_CASE(metrics_answer_404_until_served_then_every_counter_starts_a
 // ServeMetrics acts once (kubelet re-registers a DRA plugin after every
 // restart); StopServing drops the node's series, so a scrape during shutdown
 // no longer calls into what `registrations` reads.
+// The threads of this process, by name (/proc/self/task/*/comm).
+std::vector<std::string> ThreadNames() {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "comm");
+    std::string name;
+    std::getline(in, name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+// Issue 15: the metrics server runs at most 2 threads (civetweb's master,
+// which accepts, and its one worker).
+BOOST_AUTO_TEST_CASE(the_server_runs_at_most_two_threads) {
+  const size_t before = ThreadNames().size();
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{}; });
+  // A scrape: the worker exists and has answered.
+  BOOST_REQUIRE_EQUAL(HttpGet((*m)->port(), "/metrics")->status, 200);
+  const std::vector<std::string> names = ThreadNames();
+  std::string all;
+  for (const std::string& n : names) all += n + " ";
+  BOOST_TEST(names.size() - before <= 2u, all);
+}
+
 BOOST_AUTO_TEST_CASE(serve_acts_once_and_stop_serving_stops_reading_registrations) {
   NodeState state;
   Options options;

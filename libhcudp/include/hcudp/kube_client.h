@@ -11,7 +11,8 @@
 //   504 and client timeouts DeadlineExceeded
 //   TLS verification failures Unauthenticated; connection failures Unavailable.
 // 429, 500, 502, 503, 504 and connection failures are retried up to
-// max_retries with capped exponential backoff, honouring Retry-After.
+// max_retries (per call: CallOptions::max_retries) with capped exponential
+// backoff, honouring Retry-After.
 //
 // Deadlines and cancellation (CallOptions, per call): no attempt and no
 // retry starts after the deadline (a backoff that would end past it is not
@@ -83,6 +84,9 @@ struct CallOptions {
   std::optional<Clock::TimePoint> deadline;
   // Ends the call with Cancelled once it reads true. Not owned.
   const std::atomic<bool>* cancel = nullptr;
+  // Overrides KubeClientOptions::max_retries for this call; 0 for a caller
+  // that has its own retry policy (one retry layer, not two nested).
+  std::optional<int> max_retries;
 };
 
 enum class PatchType {

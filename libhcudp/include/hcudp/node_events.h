@@ -15,8 +15,16 @@
 //   - Every POST and PATCH that an occurrence causes takes a token from a
 //     bucket per event type (client-go's spam filter: burst 25, one token
 //     back per 300 s); without a token the occurrence is dropped and counted.
-//   - A failed call is retried up to max_tries times, retry_delay apart, then
-//     dropped; while it waits, new occurrences queue behind it.
+//     The recorder's own writes take none: heartbeats, the final PATCH of a
+//     series, and re-creating an Event the server dropped (TTL).
+//   - A call that cannot reach the server (connection failure, 429, 5xx,
+//     timeout) is retried up to max_tries times in all, retry_delay apart,
+//     and no retry starts more than give_up_after after the first attempt;
+//     then the occurrence is dropped and counted. This is the only retry
+//     layer: each call asks the client for no retries of its own
+//     (CallOptions::max_retries = 0), so one occurrence costs at most
+//     give_up_after plus one request timeout of the client. While it
+//     waits, new occurrences queue behind it.
 // Stop() cancels a call in flight (~50 ms) and joins: a silent API server
 // never holds up shutdown, and what was still queued is dropped.
 //
@@ -68,15 +76,20 @@ struct EventRecorderOptions {
   std::chrono::seconds refill{300};
   std::chrono::seconds heartbeat{1800};
   std::chrono::seconds series_finish{360};
-  int max_tries = 12;
+  int max_tries = 12;  // attempts in all, first one included
   std::chrono::seconds retry_delay{10};
+  std::chrono::seconds give_up_after{120};
+  // --events=auto: an API answer refusing the credentials (401, 403) turns
+  // the recorder off for good, with one warning; later Record()s are
+  // dropped. Otherwise each refused event is logged and dropped alone.
+  bool off_when_refused = false;
   size_t max_series = 4096;  // remembered keys (oldest forgotten first)
 };
 
 // What the recorder did so far.
 struct EventRecorderStats {
   uint64_t recorded = 0;      // accepted by Record()
-  uint64_t dropped_full = 0;  // the queue was full (or the recorder stopped)
+  uint64_t dropped_full = 0;  // the queue was full (or the recorder stopped, or is off)
   uint64_t rate_limited = 0;  // no token
   uint64_t created = 0;       // POSTs that succeeded
   uint64_t patched = 0;       // PATCHes that succeeded

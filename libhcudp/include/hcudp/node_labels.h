@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -85,6 +86,13 @@ struct NodeLabelPublisherOptions {
   // delay after a failure.
   std::chrono::seconds refresh{300};
   std::chrono::seconds retry{5};
+  // How long Stop() waits for a features.d write in progress (it fsyncs; a
+  // stuck disk can hold it for ever) before it leaves the thread to finish
+  // the write alone and returns.
+  std::chrono::milliseconds stop_timeout{1000};
+  // nfd: writes `content` to `path`. Default (empty): atomically, with the
+  // file fsynced (temp + rename). Tests substitute a double.
+  std::function<Status(const std::string& path, const std::string& content)> write_file;
 };
 
 class HCUDP_EXPORT NodeLabelPublisher {
@@ -103,7 +111,9 @@ class HCUDP_EXPORT NodeLabelPublisher {
   // The labels to publish from now on. Never blocks on I/O: the thread
   // publishes them (at once when they differ from the last ones).
   void Update(NodeLabels labels);
-  // Ends an API call in flight (~50 ms) and joins the thread. Idempotent.
+  // Ends an API call in flight (~50 ms) and joins the thread; a file write
+  // still running after stop_timeout is left to finish on its own (the
+  // thread ends right after it, touching nothing). Bounded; idempotent.
   void Stop();
 
   // Successful publishes so far (file writes; node GET+PATCH rounds, also

@@ -190,6 +190,7 @@ class KubeClient::Impl {
                              std::string_view content_type, std::string_view body,
                              const CallOptions& call) {
     const std::string what = method + " " + path_and_query;
+    const int max_retries = std::max(0, call.max_retries.value_or(options_.max_retries));
     bool reauthenticated = false;
     for (int attempt = 0;; ++attempt) {
       if (call.cancel != nullptr && call.cancel->load()) {
@@ -230,7 +231,7 @@ class KubeClient::Impl {
         if (!kube::IsRetryableHttpStatus(response->status)) return failure;
       }
       if (!response.ok() && failure.code() != StatusCode::kUnavailable) return failure;
-      if (attempt >= options_.max_retries) {
+      if (attempt >= max_retries) {
         return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
       const std::chrono::milliseconds delay(BackoffMs(attempt, retry_after));

@@ -77,7 +77,7 @@ class EventRecorder::Impl {
               std::string_view note) {
     {
       MutexLock lock(mu_);
-      if (!running_ || stopping_ || queue_.size() >= options_.queue_size) {
+      if (!running_ || stopping_ || refused_ || queue_.size() >= options_.queue_size) {
         ++stats_.dropped_full;
         return false;
       }
@@ -137,6 +137,7 @@ class EventRecorder::Impl {
       }
       if (next) Handle(*next);
       Housekeeping();
+      if (Refused()) series_.clear();  // nothing more is sent
     }
   }
 
@@ -205,18 +206,16 @@ class EventRecorder::Impl {
       } else {
         ++it;
       }
-      if (Stopping()) return;
+      if (Stopping() || Refused()) return;
     }
   }
 
   // PATCH the series count; an event the server no longer has (TTL) is
   // created again, with its series.
   void SendSeries(Series& s) {
-    CallOptions call;
-    call.cancel = &cancel_;
     ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, s.name, ""};
     const std::string patch = internal::SeriesPatchJson(s.count, s.object.last_observed);
-    Status st = Try([&] {
+    Status st = Try([&](const CallOptions& call) {
       return options_.client->Patch(path, PatchType::kStrategicMerge, patch, call).status();
     });
     if (st.ok()) {
@@ -238,11 +237,11 @@ class EventRecorder::Impl {
   }
 
   bool Create(const EventObject& e) {
-    CallOptions call;
-    call.cancel = &cancel_;
     ResourcePath path{"/apis/events.k8s.io/v1", "events", options_.namespace_name, "", ""};
     const std::string body = internal::EventJson(e);
-    Status st = Try([&] { return options_.client->Create(path, body, call).status(); });
+    Status st = Try([&](const CallOptions& call) {
+      return options_.client->Create(path, body, call).status();
+    });
     if (st.ok()) {
       Count(&EventRecorderStats::created);
       VLOG(2) << "event " << e.reason << " created: " << e.name;
@@ -252,21 +251,46 @@ class EventRecorder::Impl {
     return false;
   }
 
-  // Up to max_tries attempts, retry_delay apart, while the server is
-  // unreachable; a stop ends the wait.
+  // The recorder's one retry layer (each call asks the client for no
+  // retries of its own): up to max_tries attempts, retry_delay apart, while
+  // the server is unreachable, and none started later than give_up_after
+  // after the first; a stop ends the wait at once and a call in flight
+  // within ~50 ms (cancel_).
   template <typename F>
   Status Try(const F& call) {
+    CallOptions options;
+    options.cancel = &cancel_;
+    options.max_retries = 0;
+    const Clock::TimePoint give_up = clock_.Now() + options_.give_up_after;
     Status st;
     for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
-      st = call();
+      st = call(options);
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
+      const Clock::TimePoint next = clock_.Now() + options_.retry_delay;
+      if (next > give_up) break;
       MutexLock lock(mu_);
-      WaitUntil(clock_, mu_, cv_, clock_.Now() + options_.retry_delay,
-                [this]() HCUDP_REQUIRES(mu_) { return stopping_; });
+      WaitUntil(clock_, mu_, cv_, next, [this]() HCUDP_REQUIRES(mu_) { return stopping_; });
       if (stopping_) break;
     }
     if (!st.ok() && !IsNotFound(st)) Count(&EventRecorderStats::failed);
+    const bool refused =
+        st.code() == StatusCode::kUnauthenticated || st.code() == StatusCode::kPermissionDenied;
+    if (refused && options_.off_when_refused) TurnOff(st);
     return st;
+  }
+
+  // The credentials were refused (--events=auto): no more events.
+  void TurnOff(const Status& st) {
+    {
+      MutexLock lock(mu_);
+      if (refused_) return;
+      refused_ = true;
+      stats_.dropped_full += queue_.size();
+      queue_.clear();
+    }
+    LOG(WARNING) << "--events=auto: the API server refused the credentials, running without "
+                    "Kubernetes Events from now on: "
+                 << st.ToString();
   }
 
   bool TakeToken(EventType type, Clock::TimePoint now) {
@@ -279,7 +303,8 @@ class EventRecorder::Impl {
     return false;
   }
 
-  // Forgets the oldest series beyond max_series (client-go's LRU cache).
+  // Forgets the first-created series beyond max_series (client-go: an LRU
+  // cache of the same size).
   void Forget() {
     while (series_.size() > options_.max_series) {
       auto oldest = series_.begin();
@@ -305,6 +330,10 @@ class EventRecorder::Impl {
     MutexLock lock(mu_);
     return stopping_;
   }
+  bool Refused() const {
+    MutexLock lock(mu_);
+    return refused_;
+  }
 
   void Count(uint64_t EventRecorderStats::*field) {
     MutexLock lock(mu_);
@@ -321,6 +350,7 @@ class EventRecorder::Impl {
   bool running_ HCUDP_GUARDED_BY(mu_) = false;
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
   bool busy_ HCUDP_GUARDED_BY(mu_) = false;
+  bool refused_ HCUDP_GUARDED_BY(mu_) = false;  // off_when_refused fired
   std::atomic<bool> cancel_{false};
   // The sender thread's own state.
   std::map<SeriesKey, Series> series_;

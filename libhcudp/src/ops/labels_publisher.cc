@@ -79,151 +79,194 @@ std::optional<std::string> NodeLabelPatch(const NodeLabels& have, const NodeLabe
   return std::string(buf.GetString(), buf.GetSize());
 }
 
+// What the publisher thread uses, shared with it: a thread left behind by a
+// bounded Stop() (a write stuck in the kernel) keeps it alive and, once the
+// write returns, sees `stopping` and ends without touching anything else.
+struct PublisherState {
+  PublisherState(NodeLabelPublisherOptions o, Clock& c) : options(std::move(o)), clock(c) {}
+  const NodeLabelPublisherOptions options;
+  Clock& clock;
+  mutable Mutex mu;
+  std::condition_variable cv;
+  std::condition_variable_any exited_cv;
+  std::optional<NodeLabels> pending HCUDP_GUARDED_BY(mu);
+  bool changed HCUDP_GUARDED_BY(mu) = false;
+  bool stopping HCUDP_GUARDED_BY(mu) = false;
+  bool exited HCUDP_GUARDED_BY(mu) = false;
+  Status last_status HCUDP_GUARDED_BY(mu);
+  std::atomic<bool> cancel{false};
+  std::atomic<uint64_t> publishes{0};
+};
+
 class NodeLabelPublisher::Impl {
  public:
   Impl(NodeLabelPublisherOptions options, Clock& clock)
-      : options_(std::move(options)), clock_(clock) {}
+      : s_(std::make_shared<PublisherState>(std::move(options), clock)) {}
 
   Status Validate() const {
-    switch (options_.mode) {
+    const NodeLabelPublisherOptions& o = s_->options;
+    switch (o.mode) {
       case NodeLabelMode::kOff:
         return OkStatus();
       case NodeLabelMode::kNfd:
-        if (options_.nfd_features_dir.empty() || options_.nfd_file_name.empty() ||
-            options_.nfd_file_name[0] == '.' ||
-            options_.nfd_file_name.find('/') != std::string::npos) {
+        if (o.nfd_features_dir.empty() || o.nfd_file_name.empty() || o.nfd_file_name[0] == '.' ||
+            o.nfd_file_name.find('/') != std::string::npos) {
           return InvalidArgumentError(
               "--nfd-features-dir: a directory and a plain, visible file name are required");
         }
-        if (options_.refresh >= options_.nfd_ttl || options_.refresh.count() <= 0) {
+        if (o.refresh >= o.nfd_ttl || o.refresh.count() <= 0) {
           return InvalidArgumentError("node labels: the refresh period must be below the expiry");
         }
         return OkStatus();
       case NodeLabelMode::kNode:
-        if (options_.node_name.empty() || options_.client == nullptr) {
+        if (o.node_name.empty() || o.client == nullptr) {
           return InvalidArgumentError(
               "--node-labels=node: needs --node-name and cluster credentials");
         }
-        return options_.refresh.count() > 0 ? OkStatus()
-                                            : InvalidArgumentError("node labels: refresh <= 0");
+        return o.refresh.count() > 0 ? OkStatus()
+                                     : InvalidArgumentError("node labels: refresh <= 0");
     }
     return OkStatus();
   }
 
   Status Start() {
     HCUDP_RETURN_IF_ERROR(Validate());
-    if (options_.mode == NodeLabelMode::kOff) return OkStatus();
-    thread_ = std::thread([this] { Loop(); });
+    if (s_->options.mode == NodeLabelMode::kOff) return OkStatus();
+    thread_ = std::thread([s = s_] {
+      Loop(*s);
+      MutexLock lock(s->mu);
+      s->exited = true;
+      s->exited_cv.notify_all();
+    });
     return OkStatus();
   }
 
   void Update(NodeLabels labels) {
     {
-      MutexLock lock(mu_);
+      MutexLock lock(s_->mu);
       // The first value is always published, even an empty one (no cards
       // yet): it removes what an earlier run left behind.
-      if (pending_ && *pending_ == labels) return;
-      pending_ = std::move(labels);
-      changed_ = true;
+      if (s_->pending && *s_->pending == labels) return;
+      s_->pending = std::move(labels);
+      s_->changed = true;
     }
-    cv_.notify_all();
+    s_->cv.notify_all();
   }
 
+  // Bounded: an API call ends within ~50 ms (cancel); a file write cannot be
+  // cancelled, so after stop_timeout the thread is left to finish it alone.
   void Stop() {
     {
-      MutexLock lock(mu_);
-      stopping_ = true;
+      MutexLock lock(s_->mu);
+      s_->stopping = true;
     }
-    cancel_ = true;
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    s_->cancel = true;
+    s_->cv.notify_all();
+    if (!thread_.joinable()) return;
+    const auto deadline = std::chrono::steady_clock::now() + s_->options.stop_timeout;
+    bool exited;
+    {
+      MutexLock lock(s_->mu);
+      while (!s_->exited && s_->exited_cv.wait_until(s_->mu, deadline) != std::cv_status::timeout) {
+      }
+      exited = s_->exited;
+    }
+    if (exited) {
+      thread_.join();
+      return;
+    }
+    LOG(WARNING) << "node labels: a write to " << s_->options.nfd_features_dir
+                 << " did not finish within " << s_->options.stop_timeout.count()
+                 << " ms (a stuck disk?); stopping without waiting for it";
+    thread_.detach();
   }
 
-  uint64_t publishes() const { return publishes_; }
+  uint64_t publishes() const { return s_->publishes; }
   Status last_status() const {
-    MutexLock lock(mu_);
-    return last_status_;
+    MutexLock lock(s_->mu);
+    return s_->last_status;
   }
 
  private:
-  void Loop() {
+  static bool Stopping(PublisherState& s) {
+    MutexLock lock(s.mu);
+    return s.stopping;
+  }
+
+  static void Loop(PublisherState& s) {
+    const NodeLabelPublisherOptions& options = s.options;
     std::optional<NodeLabels> published;  // what the last success published
     Clock::TimePoint next = Clock::TimePoint::max();
-    std::chrono::seconds backoff = options_.retry;
+    std::chrono::seconds backoff = options.retry;
     for (;;) {
       NodeLabels labels;
       {
-        MutexLock lock(mu_);
+        MutexLock lock(s.mu);
         // A "never" deadline still wakes hourly (no time_point::max arithmetic).
-        WaitUntil(clock_, mu_, cv_, std::min(next, clock_.Now() + std::chrono::hours(1)),
-                  [this]() HCUDP_REQUIRES(mu_) { return changed_ || stopping_; });
-        if (stopping_) return;
-        if (!changed_ && clock_.Now() < next) continue;
-        changed_ = false;
-        if (!pending_) continue;  // a refresh before the first Update
-        labels = *pending_;
+        WaitUntil(s.clock, s.mu, s.cv, std::min(next, s.clock.Now() + std::chrono::hours(1)),
+                  [&s]() HCUDP_REQUIRES(s.mu) { return s.changed || s.stopping; });
+        if (s.stopping) return;
+        if (!s.changed && s.clock.Now() < next) continue;
+        s.changed = false;
+        if (!s.pending) continue;  // a refresh before the first Update
+        labels = *s.pending;
       }
-      Status st = Publish(labels);
+      Status st = Publish(s, labels);
+      // Stop() may have given up on us during the write: touch nothing.
+      if (Stopping(s)) return;
       {
-        MutexLock lock(mu_);
-        last_status_ = st;
+        MutexLock lock(s.mu);
+        s.last_status = st;
       }
       if (st.ok()) {
         if (published != labels) {
-          LOG(INFO) << "node labels published (" << NodeLabelModeName(options_.mode)
+          LOG(INFO) << "node labels published (" << NodeLabelModeName(options.mode)
                     << "): " << labels.size() << " keys";
         }
         published = labels;
-        ++publishes_;
-        backoff = options_.retry;
-        next = clock_.Now() + options_.refresh;
+        ++s.publishes;
+        backoff = options.retry;
+        next = s.clock.Now() + options.refresh;
       } else {
-        if (cancel_) return;
-        LOG(WARNING) << "node labels (" << NodeLabelModeName(options_.mode)
-                     << "): " << st.ToString() << "; retrying in " << backoff.count() << " s";
-        next = clock_.Now() + backoff;
-        backoff = std::min(backoff * 2, options_.refresh);
+        LOG(WARNING) << "node labels (" << NodeLabelModeName(options.mode) << "): " << st.ToString()
+                     << "; retrying in " << backoff.count() << " s";
+        next = s.clock.Now() + backoff;
+        backoff = std::min(backoff * 2, options.refresh);
       }
     }
   }
 
-  Status Publish(const NodeLabels& labels) {
-    if (options_.mode == NodeLabelMode::kNfd) return WriteFile(labels);
-    return PatchNode(labels);
+  static Status Publish(PublisherState& s, const NodeLabels& labels) {
+    if (s.options.mode == NodeLabelMode::kNfd) return WriteFile(s, labels);
+    return PatchNode(s, labels);
   }
 
-  Status WriteFile(const NodeLabels& labels) {
+  static Status WriteFile(PublisherState& s, const NodeLabels& labels) {
+    const NodeLabelPublisherOptions& o = s.options;
     HCUDP_RETURN_IF_ERROR(
-        file_util::MakeDirs(options_.nfd_features_dir, 0755).WithContext("--nfd-features-dir"));
-    const std::string path = options_.nfd_features_dir + "/" + options_.nfd_file_name;
-    return file_util::WriteFileAtomic(
-               path, RenderNfdFeatureFile(labels, clock_.WallNow() + options_.nfd_ttl), 0644,
-               file_util::Durability::kSyncFile)
-        .WithContext("node labels file");
+        file_util::MakeDirs(o.nfd_features_dir, 0755).WithContext("--nfd-features-dir"));
+    const std::string path = o.nfd_features_dir + "/" + o.nfd_file_name;
+    const std::string text = RenderNfdFeatureFile(labels, s.clock.WallNow() + o.nfd_ttl);
+    Status st = o.write_file ? o.write_file(path, text)
+                             : file_util::WriteFileAtomic(path, text, 0644,
+                                                          file_util::Durability::kSyncFile);
+    return st.WithContext("node labels file");
   }
 
-  Status PatchNode(const NodeLabels& labels) {
+  static Status PatchNode(PublisherState& s, const NodeLabels& labels) {
     CallOptions call;
-    call.cancel = &cancel_;
-    ResourcePath path = NodePath(options_.node_name);
-    HCUDP_ASSIGN_OR_RETURN(std::string json, options_.client->Get(path, call));
+    call.cancel = &s.cancel;
+    call.max_retries = 0;  // the loop's backoff is the one retry layer
+    ResourcePath path = NodePath(s.options.node_name);
+    HCUDP_ASSIGN_OR_RETURN(std::string json, s.options.client->Get(path, call));
     HCUDP_ASSIGN_OR_RETURN(NodeLabels have, NodeLabelsOf(json));
     std::optional<std::string> patch = NodeLabelPatch(have, labels);
     if (!patch) return OkStatus();
-    VLOG(2) << "node labels: patching node " << options_.node_name << ": " << *patch;
-    return options_.client->Patch(path, PatchType::kMerge, *patch, call).status();
+    VLOG(2) << "node labels: patching node " << s.options.node_name << ": " << *patch;
+    return s.options.client->Patch(path, PatchType::kMerge, *patch, call).status();
   }
 
-  const NodeLabelPublisherOptions options_;
-  Clock& clock_;
-  mutable Mutex mu_;
-  std::condition_variable cv_;
-  std::optional<NodeLabels> pending_ HCUDP_GUARDED_BY(mu_);
-  bool changed_ HCUDP_GUARDED_BY(mu_) = false;
-  bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
-  Status last_status_ HCUDP_GUARDED_BY(mu_);
-  std::atomic<bool> cancel_{false};
-  std::atomic<uint64_t> publishes_{0};
+  std::shared_ptr<PublisherState> s_;
   std::thread thread_;
 };
 
