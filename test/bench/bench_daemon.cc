@@ -19,11 +19,16 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bench_util.h"
 #include "kubelet_stub.h"
 
 extern char** environ;
 
 namespace {
+
+using hcudp::bench::Percentile;
+using hcudp::bench::Spawn;
+using hcudp::bench::Terminate;
 
 using Clock = std::chrono::steady_clock;
 using hcudp::testing::KubeletStub;
@@ -31,27 +36,6 @@ using hcudp::testing::ProcStatusKib;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-pid_t Spawn(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  return pid;
-}
-
-void Terminate(pid_t pid) {
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-}
 
 std::string FirstDeviceId(KubeletStub& kubelet, const std::string& endpoint) {
   auto stub = v1beta1::DevicePlugin::NewStub(kubelet.Dial(endpoint));

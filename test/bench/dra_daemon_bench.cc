@@ -18,11 +18,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench_util.h"
 #include "dra_daemon/dra_daemon_node.h"
 #include "dra_prepare/prepare_fixture.h"
 
 namespace hcudp::testing {
 namespace {
+
+using hcudp::bench::ProcKib;
 
 using Steady = std::chrono::steady_clock;
 
@@ -42,20 +45,11 @@ int Iterations() {
   return n > 0 ? n : 5;
 }
 
-// A field of /proc/<pid>/<file> in kB ("RssAnon:", "Private_Dirty:").
-double Kib(pid_t pid, const std::string& file, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + key.size());
-  }
-  return -1;
-}
 // Private_Dirty: memory only this process has (heap, stacks, written data).
 // Private_Clean is left out: it counts code pages of shared libraries that
 // no other running process happens to touch (the DRA code of libhcudp while
 // the other daemon runs device-plugin code), which says nothing of memory.
-double PrivateKib(pid_t pid) { return Kib(pid, "smaps_rollup", "Private_Dirty:"); }
+double PrivateKib(pid_t pid) { return ProcKib(pid, "smaps_rollup", "Private_Dirty:"); }
 
 bool Tainted(DraDaemonNode& n, const std::string& device, bool want) {
   for (const SliceDevice& d : n.Devices()) {
@@ -105,9 +99,9 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   }
 
   // Memory after start (the last restart above), before any call.
-  const double dra_anon_start = Kib(n.h().daemon().pid(), "status", "RssAnon:");
+  const double dra_anon_start = ProcKib(n.h().daemon().pid(), "status", "RssAnon:");
   const double dra_private_start = PrivateKib(n.h().daemon().pid());
-  const double dp_anon_start = Kib(dp.daemon().pid(), "status", "RssAnon:");
+  const double dp_anon_start = ProcKib(dp.daemon().pid(), "status", "RssAnon:");
   const double dp_private_start = PrivateKib(dp.daemon().pid());
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     // For a look at where private memory goes (mapping by mapping).
@@ -172,16 +166,16 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   }
   const pid_t dra_pid = n.h().daemon().pid();
   const pid_t dp_pid = dp.daemon().pid();
-  const double dra_anon = Kib(dra_pid, "status", "RssAnon:");
-  const double dp_anon = Kib(dp_pid, "status", "RssAnon:");
+  const double dra_anon = ProcKib(dra_pid, "status", "RssAnon:");
+  const double dp_anon = ProcKib(dp_pid, "status", "RssAnon:");
   const double dra_private = PrivateKib(dra_pid);
   const double dp_private = PrivateKib(dp_pid);
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     std::system(
         ("cp /proc/" + std::to_string(dra_pid) + "/smaps " + keep + "/dra-end.smaps").c_str());
   }
-  const double dra_rss = Kib(dra_pid, "status", "VmRSS:");
-  const double dp_rss = Kib(dp_pid, "status", "VmRSS:");
+  const double dra_rss = ProcKib(dra_pid, "status", "VmRSS:");
+  const double dp_rss = ProcKib(dp_pid, "status", "VmRSS:");
 
   std::printf(
       "DRA daemon on %s, %d iterations:\n"

@@ -32,12 +32,15 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/preparer.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_manager.h"
 
 namespace {
+
+using hcudp::bench::Percentile;
 
 using Clock = std::chrono::steady_clock;
 
@@ -145,11 +148,6 @@ void DurableWrite(const std::string& dir) {
   int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (d < 0 || ::fsync(d) != 0) std::abort();
   ::close(d);
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 }  // namespace

@@ -10,20 +10,17 @@
 #include <cstdlib>
 #include <thread>
 
+#include "bench_util.h"
 #include "integration/hami_node.h"
 
 namespace hcudp::testing {
 namespace {
 
+using hcudp::bench::Percentile;
+
 using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 int Iterations() {
   const char* env = std::getenv("HCUDP_BENCH_ITERATIONS");

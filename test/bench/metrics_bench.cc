@@ -27,6 +27,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "kubelet_stub.h"
 #include "ops_metrics/exposition.h"
 
@@ -34,18 +35,15 @@ extern char** environ;
 
 namespace {
 
+using hcudp::bench::Percentile;
+using hcudp::bench::Spawn;
+using hcudp::bench::Terminate;
+
 using Clock = std::chrono::steady_clock;
 using hcudp::testing::KubeletStub;
 using hcudp::testing::ProcStatusKib;
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 // Private_Clean + Private_Dirty of the whole process, KiB.
 uint64_t PrivateKib(pid_t pid) {
@@ -75,21 +73,6 @@ int FreePort() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
-}
-
-pid_t Spawn(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  return pid;
-}
-
-void Terminate(pid_t pid) {
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
 }
 
 // One daemon behind its own kubelet stub.

@@ -26,6 +26,7 @@
 #include <regex>
 #include <thread>
 
+#include "bench_util.h"
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "integration/daemon_harness.h"
 #include "integration/hami_node.h"
@@ -33,6 +34,8 @@
 
 namespace hcudp::testing {
 namespace {
+
+using hcudp::bench::ProcKib;
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -54,15 +57,6 @@ bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseco
 }
 
 // A field of /proc/<pid>/<file> in KiB ("RssAnon:", "Private_Dirty:").
-double Kib(pid_t pid, const std::string& file, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + key.size());
-  }
-  return -1;
-}
-
 struct Memory {
   double private_kib = 0;  // Private_Clean + Private_Dirty
   double dirty_kib = 0;
@@ -72,10 +66,10 @@ struct Memory {
 
 Memory Measure(pid_t pid) {
   Memory m;
-  m.dirty_kib = Kib(pid, "smaps_rollup", "Private_Dirty:");
-  m.private_kib = Kib(pid, "smaps_rollup", "Private_Clean:") + m.dirty_kib;
-  m.anon_kib = Kib(pid, "status", "RssAnon:");
-  m.threads = static_cast<int>(Kib(pid, "status", "Threads:"));
+  m.dirty_kib = ProcKib(pid, "smaps_rollup", "Private_Dirty:");
+  m.private_kib = ProcKib(pid, "smaps_rollup", "Private_Clean:") + m.dirty_kib;
+  m.anon_kib = ProcKib(pid, "status", "RssAnon:");
+  m.threads = static_cast<int>(ProcKib(pid, "status", "Threads:"));
   return m;
 }
 

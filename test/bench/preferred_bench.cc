@@ -25,9 +25,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_util.h"
 #include "hcudp/preferred.h"
 
 namespace {
+
+using hcudp::bench::Percentile;
 
 using Clock = std::chrono::steady_clock;
 
@@ -80,12 +83,6 @@ double ThreadCpuMs() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 // The floor: what any implementation must do with the request.

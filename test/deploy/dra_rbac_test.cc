@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dra_prepare/prepare_fixture.h"
+#include "dra_slices/many_cards.h"
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/claim.h"
@@ -27,6 +28,8 @@
 
 namespace hcudp::testing {
 namespace {
+
+using hcudp::dra::ManyCards;
 
 std::set<Permission> Granted() { return GrantsOf("manifests/rbac-verbs-dra.txt"); }
 
@@ -41,23 +44,6 @@ NodeInventory Discover(const std::string& node_file) {
   auto inv = (*backend)->Discover();
   BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
   return *inv;
-}
-
-NodeInventory ManyCards(int n) {
-  NodeInventory inv;
-  for (int i = 0; i < n; ++i) {
-    Card c;
-    c.index = i;
-    char bdf[16];
-    snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", i / 32 + 1, i % 32);
-    c.bdf = bdf;
-    c.model = "K100_AI";
-    c.serial = "S" + std::to_string(i);
-    c.compute_units = 120;
-    c.memory_bytes = 65520 * kMiB;
-    inv.cards.push_back(c);
-  }
-  return inv;
 }
 
 // Names of the node's slices on the server (the test's own LIST).
