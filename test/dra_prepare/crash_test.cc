@@ -2,6 +2,7 @@
 // lifecycle): a child process runs the call and SIGKILLs itself at the step
 // (test hooks only); a fresh preparer then recovers. Nothing may leak, and an
 // administrator's vHCU of the same size on the same card must survive.
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,8 +184,11 @@ namespace hcudp::testing {
 namespace {
 
 // kill -9 at a random moment (not a hook): a child prepares and unprepares
-// claims in a loop; the parent kills it after 5-80 ms, deletes every claim
-// from the API and recovers. Twenty rounds; 0 leaks, the admin's vHCU intact.
+// claims in a loop; the parent kills it 5-80 ms after the loop started,
+// deletes every claim from the API and recovers. Twenty rounds; 0 leaks, the
+// admin's vHCU intact. The delay counts from the child's "looping" byte: the
+// child's start (Restart, under ASan on a loaded machine) can take longer
+// than 80 ms, and a kill before the loop proves nothing.
 BOOST_AUTO_TEST_CASE(kill_9_at_random_moments_leaks_nothing) {
   std::mt19937 rng(20261201);
   int recovered = 0;  // rounds whose kill left something to clean up
@@ -201,20 +205,30 @@ BOOST_AUTO_TEST_CASE(kill_9_at_random_moments_leaks_nothing) {
     auto admin = node.backend->CreateVhcu(0, 30, 8192);
     BOOST_REQUIRE(admin.ok());
     const int delay_ms = std::uniform_int_distribution<int>(5, 80)(rng);
+    int started[2];
+    BOOST_REQUIRE(::pipe(started) == 0);
     pid_t pid = fork();
     if (pid == 0) {
       node.Restart();
+      const char byte = 1;
+      if (::write(started[1], &byte, 1) != 1) ::_exit(3);
       for (int loop = 0;; ++loop) {
         for (const auto& ref : refs) (void)node.preparer->Prepare(ref);
         for (const auto& ref : refs) (void)node.preparer->Unprepare(ref);
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::close(started[1]);
+    pollfd looping{started[0], POLLIN, 0};
+    const bool in_loop = ::poll(&looping, 1, 60000) == 1;
+    ::close(started[0]);
+    if (in_loop) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     ::kill(pid, SIGKILL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     BOOST_REQUIRE(WIFSIGNALED(status));
+    BOOST_REQUIRE_MESSAGE(in_loop,
+                          "round " << round << ": the child did not start its loop in 60 s");
     for (int i = 0; i < 4; ++i) node.claims.Delete("uid-r" + std::to_string(i));
     node.Restart();
     auto r = node.preparer->Recover();
