@@ -30,8 +30,10 @@ WORKDIR /home/builder/src
 # the source root on both sides. Objects are reused only where every header
 # is the same, so the host needs the same Debian package versions (a host
 # behind on e.g. linux-libc-dev compiles afresh here; nothing goes stale).
+# ccache also hashes the locale (LANG, LC_*): the host's build runs with the
+# same LANG (.ci/run), or none of its objects match here.
 ARG CCACHE_REMOTE_STORAGE=""
-ENV CCACHE_BASEDIR=/home/builder/src CCACHE_DIR=/home/builder/.cache/ccache
+ENV CCACHE_BASEDIR=/home/builder/src CCACHE_DIR=/home/builder/.cache/ccache LANG=C.UTF-8
 COPY --chown=builder:builder . .
 RUN cmake --preset release -DHCUDP_BUILD_TESTS=OFF \
  && cmake --build --preset release \
