@@ -10,7 +10,7 @@
 
 #include "dra_daemon/dra_daemon_node.h"
 #include "dra_prepare/prepare_fixture.h"
-#include "ops_metrics/exposition.h"
+#include "ops_metrics/scrape.h"
 
 namespace hcudp::testing {
 namespace {
@@ -25,19 +25,7 @@ constexpr char kApi[] = "hcudp_apiserver_requests_total";
 int MetricsPort(DaemonHarness& h) {
   BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("metrics on", seconds(10)),
                         "no \"metrics on\" line: " << h.daemon().Log());
-  std::smatch m;
-  const std::string log = h.daemon().Log();
-  BOOST_REQUIRE(std::regex_search(log, m, std::regex(R"(metrics on \S+ \(port (\d+)\))")));
-  return std::stoi(m[1]);
-}
-
-Exposition Scrape(int port) {
-  auto got = HttpGet(port, "/metrics");
-  BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
-  BOOST_REQUIRE_EQUAL(got->status, 200);
-  auto parsed = ParseExposition(got->body);
-  BOOST_REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString() << "\n" << got->body);
-  return *parsed;
+  return LoggedMetricsPort(h.daemon().Log());
 }
 
 double Value(const Exposition& e, const std::string& name,

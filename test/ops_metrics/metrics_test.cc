@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "integration/hami_node.h"
-#include "ops_metrics/exposition.h"
+#include "ops_metrics/scrape.h"
 
 namespace hcudp::testing {
 namespace {
@@ -18,10 +18,7 @@ namespace {
 int MetricsPort(DaemonHarness& h) {
   BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("metrics on", kRegisterTimeout),
                         "no \"metrics on\" line: " << h.daemon().Log());
-  std::smatch m;
-  const std::string log = h.daemon().Log();
-  BOOST_REQUIRE(std::regex_search(log, m, std::regex(R"(metrics on \S+ \(port (\d+)\))")));
-  const int port = std::stoi(m[1]);
+  const int port = LoggedMetricsPort(h.daemon().Log());
   int last = 0;
   BOOST_REQUIRE_MESSAGE(WaitUntil([&] {
                           auto got = HttpGet(port, "/metrics");
@@ -30,16 +27,6 @@ int MetricsPort(DaemonHarness& h) {
                         }),
                         "/metrics never answered 200 (last " << last << ")");
   return port;
-}
-
-// One scrape; fails the test unless it answers 200 with a valid exposition.
-Exposition Scrape(int port) {
-  auto got = HttpGet(port, "/metrics");
-  BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
-  BOOST_REQUIRE_EQUAL(got->status, 200);
-  auto parsed = ParseExposition(got->body);
-  BOOST_REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString() << "\n" << got->body);
-  return *parsed;
 }
 
 // Scrapes until `done` holds (10 s deadline); returns the last scrape.
