@@ -48,6 +48,15 @@ BOOST_AUTO_TEST_CASE(the_lock_holder_wins_over_an_older_pod) {
 BOOST_AUTO_TEST_CASE(a_lock_of_the_same_name_in_another_namespace_is_not_released) {
   AgentFixture f;
   f.CreatePod("default", "a", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  // The lock's own pod exists and is allocating here, not yet bound: the
+  // sweeper leaves such a lock alone. Without the pod it would release the
+  // lock as stale ("the pod is gone"), rightly, whenever it ran between
+  // Lock and the check (the test failed that way once in the suite).
+  f.api_.MustRequest("POST", "/api/v1/namespaces/other/pods",
+                     R"({"metadata":{"name":"a","namespace":"other","annotations":{)"
+                     R"("hami.io/vgpu-node":"node1","hami.io/bind-phase":"allocating",)"
+                     R"("hami.io/bind-time":"1740796800"}},)"
+                     R"("spec":{"containers":[{"name":"main"}]},"status":{"phase":"Pending"}})");
   const std::string lock = "2026-03-01T10:00:00+08:00,other,a";
   f.Start();
   f.Lock(lock);
