@@ -11,17 +11,14 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <future>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "hcudp/status.h"
 #include "plugin_service.h"
+#include "socket_server.h"
 
 namespace hcudp::daemon {
-
-inline constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
 
 class PluginServer {
  public:
@@ -43,28 +40,21 @@ class PluginServer {
   void BeginStop();
   bool FinishStop(std::chrono::steady_clock::time_point deadline);
 
-  static constexpr std::chrono::milliseconds kShutdownGrace{500};
-  static constexpr std::chrono::milliseconds kStopBudget{2000};
+  static constexpr std::chrono::milliseconds kShutdownGrace = SocketServer::kShutdownGrace;
+  static constexpr std::chrono::milliseconds kStopBudget = SocketServer::kStopBudget;
 
   PluginService& service() { return *service_; }
-  const std::string& socket_path() const { return socket_path_; }
+  const std::string& socket_path() const { return socket_->socket_path(); }
   // Inode of the socket file as bound; 0 if unknown.
-  uint64_t socket_inode() const { return inode_; }
+  uint64_t socket_inode() const { return socket_->socket_inode(); }
 
  private:
   PluginServer() = default;
 
   std::unique_ptr<PluginService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::thread shutdown_;  // runs server_->Shutdown, between BeginStop and FinishStop
-  std::shared_ptr<std::promise<void>> shut_down_;
-  std::future<void> shut_down_future_;
-  std::string socket_path_;
-  uint64_t inode_ = 0;
+  std::unique_ptr<SocketServer> socket_;  // serves service_
+  bool stopping_ = false;                 // service_->Stop() was called
 };
-
-// Inode of `path` if it exists, else 0.
-uint64_t FileInode(const std::string& path);
 
 }  // namespace hcudp::daemon
 

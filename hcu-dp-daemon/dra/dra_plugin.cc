@@ -19,7 +19,7 @@
 #include "dra/health_broadcaster.h"
 #include "dra/health_service.h"
 #include "dra/registration_service.h"
-#include "dra/socket_server.h"
+#include "socket_server.h"
 #include "fd_poller.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"

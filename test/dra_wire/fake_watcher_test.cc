@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "dra/registration_service.h"
-#include "dra/socket_server.h"
 #include "dra_wire/dra_node.h"
+#include "socket_server.h"
 
 namespace hcudp::testing {
 namespace {
@@ -23,12 +23,12 @@ struct BareRegistration {
           std::lock_guard<std::mutex> lock(mu);
           verdicts.emplace_back(registered, error);
         }) {
-    auto s = dra::SocketServer::Start(path, {&service}, 16, /*publish_by_rename=*/true);
+    auto s = daemon::SocketServer::Start(path, {&service}, 16, /*publish_by_rename=*/true);
     BOOST_REQUIRE(s.ok());
     server = std::move(*s);
   }
   dra::RegistrationService service;
-  std::unique_ptr<dra::SocketServer> server;
+  std::unique_ptr<daemon::SocketServer> server;
   std::mutex mu;
   std::vector<std::pair<bool, std::string>> verdicts;
 };

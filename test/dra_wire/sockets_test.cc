@@ -12,9 +12,9 @@
 
 #include "dra/dra_sockets.h"
 #include "dra/registration_service.h"
-#include "dra/socket_server.h"
 #include "dra_wire/dra_node.h"
 #include "fake_kubelet/daemon_process.h"
+#include "socket_server.h"
 
 namespace hcudp::testing {
 namespace {
@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(kubelet_refuses_a_second_socket_for_our_endpoint_and_we_rec
   node.Start();
   const std::string intruder_path = node.registry_dir() + "/dra.hygon.com-zzzzzzz-reg.sock";
   dra::RegistrationService intruder(dra::MakePluginInfo(kDriver, node.dra_sock()), nullptr);
-  auto server = dra::SocketServer::Start(intruder_path, {&intruder}, 16, true);
+  auto server = daemon::SocketServer::Start(intruder_path, {&intruder}, 16, true);
   BOOST_REQUIRE(server.ok());
   auto refused = node.kubelet().WaitFor(
       [&](const WatcherSnapshot& s) {

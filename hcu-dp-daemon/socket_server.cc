@@ -1,6 +1,7 @@
-#include "dra/socket_server.h"
+#include "socket_server.h"
 
 #include <glog/logging.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,9 +9,14 @@
 #include <cstring>
 
 #include "hcudp_internal/leave_behind.h"
-#include "plugin_server.h"
 
-namespace hcudp::daemon::dra {
+namespace hcudp::daemon {
+
+uint64_t FileInode(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
 
 std::string SocketServer::HiddenPath(const std::string& socket_path) {
   const size_t slash = socket_path.find_last_of('/');
@@ -20,25 +26,25 @@ std::string SocketServer::HiddenPath(const std::string& socket_path) {
 
 StatusOr<std::unique_ptr<SocketServer>> SocketServer::Start(
     const std::string& socket_path, const std::vector<grpc::Service*>& services, int max_threads,
-    bool publish_by_rename) {
+    bool publish_by_rename, int max_pollers) {
   std::unique_ptr<SocketServer> s(new SocketServer());
   s->socket_path_ = socket_path;
   const std::string bind_path = publish_by_rename ? HiddenPath(socket_path) : socket_path;
-  grpc::ResourceQuota quota("hcu-dp-dra");
+  grpc::ResourceQuota quota("hcu-dp-socket");
   quota.SetMaxThreads(max_threads);
   grpc::ServerBuilder builder;
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, max_pollers);
   int port = 0;
   builder.AddListeningPort("unix:" + bind_path, grpc::InsecureServerCredentials(), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);
   s->server_ = builder.BuildAndStart();
   if (!s->server_) {
     return UnavailableError("cannot serve on " + bind_path +
-                            " (directory missing or not writable?)");
+                            " (directory missing, not writable, or path too long)");
   }
   if (publish_by_rename && ::rename(bind_path.c_str(), socket_path.c_str()) != 0) {
     const int err = errno;
@@ -91,4 +97,4 @@ bool SocketServer::FinishStop(std::chrono::steady_clock::time_point deadline) {
   return clean;
 }
 
-}  // namespace hcudp::daemon::dra
+}  // namespace hcudp::daemon

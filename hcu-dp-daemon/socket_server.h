@@ -1,12 +1,12 @@
 // SocketServer: a gRPC server on one unix socket for a set of services the
-// caller owns (the DRA service socket, the registration socket). Like
-// PluginServer (which serves one device-plugin resource) it remembers the
-// socket's inode, so that its owner can tell "our socket was removed or
-// replaced", and it stops within a bound even when a handler hangs.
+// caller owns (a device-plugin resource's socket through PluginServer, the
+// DRA service socket, the registration socket). It remembers the socket's
+// inode, so that its owner can tell "our socket was removed or replaced", and
+// it stops within a bound even when a handler hangs.
 //
 // Thread-safety: Start/Stop from one owner thread.
-#ifndef HCU_DP_DAEMON_DRA_SOCKET_SERVER_H_
-#define HCU_DP_DAEMON_DRA_SOCKET_SERVER_H_
+#ifndef HCU_DP_DAEMON_SOCKET_SERVER_H_
+#define HCU_DP_DAEMON_SOCKET_SERVER_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -19,7 +19,13 @@
 
 #include "hcudp/status.h"
 
-namespace hcudp::daemon::dra {
+namespace hcudp::daemon {
+
+// Both directions: big GetPreferredAllocation requests, many claims.
+inline constexpr int kMaxMessageBytes = 16 * 1024 * 1024;
+
+// Inode of `path` if it exists, else 0.
+uint64_t FileInode(const std::string& path);
 
 class SocketServer {
  public:
@@ -36,10 +42,12 @@ class SocketServer {
   // soon as it appears (kubelet's plugin watcher, on inotify) never finds
   // it bound but not yet listening (refused, and gRPC's reconnect backoff
   // of 1 s follows). kubelet ignores names starting with '.'.
+  // `max_pollers`: gRPC's polling threads for the synchronous handlers.
   static StatusOr<std::unique_ptr<SocketServer>> Start(const std::string& socket_path,
                                                        const std::vector<grpc::Service*>& services,
                                                        int max_threads,
-                                                       bool publish_by_rename = false);
+                                                       bool publish_by_rename = false,
+                                                       int max_pollers = 2);
   // <dir>/.<name> for <dir>/<name>.
   static std::string HiddenPath(const std::string& socket_path);
   ~SocketServer();  // Stop()
@@ -67,6 +75,6 @@ class SocketServer {
   uint64_t inode_ = 0;
 };
 
-}  // namespace hcudp::daemon::dra
+}  // namespace hcudp::daemon
 
-#endif  // HCU_DP_DAEMON_DRA_SOCKET_SERVER_H_
+#endif  // HCU_DP_DAEMON_SOCKET_SERVER_H_
