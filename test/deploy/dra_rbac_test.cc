@@ -19,6 +19,7 @@
 
 #include "dra_prepare/prepare_fixture.h"
 #include "dra_slices/many_cards.h"
+#include "dra_slices/sim_inventory.h"
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/claim.h"
@@ -29,22 +30,11 @@
 namespace hcudp::testing {
 namespace {
 
+using hcudp::testing::DiscoverSimNode;
+
 using hcudp::dra::ManyCards;
 
 std::set<Permission> Granted() { return GrantsOf("manifests/rbac-verbs-dra.txt"); }
-
-NodeInventory Discover(const std::string& node_file) {
-  TempDir root;
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = SourcePath(node_file);
-  o.host_root = root.path();
-  auto backend = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  auto inv = (*backend)->Discover();
-  BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
-  return *inv;
-}
 
 // Names of the node's slices on the server (the test's own LIST).
 std::vector<std::string> StoredSlices(FakeApiServer& api, const std::string& node) {
@@ -113,8 +103,8 @@ BOOST_AUTO_TEST_CASE(every_api_call_of_the_dra_code_is_granted) {
   auto pub = dra::SlicePublisher::New(*client, o);
   BOOST_REQUIRE_MESSAGE(pub.ok(), pub.status().ToString());
   (*pub)->Start();
-  BOOST_REQUIRE(
-      (*pub)->WaitSynced((*pub)->SetInventory(Discover("demo/nodes/k100ai-8.yaml")), deadline()));
+  BOOST_REQUIRE((*pub)->WaitSynced(
+      (*pub)->SetInventory(DiscoverSimNode("demo/nodes/k100ai-8.yaml")), deadline()));
   BOOST_REQUIRE((*pub)->WaitSynced((*pub)->SetInventory(ManyCards(200)), deadline()));
   BOOST_REQUIRE((*pub)->state().slice_count == 2);
   BOOST_REQUIRE((*pub)->WaitSynced((*pub)->SetInventory(ManyCards(3)), deadline()));

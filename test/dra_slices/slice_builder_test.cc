@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dra_slices/many_cards.h"
+#include "dra_slices/sim_inventory.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/slices.h"
 #include "testing/testutil.h"
@@ -15,18 +16,7 @@
 namespace hcudp::dra {
 namespace {
 
-NodeInventory Discover(const std::string& node_file) {
-  testing::TempDir root;
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = testing::SourcePath(node_file);
-  o.host_root = root.path();
-  auto backend = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  auto inv = (*backend)->Discover();
-  BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
-  return *inv;
-}
+using testing::DiscoverSimNode;
 
 PoolPlan Plan(const NodeInventory& inv, bool taints = true) {
   SliceParams p;
@@ -81,7 +71,7 @@ void CheckSplit(const PoolPlan& plan) {
 BOOST_AUTO_TEST_SUITE(slice_builder)
 
 BOOST_AUTO_TEST_CASE(probe_order_node_is_published_in_pci_order_without_the_split_card) {
-  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8-probe-order.yaml");
   PoolPlan plan = Plan(inv);
   // Card index 2 is 0000:e9:00.0, carrying vdev0 and vdev1: offered as two
   // vHCUs, not whole.
@@ -141,7 +131,7 @@ BOOST_AUTO_TEST_CASE(probe_order_node_is_published_in_pci_order_without_the_spli
 }
 
 BOOST_AUTO_TEST_CASE(hsl_islands_group_linked_cards_numbered_by_lowest_bdf) {
-  NodeInventory inv = Discover("test/fixtures/two-islands.yaml");
+  NodeInventory inv = DiscoverSimNode("test/fixtures/two-islands.yaml");
   PoolPlan plan = Plan(inv);
   BOOST_REQUIRE(plan.devices.size() == 8u);
   for (const PoolDevice& d : plan.devices) {
@@ -157,7 +147,7 @@ BOOST_AUTO_TEST_CASE(hsl_islands_group_linked_cards_numbered_by_lowest_bdf) {
 }
 
 BOOST_AUTO_TEST_CASE(mig_instances_are_devices_naming_their_parent) {
-  NodeInventory inv = Discover("demo/nodes/bw-mig.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/bw-mig.yaml");
   BOOST_REQUIRE(inv.mig_enabled);
   BOOST_REQUIRE(!inv.mig_instances.empty());
   PoolPlan plan = Plan(inv);
@@ -177,7 +167,7 @@ BOOST_AUTO_TEST_CASE(mig_instances_are_devices_naming_their_parent) {
 }
 
 BOOST_AUTO_TEST_CASE(unhealthy_card_is_tainted_or_left_out) {
-  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8-probe-order.yaml");
   inv.cards[0].health = Health::kUnhealthy;  // 0000:69:00.0
   inv.cards[2].health = Health::kUnhealthy;  // 0000:e9:00.0, carrying the vHCUs
   PoolPlan plan = Plan(inv);

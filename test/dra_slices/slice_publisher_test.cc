@@ -15,27 +15,17 @@
 #include <string>
 
 #include "dra_slices/many_cards.h"
+#include "dra_slices/sim_inventory.h"
 #include "hcudp/backend.h"
 #include "kube/kube_test_util.h"
 
 namespace hcudp::dra {
 namespace {
 
+using testing::DiscoverSimNode;
+
 using testing::FakeApiServer;
 using testing::FakeRequest;
-
-NodeInventory Discover(const std::string& node_file) {
-  testing::TempDir root;
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = testing::SourcePath(node_file);
-  o.host_root = root.path();
-  auto backend = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  auto inv = (*backend)->Discover();
-  BOOST_REQUIRE_MESSAGE(inv.ok(), inv.status().ToString());
-  return *inv;
-}
 
 struct StoredPool {
   std::vector<std::string> names;  // slice names
@@ -100,7 +90,7 @@ BOOST_FIXTURE_TEST_SUITE(slice_publisher, PublisherFixture)
 
 BOOST_AUTO_TEST_CASE(publishes_then_bumps_generation_only_on_change) {
   auto pub = New("pub-change");
-  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8-probe-order.yaml");
   BOOST_REQUIRE_MESSAGE(pub->SyncNow(inv).ok(), pub->state().last_status.ToString());
   StoredPool first = Stored(api, "pub-change");
   BOOST_TEST(first.names.size() == 1u);
@@ -144,7 +134,7 @@ BOOST_AUTO_TEST_CASE(publishes_then_bumps_generation_only_on_change) {
 BOOST_AUTO_TEST_CASE(dropped_taints_fall_back_to_leaving_the_card_out) {
   SetGates(false);
   auto pub = New("pub-gate-off");
-  NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8-probe-order.yaml");
   inv.cards[1].health = Health::kUnhealthy;  // 0000:09:00.0
   BOOST_REQUIRE_MESSAGE(pub->SyncNow(inv).ok(), pub->state().last_status.ToString());
   StoredPool p = Stored(api, "pub-gate-off");
@@ -184,7 +174,7 @@ BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
   // what restores them.
   auto pub = New("pub-wipe", std::chrono::seconds(5), /*watch=*/false);
   pub->Start();
-  uint64_t seq = pub->SetInventory(Discover("demo/nodes/k100ai-8.yaml"));
+  uint64_t seq = pub->SetInventory(DiscoverSimNode("demo/nodes/k100ai-8.yaml"));
   BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
   StoredPool before = Stored(api, "pub-wipe");
   BOOST_REQUIRE(before.names.size() == 1u);
@@ -201,7 +191,7 @@ BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
   BOOST_TEST(*after.generations.begin() > gen);
 
   // An inventory change reaches the server through the worker too.
-  NodeInventory inv = Discover("demo/nodes/k100ai-8.yaml");
+  NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8.yaml");
   inv.cards[3].health = Health::kUnhealthy;
   seq = pub->SetInventory(inv);
   BOOST_REQUIRE(pub->WaitSynced(seq, Clock::Real().Now() + std::chrono::seconds(10)));
@@ -215,7 +205,7 @@ BOOST_AUTO_TEST_CASE(worker_recovers_after_the_nodes_slices_are_deleted) {
 // not the publisher's time). Median of 7, printed; bounded loosely here
 // (shared CI machines), the figure goes to BENCHMARKS.md.
 BOOST_AUTO_TEST_CASE(start_to_slices_published_is_fast) {
-  const NodeInventory inv = Discover("demo/nodes/k100ai-8-probe-order.yaml");
+  const NodeInventory inv = DiscoverSimNode("demo/nodes/k100ai-8-probe-order.yaml");
   std::vector<int64_t> ms;
   for (int i = 0; i < 7; ++i) {
     const auto start = std::chrono::steady_clock::now();
