@@ -189,6 +189,9 @@ class FakePluginWatcher {
   void RunHealth(std::shared_ptr<Plugin> plugin);
   void TearDown(std::vector<std::shared_ptr<Plugin>> plugins);
   std::shared_ptr<Plugin> PickPlugin(const std::string& driver) const;
+  // PickPlugin, or FAILED_PRECONDITION in `out` when none is registered;
+  // sets the service the call will use.
+  std::shared_ptr<Plugin> PickForCall(const std::string& driver, CallOutcome* out) const;
   bool Stopping() const;
 
   const Config config_;

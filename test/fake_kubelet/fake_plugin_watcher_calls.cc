@@ -133,35 +133,65 @@ std::string CheckAnswer(const char* call, const std::vector<drav1::Claim>& claim
 
 }  // namespace
 
+namespace {
+
+// One claim call as kubelet makes it: the v1 request when the plugin
+// speaks v1.DRAPlugin, else the v1beta1 request with the same claims; a
+// v1beta1 answer has v1's fields and numbers, so its bytes read as v1
+// (kubelet converts).
+template <class V1Request, class BetaRequest, class BetaResponse, class V1Response, class V1Call,
+          class BetaCall>
+grpc::Status CallEither(bool v1, const std::vector<drav1::Claim>& claims, V1Response* out,
+                        V1Call call_v1, BetaCall call_beta) {
+  if (v1) {
+    V1Request request;
+    for (const auto& c : claims) *request.add_claims() = c;
+    return call_v1(request, out);
+  }
+  BetaRequest request;
+  for (const auto& c : claims) {
+    auto* claim = request.add_claims();
+    claim->set_namespace_(c.namespace_());
+    claim->set_uid(c.uid());
+    claim->set_name(c.name());
+  }
+  BetaResponse response;
+  grpc::Status st = call_beta(request, &response);
+  out->ParseFromString(response.SerializeAsString());
+  return st;
+}
+
+}  // namespace
+
+std::shared_ptr<FakePluginWatcher::Plugin> FakePluginWatcher::PickForCall(const std::string& driver,
+                                                                          CallOutcome* out) const {
+  std::shared_ptr<Plugin> p = PickPlugin(driver);
+  if (p == nullptr) {
+    out->status = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                               "DRA driver " + driver + " is not registered");
+  } else {
+    out->service = p->chosen_service;
+  }
+  return p;
+}
+
 CallOutcome FakePluginWatcher::NodePrepareResources(const std::string& driver,
                                                     const std::vector<drav1::Claim>& claims) {
   CallOutcome out;
-  std::shared_ptr<Plugin> p = PickPlugin(driver);
-  if (p == nullptr) {
-    out.status = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                              "DRA driver " + driver + " is not registered");
-    return out;
-  }
-  out.service = p->chosen_service;
+  std::shared_ptr<Plugin> p = PickForCall(driver, &out);
+  if (p == nullptr) return out;
   grpc::ClientContext context;
   context.set_deadline(GrpcDeadline(config_.call_timeout));
-  if (p->chosen_service == "v1.DRAPlugin") {
-    drav1::NodePrepareResourcesRequest request;
-    for (const auto& c : claims) *request.add_claims() = c;
-    out.status = p->v1->NodePrepareResources(&context, request, &out.prepare);
-  } else {
-    drav1beta1::NodePrepareResourcesRequest request;
-    for (const auto& c : claims) {
-      auto* claim = request.add_claims();
-      claim->set_namespace_(c.namespace_());
-      claim->set_uid(c.uid());
-      claim->set_name(c.name());
-    }
-    drav1beta1::NodePrepareResourcesResponse response;
-    out.status = p->v1beta1->NodePrepareResources(&context, request, &response);
-    // The same fields and numbers: the bytes read as v1 (kubelet converts).
-    out.prepare.ParseFromString(response.SerializeAsString());
-  }
+  out.status =
+      CallEither<drav1::NodePrepareResourcesRequest, drav1beta1::NodePrepareResourcesRequest,
+                 drav1beta1::NodePrepareResourcesResponse>(
+          p->chosen_service == "v1.DRAPlugin", claims, &out.prepare,
+          [&](const auto& request, auto* response) {
+            return p->v1->NodePrepareResources(&context, request, response);
+          },
+          [&](const auto& request, auto* response) {
+            return p->v1beta1->NodePrepareResources(&context, request, response);
+          });
   if (out.status.ok())
     out.kubelet_error = CheckAnswer("NodePrepareResources", claims, out.prepare.claims());
   return out;
@@ -170,34 +200,22 @@ CallOutcome FakePluginWatcher::NodePrepareResources(const std::string& driver,
 CallOutcome FakePluginWatcher::NodeUnprepareResources(const std::string& driver,
                                                       const std::vector<drav1::Claim>& claims) {
   CallOutcome out;
-  std::shared_ptr<Plugin> p = PickPlugin(driver);
-  if (p == nullptr) {
-    out.status = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                              "DRA driver " + driver + " is not registered");
-    return out;
-  }
-  out.service = p->chosen_service;
+  std::shared_ptr<Plugin> p = PickForCall(driver, &out);
+  if (p == nullptr) return out;
   grpc::ClientContext context;
   context.set_deadline(GrpcDeadline(config_.call_timeout));
-  if (p->chosen_service == "v1.DRAPlugin") {
-    drav1::NodeUnprepareResourcesRequest request;
-    for (const auto& c : claims) *request.add_claims() = c;
-    out.status = p->v1->NodeUnprepareResources(&context, request, &out.unprepare);
-  } else {
-    drav1beta1::NodeUnprepareResourcesRequest request;
-    for (const auto& c : claims) {
-      auto* claim = request.add_claims();
-      claim->set_namespace_(c.namespace_());
-      claim->set_uid(c.uid());
-      claim->set_name(c.name());
-    }
-    drav1beta1::NodeUnprepareResourcesResponse response;
-    out.status = p->v1beta1->NodeUnprepareResources(&context, request, &response);
-    out.unprepare.ParseFromString(response.SerializeAsString());
-  }
-  if (out.status.ok()) {
+  out.status =
+      CallEither<drav1::NodeUnprepareResourcesRequest, drav1beta1::NodeUnprepareResourcesRequest,
+                 drav1beta1::NodeUnprepareResourcesResponse>(
+          p->chosen_service == "v1.DRAPlugin", claims, &out.unprepare,
+          [&](const auto& request, auto* response) {
+            return p->v1->NodeUnprepareResources(&context, request, response);
+          },
+          [&](const auto& request, auto* response) {
+            return p->v1beta1->NodeUnprepareResources(&context, request, response);
+          });
+  if (out.status.ok())
     out.kubelet_error = CheckAnswer("NodeUnprepareResources", claims, out.unprepare.claims());
-  }
   return out;
 }
 
