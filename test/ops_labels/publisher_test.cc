@@ -274,6 +274,67 @@ BOOST_FIXTURE_TEST_CASE(node_mode_stop_does_not_wait_for_a_silent_api_server, No
   api.ClearFaults();
 }
 
+// A node-mode call that does not see the cancel in time (here: the
+// client's response callback is slow) must still be waited for: the client
+// belongs to the caller, who destroys it as soon as Stop() returns. Before,
+// Stop() left the thread inside the call after stop_timeout.
+BOOST_AUTO_TEST_CASE(node_mode_stop_waits_for_a_call_that_misses_the_cancel) {
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool entered = false;
+    bool released = false;
+    bool returned = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  FakeApiServer api;
+  api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
+  KubeConfig c;
+  c.source = "test";
+  c.server = api.server_url();
+  c.ca_pem = testing::ReadFile(api.ca_file());
+  c.token_file = api.token_file();
+  KubeClientOptions co;
+  co.on_response = [gate](const std::string&, int) {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    if (gate->entered) return;  // only the first response is slow
+    gate->entered = true;
+    gate->cv.notify_all();
+    gate->cv.wait_for(lock, seconds(10), [&] { return gate->released; });
+    gate->returned = true;
+  };
+  std::unique_ptr<KubeClient> client = std::move(KubeClient::New(c, co).value());
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNode;
+  o.node_name = "n1";
+  o.client = client.get();
+  o.stop_timeout = milliseconds(100);
+  auto pub = std::make_unique<NodeLabelPublisher>(o);
+  BOOST_REQUIRE(pub->Start().ok());
+  pub->Update(kK100);
+  {
+    std::unique_lock<std::mutex> lock(gate->mu);
+    BOOST_REQUIRE(gate->cv.wait_for(lock, seconds(5), [&] { return gate->entered; }));
+  }
+  // Released well after stop_timeout, from another thread.
+  std::thread releaser([gate] {
+    std::this_thread::sleep_for(milliseconds(400));
+    std::lock_guard<std::mutex> lock(gate->mu);
+    gate->released = true;
+    gate->cv.notify_all();
+  });
+  pub->Stop();
+  bool returned;
+  {
+    std::lock_guard<std::mutex> lock(gate->mu);
+    returned = gate->returned;
+  }
+  BOOST_TEST(returned, "Stop() returned while the publisher was still inside the client");
+  releaser.join();
+  pub.reset();
+  client.reset();  // safe only if no thread is left in it
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

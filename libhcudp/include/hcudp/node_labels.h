@@ -111,8 +111,10 @@ class HCUDP_EXPORT NodeLabelPublisher {
   // The labels to publish from now on. Never blocks on I/O: the thread
   // publishes them (at once when they differ from the last ones).
   void Update(NodeLabels labels);
-  // Ends an API call in flight (~50 ms) and joins the thread; a file write
-  // still running after stop_timeout is left to finish on its own (the
+  // Ends an API call in flight (~50 ms) and joins the thread: once it
+  // returns, the client is no longer used (a call that does not see the
+  // cancel is waited for; the client's request timeout bounds it). A file
+  // write still running after stop_timeout is left to finish on its own (the
   // thread ends right after it, touching nothing). Bounded; idempotent.
   void Stop();
 

@@ -153,8 +153,10 @@ class NodeLabelPublisher::Impl {
     s_->cv.notify_all();
   }
 
-  // Bounded: an API call ends within ~50 ms (cancel); a file write cannot be
-  // cancelled, so after stop_timeout the thread is left to finish it alone.
+  // Bounded: an API call ends within ~50 ms (cancel), or by the client's
+  // request timeout, and is always waited for, as the client outlives the
+  // publisher only until Stop() returns. A file write cannot be cancelled,
+  // so after stop_timeout the thread is left to finish it alone.
   void Stop() {
     {
       MutexLock lock(s_->mu);
@@ -172,6 +174,16 @@ class NodeLabelPublisher::Impl {
       exited = s_->exited;
     }
     if (exited) {
+      thread_.join();
+      return;
+    }
+    if (s_->options.mode == NodeLabelMode::kNode) {
+      // The thread is inside a client call that has not seen the cancel yet
+      // (a token read, a response callback). The client is not ours and goes
+      // after Stop(): the thread must be out of it first. The client's own
+      // request timeout bounds the call.
+      LOG(WARNING) << "node labels: an API call did not end within "
+                   << s_->options.stop_timeout.count() << " ms of its cancel; waiting for it";
       thread_.join();
       return;
     }
