@@ -128,6 +128,11 @@ Status NodeMonitor::Start() {
   });
   if (events.ok()) {
     LOG(INFO) << "card health events: on (RSMI event notification)";
+    // A card that changed between the first look and the subscription was
+    // reported to nobody (the driver queues events only on open event
+    // files): look once more now, with the usual confirmation.
+    MutexLock lock(mu_);
+    changed_ = true;
   } else {
     LOG(INFO) << "card health events: off (" << events.message() << "); health follows --pulse";
   }

@@ -5,6 +5,8 @@
 // (issue 15 item 4, DESIGN.md §10). Without event support the daemon says so
 // and the poll carries on. Run with HCUDP_TEST_BACKEND=host (CMake sets it).
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
+#include <thread>
 
 #include "integration/daemon_harness.h"
 
@@ -73,6 +75,34 @@ BOOST_AUTO_TEST_CASE(an_rsmi_event_brings_a_health_change_to_list_and_watch_with
   BOOST_TEST(exit.exited);
   BOOST_TEST(exit.code == 0);
   BOOST_TEST((SteadyClock::now() - stop_start < seconds(2)));
+}
+
+// The daemon looks at the cards, then subscribes to their events. A card
+// that fails in between is reported by the driver to nobody (the stub, as
+// the driver, drops an event raised before its card is open): with
+// --pulse=0 nothing else would ever look again. The daemon looks once more
+// right after subscribing. Before, card 2 stayed Healthy for good.
+BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
+  BOOST_REQUIRE(UsingHostBackend());
+  TempDir dir;
+  const std::string control = dir.Join("control");
+  const std::string gate = dir.Join("gate");
+  WriteFile(gate, "");
+  WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
+  h.Start();
+  const auto deadline = SteadyClock::now() + kRegisterTimeout;
+  while (!PathExists(gate + ".entered")) {
+    BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  // The first look is done (all Healthy); card 2 fails before it is open.
+  WriteFile(control, "rsmi_event_init_gate=" + gate + "\nhysmi_word=2:Error\nrsmi_event=1:2:" +
+                         std::to_string(kRsmiEvtGpuPreReset) + ":reset requested\n");
+  BOOST_REQUIRE_EQUAL(std::remove(gate.c_str()), 0);
+  h.RequireRegistered(kHcu);
+  BOOST_REQUIRE(h.daemon().WaitForLog("card health events: on", kRegisterTimeout));
+  BOOST_TEST(WaitHealth(h, K100Bdfs()[2], "Unhealthy", kHealthTimeout));
 }
 
 BOOST_AUTO_TEST_CASE(without_event_support_the_daemon_says_so_and_the_poll_carries_health) {

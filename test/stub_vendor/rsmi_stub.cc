@@ -2,6 +2,8 @@
 // answered from the SimNode through the stub core. Built twice: normally,
 // and with HCUDP_STUB_OMIT_ECC (no rsmi_dev_ecc_count_get) for the
 // missing-symbol test.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -266,8 +268,14 @@ HCUDP_STUB_API rsmi_status_t rsmi_version_str_get(uint32_t component, char* text
 // A test raises an event with the knob rsmi_event=<seq>:<card>:<type>[:<text>]
 // (card: SimNode index; type: rsmi_evt_notification_type_t); each new <seq>
 // is delivered once, to a waiting rsmi_event_notification_get, if that card
-// was opened with the type in its mask. rsmi_events=unsupported makes init
-// answer NOT_SUPPORTED, as a runtime without KFD SMI events.
+// was opened with the type in its mask. As the driver, which queues an event
+// only on the event files open at the time, an event raised before its card
+// was opened (pending when the mask is set, or seen while the card is not
+// open) is lost. rsmi_events=unsupported makes init answer NOT_SUPPORTED, as
+// a runtime without KFD SMI events; rsmi_event_init_gate=<path> holds the
+// first card's init (after creating <path>.entered) while <path> exists, up
+// to 10 s: the window in which a caller has looked at the cards but not yet
+// subscribed.
 namespace {
 
 struct EventState {
@@ -281,10 +289,18 @@ EventState& Events() {
   return *state;
 }
 
-// The pending event of the knob, if it is new and wanted; marks it delivered.
-bool TakeEvent(rsmi_evt_notification_data_t* out) {
+// The knob's event: seq, RSMI index of its card (-1: none), type, text.
+struct KnobEvent {
+  std::string seq;
+  int rsmi = -1;
+  uint32_t type = 0;
+  std::string text = "stub event";
+};
+
+// The knob's event, complete, or nullopt (none, or a half-written file).
+std::optional<KnobEvent> ReadKnobEvent() {
   std::optional<std::string> v = hcudp::stub::Knob("rsmi_event");
-  if (!v || v->empty()) return false;
+  if (!v || v->empty()) return std::nullopt;
   std::vector<std::string> parts;
   size_t start = 0;
   for (int i = 0; i < 3; ++i) {
@@ -294,28 +310,51 @@ bool TakeEvent(rsmi_evt_notification_data_t* out) {
     start = colon + 1;
   }
   parts.push_back(v->substr(start));
-  if (parts.size() < 3) return false;
+  if (parts.size() < 3 || parts[2].empty()) return std::nullopt;
+  KnobEvent e;
+  e.seq = parts[0];
+  const int sim_card = std::atoi(parts[1].c_str());
+  for (int i = 0; hcudp::stub::SimIndexForRsmi(i) >= 0; ++i) {
+    if (hcudp::stub::SimIndexForRsmi(i) == sim_card) e.rsmi = i;
+  }
+  e.type = static_cast<uint32_t>(std::atoi(parts[2].c_str()));
+  if (parts.size() > 3) e.text = parts[3];
+  return e;
+}
+
+// The pending event of the knob, if it is new and wanted; marks it delivered
+// (or lost, when its card is not open).
+bool TakeEvent(rsmi_evt_notification_data_t* out) {
+  std::optional<KnobEvent> e = ReadKnobEvent();
+  if (!e) return false;
   EventState& s = Events();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (parts[0] == s.last_seq) return false;
-  const int sim_card = std::atoi(parts[1].c_str());
-  const uint32_t type = static_cast<uint32_t>(std::atoi(parts[2].c_str()));
-  int rsmi = -1;
-  for (int i = 0; hcudp::stub::SimIndexForRsmi(i) >= 0; ++i) {
-    if (hcudp::stub::SimIndexForRsmi(i) == sim_card) rsmi = i;
-  }
-  auto it = s.masks.find(static_cast<uint32_t>(rsmi));
-  if (rsmi < 0 || it == s.masks.end() || type == 0 || type > 64 ||
-      (it->second & (uint64_t{1} << (type - 1))) == 0) {
+  if (e->seq == s.last_seq) return false;
+  auto it = s.masks.find(static_cast<uint32_t>(e->rsmi));
+  if (e->rsmi < 0 || it == s.masks.end()) {
+    s.last_seq = e->seq;  // no event file open on that card: lost
     return false;
   }
-  s.last_seq = parts[0];
+  if (e->type == 0 || e->type > 64 || (it->second & (uint64_t{1} << (e->type - 1))) == 0) {
+    return false;
+  }
+  s.last_seq = e->seq;
   std::memset(out, 0, sizeof(*out));
-  out->dv_ind = static_cast<uint32_t>(rsmi);
-  out->event = type;
-  std::snprintf(out->message, sizeof(out->message), "%s",
-                parts.size() > 3 ? parts[3].c_str() : "stub event");
+  out->dv_ind = static_cast<uint32_t>(e->rsmi);
+  out->event = e->type;
+  std::snprintf(out->message, sizeof(out->message), "%s", e->text.c_str());
   return true;
+}
+
+// rsmi_event_init_gate: see above.
+void WaitAtInitGate(uint32_t dv_ind) {
+  std::optional<std::string> gate = hcudp::stub::Knob("rsmi_event_init_gate");
+  if (dv_ind != 0 || !gate || gate->empty()) return;
+  if (FILE* f = std::fopen((*gate + ".entered").c_str(), "w")) std::fclose(f);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (access(gate->c_str(), F_OK) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace
@@ -326,6 +365,7 @@ HCUDP_STUB_API rsmi_status_t rsmi_event_notification_init(uint32_t dv_ind) {
   if (hcudp::stub::Knob("rsmi_events").value_or("") == "unsupported") {
     return RSMI_STATUS_NOT_SUPPORTED;
   }
+  WaitAtInitGate(dv_ind);
   EventState& s = Events();
   std::lock_guard<std::mutex> lock(s.mu);
   s.masks[dv_ind] = 0;
@@ -334,10 +374,13 @@ HCUDP_STUB_API rsmi_status_t rsmi_event_notification_init(uint32_t dv_ind) {
 
 HCUDP_STUB_API rsmi_status_t rsmi_event_notification_mask_set(uint32_t dv_ind, uint64_t mask) {
   EventState& s = Events();
+  std::optional<KnobEvent> pending = ReadKnobEvent();
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = s.masks.find(dv_ind);
   if (it == s.masks.end()) return RSMI_STATUS_INIT_ERROR;
   it->second = mask;
+  // Raised on this card before it was opened: the driver never queued it.
+  if (pending && pending->rsmi == static_cast<int>(dv_ind)) s.last_seq = pending->seq;
   return RSMI_STATUS_SUCCESS;
 }
 

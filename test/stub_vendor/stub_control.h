@@ -35,6 +35,8 @@
 //                       <seq>, delivered to rsmi_event_notification_get
 //   rsmi_events         "unsupported": rsmi_event_notification_init answers
 //                       NOT_SUPPORTED
+//   rsmi_event_init_gate  a path: the first card's event init creates
+//                       <path>.entered and waits while <path> exists (10 s)
 #ifndef HCUDP_TEST_STUB_VENDOR_STUB_CONTROL_H_
 #define HCUDP_TEST_STUB_VENDOR_STUB_CONTROL_H_
 
