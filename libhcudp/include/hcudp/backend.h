@@ -27,8 +27,10 @@ namespace hcudp {
 // notification: VM fault, thermal throttle, GPU reset). It says "look now",
 // not what the health is: the health source still gives the verdict.
 struct BackendEvent {
-  int card = -1;     // card index (RSMI); -1 when unknown
-  std::string kind;  // "VM_FAULT", "THERMAL_THROTTLE", "GPU_PRE_RESET", "GPU_POST_RESET", ...
+  int card = -1;  // card index (RSMI); -1 when unknown
+  // "VM_FAULT", "THERMAL_THROTTLE", "GPU_PRE_RESET", "GPU_POST_RESET", ...;
+  // "EVENTS_RESUMED" (card -1) after failed waits: events may have been lost.
+  std::string kind;
   std::string message;
 };
 

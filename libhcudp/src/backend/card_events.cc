@@ -37,9 +37,11 @@ void CardEvents::Stop() {
 
 void CardEvents::Loop() {
   auto last_error_log = std::chrono::steady_clock::time_point{};
+  bool missed = false;  // a wait failed: events may have gone unseen
   while (!stopping_) {
     StatusOr<std::vector<VendorEvent>> got = vendor_.WaitEvents(kWaitSlice);
     if (!got.ok()) {
+      missed = true;
       const auto now = std::chrono::steady_clock::now();
       if (now - last_error_log >= std::chrono::minutes(10)) {
         LOG(WARNING) << "card events: " << got.status().ToString()
@@ -52,6 +54,13 @@ void CardEvents::Loop() {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
       continue;
+    }
+    if (missed) {
+      // What happened while the waits failed was delivered to nobody: the
+      // caller looks at every card once.
+      missed = false;
+      LOG(INFO) << "card events: waiting again; checking every card's health now";
+      on_event_(BackendEvent{-1, kEventsResumed, "card events resumed after a failed wait"});
     }
     for (const VendorEvent& e : *got) {
       BackendEvent out;

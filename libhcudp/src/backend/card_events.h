@@ -7,7 +7,9 @@
 // rsmi_event_notification_get with a short timeout (kWaitSlice), so Stop()
 // returns within one slice plus the close, inside Backend::kEventStopBound.
 // A failing wait is logged (rate-limited) and retried after a pause; the
-// caller's poll is the backstop either way.
+// caller's poll is the backstop either way. The first good wait after failed
+// ones reports a BackendEvent of kind kEventsResumed (card -1): events raised
+// in between reached nobody, so the caller looks at every card.
 #ifndef HCUDP_SRC_BACKEND_CARD_EVENTS_H_
 #define HCUDP_SRC_BACKEND_CARD_EVENTS_H_
 
@@ -36,6 +38,9 @@ inline constexpr uint64_t kHealthEventMask =
 // "VM_FAULT", "THERMAL_THROTTLE", "GPU_PRE_RESET", "GPU_POST_RESET", or
 // "EVENT_<n>".
 std::string RsmiEventName(uint32_t type);
+
+// The kind of the BackendEvent that follows failed waits.
+inline constexpr char kEventsResumed[] = "EVENTS_RESUMED";
 
 class CardEvents {
  public:

@@ -73,9 +73,11 @@ StatusOr<std::vector<VendorEvent>> DlopenVendorLib::WaitEvents(std::chrono::mill
   if (!st.ok()) {
     // A re-initialised library (count mismatch) has forgotten the cards
     // opened before: open them again for the next wait.
+    // Events of the time in between reached nobody: the failure is still
+    // reported, so the caller knows to look (CardEvents' resume event).
     Status reopened = OpenEventsLocked(mask);
     if (!reopened.ok()) return st;
-    return std::vector<VendorEvent>{};
+    return st.WithContext("re-opened the cards' events");
   }
   std::vector<VendorEvent> out;
   for (uint32_t i = 0; i < std::min(count, kEventBatch); ++i) {
