@@ -289,10 +289,10 @@ EventState& Events() {
   return *state;
 }
 
-// The knob's event: seq, RSMI index of its card (-1: none), type, text.
+// The knob's event: seq, SimNode index of its card, type, text.
 struct KnobEvent {
   std::string seq;
-  int rsmi = -1;
+  int sim_card = -1;
   uint32_t type = 0;
   std::string text = "stub event";
 };
@@ -313,13 +313,17 @@ std::optional<KnobEvent> ReadKnobEvent() {
   if (parts.size() < 3 || parts[2].empty()) return std::nullopt;
   KnobEvent e;
   e.seq = parts[0];
-  const int sim_card = std::atoi(parts[1].c_str());
-  for (int i = 0; hcudp::stub::SimIndexForRsmi(i) >= 0; ++i) {
-    if (hcudp::stub::SimIndexForRsmi(i) == sim_card) e.rsmi = i;
-  }
+  e.sim_card = std::atoi(parts[1].c_str());
   e.type = static_cast<uint32_t>(std::atoi(parts[2].c_str()));
   if (parts.size() > 3) e.text = parts[3];
   return e;
+}
+
+// The RSMI index of SimNode card `sim_card`, or -1.
+int RsmiIndexOf(int sim_card) {
+  std::vector<int> visible = hcudp::stub::VisibleCards();
+  auto it = std::find(visible.begin(), visible.end(), sim_card);
+  return it == visible.end() ? -1 : static_cast<int>(it - visible.begin());
 }
 
 // The pending event of the knob, if it is new and wanted; marks it delivered
@@ -330,8 +334,9 @@ bool TakeEvent(rsmi_evt_notification_data_t* out) {
   EventState& s = Events();
   std::lock_guard<std::mutex> lock(s.mu);
   if (e->seq == s.last_seq) return false;
-  auto it = s.masks.find(static_cast<uint32_t>(e->rsmi));
-  if (e->rsmi < 0 || it == s.masks.end()) {
+  const int rsmi = RsmiIndexOf(e->sim_card);
+  auto it = s.masks.find(static_cast<uint32_t>(rsmi));
+  if (rsmi < 0 || it == s.masks.end()) {
     s.last_seq = e->seq;  // no event file open on that card: lost
     return false;
   }
@@ -340,7 +345,7 @@ bool TakeEvent(rsmi_evt_notification_data_t* out) {
   }
   s.last_seq = e->seq;
   std::memset(out, 0, sizeof(*out));
-  out->dv_ind = static_cast<uint32_t>(e->rsmi);
+  out->dv_ind = static_cast<uint32_t>(rsmi);
   out->event = e->type;
   std::snprintf(out->message, sizeof(out->message), "%s", e->text.c_str());
   return true;
@@ -380,7 +385,10 @@ HCUDP_STUB_API rsmi_status_t rsmi_event_notification_mask_set(uint32_t dv_ind, u
   if (it == s.masks.end()) return RSMI_STATUS_INIT_ERROR;
   it->second = mask;
   // Raised on this card before it was opened: the driver never queued it.
-  if (pending && pending->rsmi == static_cast<int>(dv_ind)) s.last_seq = pending->seq;
+  if (pending && pending->seq != s.last_seq &&
+      RsmiIndexOf(pending->sim_card) == static_cast<int>(dv_ind)) {
+    s.last_seq = pending->seq;
+  }
   return RSMI_STATUS_SUCCESS;
 }
 
