@@ -196,15 +196,18 @@ namespace {
 
 // The XHCL links of a card: one up link per HSL peer (not via a HySwitch),
 // in card order, at most 7 as on the hardware.
+// One look at the visible cards for all peers: the daemon asks for every
+// link of every pair, so a per-peer look (two control-file reads each) made
+// a node's discovery O(cards^4) reads, seconds under ASan on a busy machine.
 std::vector<int> XhclPeers(uint32_t dv_ind) {
   std::vector<int> peers;
-  const uint32_t n = static_cast<uint32_t>(hcudp::stub::VisibleCards().size());
-  for (uint32_t peer = 0; peer < n && peers.size() < 7; ++peer) {
-    hcudp::RsmiLink link;
-    if (peer != dv_ind && Link(dv_ind, peer, &link) == RSMI_STATUS_SUCCESS &&
-        link.type == hcudp::LinkType::kHsl) {
-      peers.push_back(static_cast<int>(peer));
-    }
+  const std::vector<int> cards = hcudp::stub::VisibleCards();  // RSMI index -> SimNode index
+  hcudp::VendorLib* sim = hcudp::stub::Sim();
+  if (sim == nullptr || dv_ind >= cards.size()) return peers;
+  for (uint32_t peer = 0; peer < cards.size() && peers.size() < 7; ++peer) {
+    if (peer == dv_ind) continue;
+    StatusOr<hcudp::RsmiLink> link = sim->LinkBetween(cards[dv_ind], cards[peer]);
+    if (link.ok() && link->type == hcudp::LinkType::kHsl) peers.push_back(static_cast<int>(peer));
   }
   return peers;
 }

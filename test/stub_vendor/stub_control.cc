@@ -1,16 +1,27 @@
 #include "stub_control.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace hcudp::stub {
 
 std::optional<std::string> Knob(const std::string& key) {
   if (const char* path = std::getenv("HCUDP_STUB_CONTROL"); path != nullptr && *path != '\0') {
-    std::ifstream in(path);
+    // Read with read(2), not an ifstream: every stub call reads the file,
+    // and an ifstream's 8 KiB buffer per read made ASan builds crawl.
+    std::string text;
+    if (int fd = open(path, O_RDONLY | O_CLOEXEC); fd >= 0) {
+      char buf[1024];
+      for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
+        text.append(buf, static_cast<size_t>(n));
+      close(fd);
+    }
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty() || line[0] == '#') continue;
