@@ -105,7 +105,27 @@ Status NodeMonitor::Start() {
   if (!watching.ok()) {
     LOG(WARNING) << watching.ToString() << "; node changes follow --pulse only";
   }
-  HCUDP_RETURN_IF_ERROR(Refresh(/*initial=*/true));
+  // The runtime's card events (RSMI) wake the monitor like a path change:
+  // a look now and a confirming one a second later. The poll stays. Also
+  // subscribed before the first look: the driver queues an event only on
+  // the event files open when it happens, so a card that failed between the
+  // look and a later subscription would be reported to nobody.
+  Status events = backend_.StartEvents([this](const BackendEvent&) {
+    {
+      MutexLock lock(mu_);
+      changed_ = true;
+    }
+    cv_.notify_all();
+  });
+  if (events.ok()) {
+    LOG(INFO) << "card health events: on (RSMI event notification)";
+  } else {
+    LOG(INFO) << "card health events: off (" << events.message() << "); health follows --pulse";
+  }
+  if (Status st = Refresh(/*initial=*/true); !st.ok()) {
+    backend_.StopEvents();
+    return st;
+  }
   vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
   poller_ = std::make_unique<FdPoller>(watcher_->fd(), [this] {
     if (!watcher_->ReadEvents()) return;
@@ -117,25 +137,6 @@ Status NodeMonitor::Start() {
   });
   Status polling = poller_->Start();
   if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; node changes follow --pulse only";
-  // The runtime's card events (RSMI) wake the monitor like a path change:
-  // a look now and a confirming one a second later. The poll stays.
-  Status events = backend_.StartEvents([this](const BackendEvent&) {
-    {
-      MutexLock lock(mu_);
-      changed_ = true;
-    }
-    cv_.notify_all();
-  });
-  if (events.ok()) {
-    LOG(INFO) << "card health events: on (RSMI event notification)";
-    // A card that changed between the first look and the subscription was
-    // reported to nobody (the driver queues events only on open event
-    // files): look once more now, with the usual confirmation.
-    MutexLock lock(mu_);
-    changed_ = true;
-  } else {
-    LOG(INFO) << "card health events: off (" << events.message() << "); health follows --pulse";
-  }
   thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }

@@ -77,11 +77,12 @@ BOOST_AUTO_TEST_CASE(an_rsmi_event_brings_a_health_change_to_list_and_watch_with
   BOOST_TEST((SteadyClock::now() - stop_start < seconds(2)));
 }
 
-// The daemon looks at the cards, then subscribes to their events. A card
-// that fails in between is reported by the driver to nobody (the stub, as
-// the driver, drops an event raised before its card is open): with
-// --pulse=0 nothing else would ever look again. The daemon looks once more
-// right after subscribing. Before, card 2 stayed Healthy for good.
+// A card that fails while the daemon subscribes to card events must not be
+// missed. The driver queues an event only on the event files open when it
+// happens (the stub drops an event raised before its card is open), and
+// with --pulse=0 nothing else looks: the daemon subscribes before its first
+// look. Before, it looked first and subscribed after, and card 2, failing in
+// between, stayed Healthy for good.
 BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
   BOOST_REQUIRE(UsingHostBackend());
   TempDir dir;
@@ -96,7 +97,7 @@ BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
     BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
     std::this_thread::sleep_for(milliseconds(10));
   }
-  // The first look is done (all Healthy); card 2 fails before it is open.
+  // Card 2 fails before its event file is open.
   WriteFile(control, "rsmi_event_init_gate=" + gate + "\nhysmi_word=2:Error\nrsmi_event=1:2:" +
                          std::to_string(kRsmiEvtGpuPreReset) + ":reset requested\n");
   BOOST_REQUIRE_EQUAL(std::remove(gate.c_str()), 0);
