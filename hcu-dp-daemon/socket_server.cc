@@ -46,14 +46,16 @@ StatusOr<std::unique_ptr<SocketServer>> SocketServer::Start(
     return UnavailableError("cannot serve on " + bind_path +
                             " (directory missing, not writable, or path too long)");
   }
+  // Taken before the rename (which keeps it): once the socket is in place a
+  // client may use it and someone remove it at once, before a lookup of
+  // socket_path here; the owner would then never see it go (inode 0 == 0).
+  s->inode_ = FileInode(bind_path);
   if (publish_by_rename && ::rename(bind_path.c_str(), socket_path.c_str()) != 0) {
     const int err = errno;
-    s->inode_ = FileInode(bind_path);
     s->socket_path_ = bind_path;  // Stop() removes it
     return UnavailableError("cannot move " + bind_path + " to " + socket_path + ": " +
                             std::strerror(err));
   }
-  s->inode_ = FileInode(socket_path);
   return s;
 }
 

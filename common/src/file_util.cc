@@ -117,11 +117,17 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
   return OkStatus();
 }
 
-Status WriteFileInPlaceDurably(const std::string& path, std::string_view data, mode_t mode) {
+Status WriteFileInPlace(const std::string& path, std::string_view data, mode_t mode,
+                        Durability durability) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoError("create", path, errno);
-  HCUDP_RETURN_IF_ERROR(FinishFile(fd, path, data, mode, /*sync=*/true));
-  return SyncDirectory(ParentDir(path));
+  HCUDP_RETURN_IF_ERROR(FinishFile(fd, path, data, mode, durability != Durability::kNoSync));
+  if (durability == Durability::kSyncFileAndDirectory) return SyncDirectory(ParentDir(path));
+  return OkStatus();
+}
+
+Status WriteFileInPlaceDurably(const std::string& path, std::string_view data, mode_t mode) {
+  return WriteFileInPlace(path, data, mode, Durability::kSyncFileAndDirectory);
 }
 
 Status MakeDirs(const std::string& path, mode_t mode, Durability durability) {

@@ -35,8 +35,8 @@ namespace {
 constexpr mode_t kDirMode = 0750;
 // Synchronous handlers: Prepare/Unprepare calls (kubelet batches per pod).
 constexpr int kServiceMaxThreads = 32;
-// Enough that GetInfo and NotifyRegistrationStatus never meet a full
-// thread quota (gRPC answers RESOURCE_EXHAUSTED then).
+// The registration service is a callback service: it takes no thread of
+// this quota (which only bounds synchronous handlers).
 constexpr int kRegistrationMaxThreads = 16;
 
 bool IsDnsChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }

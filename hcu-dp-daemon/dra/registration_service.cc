@@ -19,20 +19,24 @@ pluginregistration::PluginInfo MakePluginInfo(const std::string& driver,
   return info;
 }
 
-grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
-                                          const pluginregistration::InfoRequest*,
-                                          pluginregistration::PluginInfo* response) {
+grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* context,
+                                                       const pluginregistration::InfoRequest*,
+                                                       pluginregistration::PluginInfo* response) {
   ++get_info_calls_;
   VLOG(1) << "kubelet asked for the plugin info (GetInfo)";
   *response = info_;
-  return grpc::Status::OK;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
-grpc::Status RegistrationService::NotifyRegistrationStatus(
-    grpc::ServerContext*, const pluginregistration::RegistrationStatus* request,
+grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
+    grpc::CallbackServerContext* context, const pluginregistration::RegistrationStatus* request,
     pluginregistration::RegistrationStatusResponse*) {
   if (on_status_) on_status_(request->plugin_registered(), request->error());
-  return grpc::Status::OK;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
 }  // namespace hcudp::daemon::dra

@@ -6,15 +6,18 @@
 //   2. a health change (node file edited, --pulse=0) -> the taint visible in
 //      the API and Unhealthy on kubelet's health stream, next to the floor:
 //      the same edit -> the device Unhealthy in ListAndWatch;
-//   3. private memory (RssAnon, and Private_Dirty of smaps_rollup) of the DRA
+//   3. private memory (RssAnon, and anonymous Private_Dirty of smaps) of the DRA
 //      daemon after start and after N prepare/unprepare rounds, next to a
 //      --strategy=mixed daemon on the same node after start and N Allocates.
-// Iterations: HCUDP_BENCH_ITERATIONS (default 5).
+// Iterations: HCUDP_BENCH_ITERATIONS (default 5). HCUDP_BENCH_SMAPS_DIR=<dir>
+// keeps both daemons' smaps and threads after start and after the rounds.
 //   HCUDP_BENCH_ITERATIONS=20 build/release/test/bench/test_bench_dra_daemon
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -45,11 +48,42 @@ int Iterations() {
   return n > 0 ? n : 5;
 }
 
-// Private_Dirty: memory only this process has (heap, stacks, written data).
-// Private_Clean is left out: it counts code pages of shared libraries that
-// no other running process happens to touch (the DRA code of libhcudp while
-// the other daemon runs device-plugin code), which says nothing of memory.
-double PrivateKib(pid_t pid) { return ProcKib(pid, "smaps_rollup", "Private_Dirty:"); }
+// Private memory: the Private_Dirty pages that are anonymous (heap, stacks,
+// written data), summed map by map in /proc/<pid>/smaps. Left out:
+// Private_Clean (code pages of shared libraries that no other running process
+// happens to touch: the DRA code of libhcudp while the other daemon runs
+// device-plugin code) and file pages that are dirty only because the file was
+// just written (a binary linked seconds before the run: its code counted as
+// Private_Dirty until the kernel writes it back, 0.3 MiB of the DRA daemon's).
+double PrivateKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+  std::string line;
+  double total = 0, dirty = 0, anon = 0;
+  auto field = [&](const char* key, double* out) {
+    if (line.rfind(key, 0) == 0) *out = std::atof(line.c_str() + std::strlen(key));
+  };
+  while (std::getline(in, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') < line.find(' ')) {  // a new mapping's header
+      total += std::min(dirty, anon);
+      dirty = anon = 0;
+    }
+    field("Private_Dirty:", &dirty);
+    field("Anonymous:", &anon);
+  }
+  return total + std::min(dirty, anon);
+}
+
+// HCUDP_BENCH_SMAPS_DIR: <dir>/<name>.smaps (mapping by mapping) and
+// <dir>/<name>.threads (each thread's name and /proc/<pid>/task/<tid>/syscall,
+// whose stack pointer tells which anonymous map is its stack).
+void KeepSmaps(pid_t pid, const std::string& dir, const std::string& name) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const std::string cmd = "cp " + proc + "/smaps " + dir + "/" + name + ".smaps; for t in " + proc +
+                          "/task/*; do echo \"$(cat $t/comm) $(cat $t/syscall)\"; done > " + dir +
+                          "/" + name + ".threads";
+  if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not keep %s\n", name.c_str());
+}
 
 bool Tainted(DraDaemonNode& n, const std::string& device, bool want) {
   for (const SliceDevice& d : n.Devices()) {
@@ -105,10 +139,8 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   const double dp_private_start = PrivateKib(dp.daemon().pid());
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     // For a look at where private memory goes (mapping by mapping).
-    std::system(("cp /proc/" + std::to_string(n.h().daemon().pid()) + "/smaps " + keep +
-                 "/dra.smaps; cp /proc/" + std::to_string(dp.daemon().pid()) + "/smaps " + keep +
-                 "/dp.smaps")
-                    .c_str());
+    KeepSmaps(n.h().daemon().pid(), keep, "dra");
+    KeepSmaps(dp.daemon().pid(), keep, "dp");
   }
 
   // 2. Health -> taint and health stream, next to health -> ListAndWatch.
@@ -171,8 +203,8 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   const double dra_private = PrivateKib(dra_pid);
   const double dp_private = PrivateKib(dp_pid);
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
-    std::system(
-        ("cp /proc/" + std::to_string(dra_pid) + "/smaps " + keep + "/dra-end.smaps").c_str());
+    KeepSmaps(dra_pid, keep, "dra-end");
+    KeepSmaps(dp_pid, keep, "dp-end");
   }
   const double dra_rss = ProcKib(dra_pid, "status", "VmRSS:");
   const double dp_rss = ProcKib(dp_pid, "status", "VmRSS:");

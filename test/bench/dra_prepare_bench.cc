@@ -3,15 +3,16 @@
 // GET going over loopback HTTP to a minimal API stand-in (one keep-alive
 // connection, a canned claim per path). Figures go to BENCHMARKS.md.
 //
-//   whole card   result without consumedCapacity: a whole-card mark, the
-//                checkpoint written twice (preparing, prepared), no vHCU;
+//   whole card   result without consumedCapacity: the checkpoint entry
+//                written once ("prepared", durably) and a whole-card mark
+//                (not forced to disk: the entry names it), no vHCU;
 //   dynamic vHCU consumedCapacity 30 CU / 8 GiB: the vHCU lifecycle's five
 //                fsyncs, the claim's CDI spec and the checkpoint.
 // Each claim is unprepared (not timed) before the next one.
 // The floors, in the same run: the GET alone through the same client, one
 // node discovery (Backend::Discover, which every Prepare does once), and one
 // durable small-file write (temp file, fsync, rename, directory fsync) in the
-// same file system: a Prepare makes two (card) or about five (vHCU) of them.
+// same file system: a Prepare makes one (card) or about five (vHCU) of them.
 //
 // Usage: bench_dra_prepare <sim-node.yaml> [iterations=200] [max_p50_ms_card=2]
 //        [max_p50_ms_vhcu=10]   (exits 1 when a p50 is above its bound)

@@ -90,6 +90,27 @@ BOOST_AUTO_TEST_CASE(write_file_atomic_sets_the_mode_exactly_whatever_the_umask)
   BOOST_TEST(Entries(dir.path()) == std::vector<std::string>{"spec.json"});  // no temp left
 }
 
+BOOST_AUTO_TEST_CASE(write_file_in_place_truncates_sets_the_mode_and_never_follows_a_symlink) {
+  TempDir dir;
+  Umask mask(0077);
+  const std::string path = dir.Join("mark");
+  testing::WriteFile(path, "an older, longer content");
+  for (Durability d :
+       {Durability::kNoSync, Durability::kSyncFile, Durability::kSyncFileAndDirectory}) {
+    BOOST_REQUIRE(WriteFileInPlace(path, "now", 0644, d).ok());
+    BOOST_TEST(testing::ReadFile(path) == "now");
+    BOOST_TEST(ModeOf(path) == 0644u);
+  }
+  BOOST_TEST(Entries(dir.path()) == std::vector<std::string>{"mark"});  // no temp file
+  const std::string victim = dir.Join("victim");
+  testing::WriteFile(victim, "precious");
+  fs::create_symlink(victim, dir.Join("link"));
+  Status st = WriteFileInPlace(dir.Join("link"), "x", 0644, Durability::kNoSync);
+  BOOST_TEST(!st.ok());
+  BOOST_TEST(st.message().find(dir.Join("link")) != std::string::npos, st.message());
+  BOOST_TEST(testing::ReadFile(victim) == "precious");
+}
+
 BOOST_AUTO_TEST_CASE(a_symlink_at_the_temp_path_is_not_followed) {
   TempDir dir;
   const std::string victim = dir.Join("victim");

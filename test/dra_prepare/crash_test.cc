@@ -147,6 +147,49 @@ BOOST_AUTO_TEST_CASE(kill_9_inside_a_whole_card_prepare_leaks_nothing) {
   }
 }
 
+// A whole card's mark is not forced to disk (its name is in the durable
+// entry first): a power cut after Prepare answered may lose it or leave it
+// empty. The restarted daemon's Recover, and a repeated Prepare without a
+// restart, write it again with its content (the local time, as the vendor's).
+BOOST_AUTO_TEST_CASE(a_whole_card_mark_lost_or_emptied_by_a_power_cut_is_written_again) {
+  for (bool emptied : {false, true}) {
+    for (bool restart : {true, false}) {
+      const std::string what = std::string(emptied ? "emptied" : "lost") + " mark, " +
+                               (restart ? "Recover after a restart" : "Prepare again");
+      SimDraNode node("k100ai-8.yaml");
+      BOOST_REQUIRE(node.preparer->Recover().ok());
+      auto ref =
+          node.AllocateAndStore(ClaimJson("uid-p", "p", "[" + ExactRequest("card") + "]"), "pod-p");
+      auto a = node.preparer->Prepare(ref);
+      BOOST_REQUIRE(a.ok() && a->error.empty());
+      const std::vector<std::string> marks = node.Files("/etc/vdev/dynamic");
+      BOOST_REQUIRE_EQUAL(marks.size(), 1u);
+      const std::string mark = node.Path("/etc/vdev/dynamic/" + marks[0]);
+      if (emptied) {
+        BOOST_REQUIRE(::truncate(mark.c_str(), 0) == 0);
+      } else {
+        BOOST_REQUIRE(::unlink(mark.c_str()) == 0);
+      }
+      if (restart) {
+        node.Restart();
+        auto r = node.preparer->Recover();
+        BOOST_REQUIRE(r.ok());
+        BOOST_TEST(r->kept == 1, what);
+      } else {
+        auto again = node.preparer->Prepare(ref);
+        BOOST_REQUIRE(again.ok() && again->error.empty());
+      }
+      BOOST_TEST(node.Files("/etc/vdev/dynamic") == marks, what);
+      const std::string content = ReadFile(mark);
+      // "2006-01-02 15:04:05"
+      BOOST_TEST(content.size() == 19u, what << ": mark content \"" << content << "\"");
+      BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
+      BOOST_TEST(node.Files("/etc/vdev/dynamic").empty(), what);
+      BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty(), what);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(kill_9_inside_unprepare_leaks_nothing) {
   for (dra::PrepareStep step :
        {dra::PrepareStep::kUnprepareDeviceFreed, dra::PrepareStep::kUnprepareSpecRemoved}) {

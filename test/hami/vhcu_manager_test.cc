@@ -105,6 +105,27 @@ BOOST_AUTO_TEST_CASE(whole_card_mark_uses_vdev_index_minus_one) {
   BOOST_TEST(node.backend.vhcus().empty());
 }
 
+// kRecoverable (the DRA Preparer's) only skips the fsyncs: the same file,
+// content and mode as the durable mark, and an emptied mark is rewritten.
+BOOST_AUTO_TEST_CASE(a_recoverable_whole_card_mark_is_the_durable_marks_file) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto durable = manager.MarkWholeCard(kOwner, 1);
+  BOOST_REQUIRE(durable.ok());
+  const std::string content = testing::ReadFile(durable->path);
+  BOOST_TEST(content.size() == 19u);                         // "2006-01-02 15:04:05", local time
+  BOOST_REQUIRE(::truncate(durable->path.c_str(), 0) == 0);  // as a power cut may leave it
+  auto recoverable = manager.MarkWholeCard(kOwner, 1, VhcuManager::MarkDurability::kRecoverable);
+  BOOST_REQUIRE(recoverable.ok());
+  BOOST_TEST(recoverable->path == durable->path);
+  BOOST_TEST((recoverable->name == durable->name));
+  BOOST_TEST(testing::ReadFile(recoverable->path) == content);
+  struct stat st {};
+  BOOST_REQUIRE(::stat(recoverable->path.c_str(), &st) == 0);
+  BOOST_TEST((st.st_mode & 07777) == 0644u);
+  BOOST_TEST(node.Marks().size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(create_rejects_owners_that_cannot_name_a_mark_file) {
   Node node;
   VhcuManager manager(&node.backend, node.Options(), node.clock);

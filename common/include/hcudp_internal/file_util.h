@@ -62,6 +62,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
 // the file and its directory. For files whose only content that matters is
 // their existence (mark files); a crash may leave them empty.
 Status WriteFileInPlaceDurably(const std::string& path, std::string_view data, mode_t mode);
+// The same with the fsyncs Durability asks for: kNoSync only creates or
+// truncates and writes (a crash may leave the file missing or empty).
+Status WriteFileInPlace(const std::string& path, std::string_view data, mode_t mode,
+                        Durability durability);
 
 // "mkdir -p": creates `path` and missing parents with `mode` exactly;
 // FailedPrecondition when `path` (or a parent) exists and is not a directory.

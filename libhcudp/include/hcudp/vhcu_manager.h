@@ -198,9 +198,23 @@ class HCUDP_EXPORT VhcuManager {
   StatusOr<CreatedVhcu> CreateVhcu(const VhcuOwner& owner, int card, int compute_units,
                                    uint64_t memory_mib);
 
+  // How a whole-card mark reaches the disk.
+  enum class MarkDurability {
+    // File and directory fsync-ed before returning: the mark survives a
+    // power cut. For a caller that keeps no record of its own to rebuild it
+    // from (the HAMi agent: kubelet does not call Allocate again).
+    kDurable,
+    // Written in place, not forced to disk: after a power cut (or a kill -9
+    // inside the write) it may be missing or empty. Only for a caller whose
+    // own durable record, written before, names the mark and rewrites it at
+    // start (the DRA Preparer: its checkpoint entry, Recover). Saves two
+    // fsyncs.
+    kRecoverable,
+  };
   // Writes the whole-card mark <uid>_<container>_<card>_-1, so that a card
   // handed over whole is accounted (defect §8.20 fixed).
-  StatusOr<MarkFile> MarkWholeCard(const VhcuOwner& owner, int card);
+  StatusOr<MarkFile> MarkWholeCard(const VhcuOwner& owner, int card,
+                                   MarkDurability durability = MarkDurability::kDurable);
 
   // Failure path of Allocate: destroys the vHCU of `mark` (if any) and then
   // removes the mark. Unavailable when the destroy failed (or the lock was

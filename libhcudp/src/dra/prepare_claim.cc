@@ -1,6 +1,7 @@
 // Preparer::Prepare: GET, check, plan each result, make vHCUs and marks,
 // write the claim's CDI spec, record it.
 #include <glog/logging.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -182,7 +183,9 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
   // written "prepared" at once (names known in advance), and whatever a crash
   // leaves unwritten (a whole-card mark, the claim spec) is repaired by the
   // next Prepare or by Recover, or released by Unprepare. One durable write
-  // fewer on the whole-card path.
+  // fewer on the whole-card path; and since the durable entry names the mark
+  // before it is written, the mark itself is not forced to disk (a power cut
+  // that loses or empties it is repaired the same way: EnsureClaimSpec).
   const bool journal =
       std::any_of(pc.devices.begin(), pc.devices.end(),
                   [](const PreparedDevice& d) { return d.kind == PreparedKind::kDynamicVhcu; });
@@ -206,7 +209,10 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
     if (d.kind != PreparedKind::kDynamicVhcu && !whole) continue;
     const VhcuOwner owner{pc.owner, BaseRequestName(d.request)};
     if (whole) {
-      StatusOr<MarkFile> mark = vhcus_->MarkWholeCard(owner, d.card);
+      // The mark's name is in the entry (written durably above, or in the
+      // "prepared" entry below) before Prepare answers: recoverable.
+      StatusOr<MarkFile> mark =
+          vhcus_->MarkWholeCard(owner, d.card, VhcuManager::MarkDurability::kRecoverable);
       if (mark.ok()) {
         d.mark = FileNameOf(mark->path);
       } else {
@@ -311,12 +317,17 @@ StatusOr<NodeInventory> Preparer::Impl::InventoryToRelease(const PreparedClaim& 
 
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
   *rewritten = false;
-  for (const PreparedDevice& d : claim.devices) {  // a crash before the mark was written
+  // A whole-card mark that a crash kept from being written, or that a power
+  // cut lost or left empty (it is not forced to disk): written again.
+  for (const PreparedDevice& d : claim.devices) {
     if (d.kind != PreparedKind::kCard || d.mark.empty()) continue;
     const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
-    if (::access(mark.c_str(), F_OK) == 0) continue;
-    HCUDP_RETURN_IF_ERROR(
-        vhcus_->MarkWholeCard({claim.owner, BaseRequestName(d.request)}, d.card).status());
+    struct stat st {};
+    if (::stat(mark.c_str(), &st) == 0 && st.st_size > 0) continue;
+    HCUDP_RETURN_IF_ERROR(vhcus_
+                              ->MarkWholeCard({claim.owner, BaseRequestName(d.request)}, d.card,
+                                              VhcuManager::MarkDurability::kRecoverable)
+                              .status());
   }
   const bool has_spec =
       std::any_of(claim.devices.begin(), claim.devices.end(),

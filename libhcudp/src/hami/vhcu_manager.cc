@@ -60,8 +60,10 @@ StatusOr<CreatedVhcu> VhcuManager::CreateVhcu(const VhcuOwner& owner, int card, 
                                               uint64_t memory_mib) {
   return impl_->CreateVhcu(owner, card, compute_units, memory_mib);
 }
-StatusOr<MarkFile> VhcuManager::MarkWholeCard(const VhcuOwner& owner, int card) {
-  return impl_->WriteMark({owner.pod_uid, owner.container, card, hami::kWholeCardVhcuId});
+StatusOr<MarkFile> VhcuManager::MarkWholeCard(const VhcuOwner& owner, int card,
+                                              MarkDurability durability) {
+  return impl_->WriteMark({owner.pod_uid, owner.container, card, hami::kWholeCardVhcuId},
+                          durability);
 }
 Status VhcuManager::Release(const hami::MarkFileName& mark) { return impl_->Release(mark); }
 StatusOr<VhcuSweepResult> VhcuManager::Reconcile(const PodLivenessFn& is_live) {
@@ -95,13 +97,17 @@ StatusOr<VhcuHostLock> VhcuManager::Impl::Lock(std::chrono::milliseconds timeout
   });
 }
 
-StatusOr<MarkFile> VhcuManager::Impl::WriteMark(const hami::MarkFileName& name) {
+StatusOr<MarkFile> VhcuManager::Impl::WriteMark(const hami::MarkFileName& name,
+                                                MarkDurability durability) {
   HCUDP_ASSIGN_OR_RETURN(std::string file_name, hami::FormatMarkFileName(name));
   HCUDP_RETURN_IF_ERROR(
       file_util::MakeDirs(MarkDir(), kDirMode, file_util::Durability::kSyncFileAndDirectory));
   MarkFile mark{name, MarkDir() + "/" + file_name};
-  HCUDP_RETURN_IF_ERROR(file_util::WriteFileInPlaceDurably(
-      mark.path, hami::FormatMarkFileTime(clock_.WallNow()), kFileMode));
+  const std::string content = hami::FormatMarkFileTime(clock_.WallNow());
+  HCUDP_RETURN_IF_ERROR(file_util::WriteFileInPlace(
+      mark.path, content, kFileMode,
+      durability == MarkDurability::kDurable ? file_util::Durability::kSyncFileAndDirectory
+                                             : file_util::Durability::kNoSync));
   MutexLock lock(mu_);
   fresh_pods_[name.pod_uid] = clock_.Now();
   return mark;

@@ -34,7 +34,9 @@ class VhcuManager::Impl {
   StatusOr<VhcuSweepResult> Recover(const PodLivenessFn& is_allocating) HCUDP_EXCLUDES(mu_);
   StatusOr<CreatedVhcu> CreateVhcu(const VhcuOwner& owner, int card, int compute_units,
                                    uint64_t memory_mib) HCUDP_EXCLUDES(mu_);
-  StatusOr<MarkFile> WriteMark(const hami::MarkFileName& name) HCUDP_EXCLUDES(mu_);
+  StatusOr<MarkFile> WriteMark(const hami::MarkFileName& name,
+                               MarkDurability durability = MarkDurability::kDurable)
+      HCUDP_EXCLUDES(mu_);
   Status Release(const hami::MarkFileName& mark) HCUDP_EXCLUDES(mu_);
   StatusOr<VhcuSweepResult> Reconcile(const PodLivenessFn& is_live) HCUDP_EXCLUDES(mu_);
   void ForgetFresh(const std::string& pod_uid) HCUDP_EXCLUDES(mu_);
