@@ -11,8 +11,9 @@
 # test's program only once that exists), selects tests with the label
 # regexes as `ctest -L/-LE` do (a test is excluded when any label matches),
 # and writes, one a line, every file in the build tree that a selected test
-# runs, takes as an argument or lists in REQUIRED_FILES, and that a build
-# rule makes. Ninja builds a file's target with its dependencies
+# runs, takes as an argument (or an option's value, --opt=<path>) or lists
+# in REQUIRED_FILES, and that a build rule makes. Ninja builds such a file
+# with its dependencies
 # (add_dependencies: the daemon, hcuctl, the stub vendor libraries...).
 # A test that needs a build output it does not name on its command line
 # declares it with REQUIRED_FILES (test/demo, test/consumer).
@@ -107,6 +108,8 @@ foreach(_t IN LISTS _all)
   get_property(_args GLOBAL PROPERTY "_st_args_${_t}")
   get_property(_req GLOBAL PROPERTY "_st_REQUIRED_FILES_${_t}")
   foreach(_a IN LISTS _args _req)
+    # A path also counts as the value of an option: --smoke-kubelet=<path>.
+    string(REGEX REPLACE "^-[-A-Za-z0-9_]*=" "" _a "${_a}")
     string(FIND "${_a}" "${BUILD_DIR}/" _at)
     if(_at EQUAL 0)
       string(SUBSTRING "${_a}" ${_prefix_len} -1 _rel)
