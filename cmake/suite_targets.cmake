@@ -63,6 +63,13 @@ function(subdirs)
     endif()
   endforeach()
 endfunction()
+# The paths in the generated files start with the build directory as CMake
+# spelled it (which may differ from ours through a symlink).
+file(STRINGS "${BUILD_DIR}/CTestTestfile.cmake" _line REGEX "^# Build directory: " LIMIT_COUNT 1)
+string(REGEX REPLACE "^# Build directory: " "" _cmake_build_dir "${_line}")
+if(_cmake_build_dir)
+  set(BUILD_DIR "${_cmake_build_dir}")
+endif()
 set(_st_current "${BUILD_DIR}")
 include("${BUILD_DIR}/CTestTestfile.cmake")
 
