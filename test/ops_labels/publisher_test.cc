@@ -36,6 +36,16 @@ bool Eventually(const std::function<bool()>& done, milliseconds timeout = millis
   return true;
 }
 
+// Holds a double (a file write, a response callback) inside the publisher's
+// thread until the test releases it.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool released = false;
+  bool returned = false;
+};
+
 const NodeLabels kK100 = {
     {"hygon.com/hcu", "true"}, {"hygon.com/hcu.count", "8"}, {"hygon.com/hcu.name", "K100_AI"}};
 
@@ -144,13 +154,6 @@ BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
 // until released, or gives up by itself after 10 s so that a Stop() that
 // joins it fails the test instead of hanging it.
 BOOST_AUTO_TEST_CASE(stop_is_bounded_while_a_file_write_hangs) {
-  struct Gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool entered = false;
-    bool released = false;
-    bool returned = false;
-  };
   auto gate = std::make_shared<Gate>();
   TempDir dir;
   NodeLabelPublisherOptions o;
@@ -279,13 +282,6 @@ BOOST_FIXTURE_TEST_CASE(node_mode_stop_does_not_wait_for_a_silent_api_server, No
 // belongs to the caller, who destroys it as soon as Stop() returns. Before,
 // Stop() left the thread inside the call after stop_timeout.
 BOOST_AUTO_TEST_CASE(node_mode_stop_waits_for_a_call_that_misses_the_cancel) {
-  struct Gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool entered = false;
-    bool released = false;
-    bool returned = false;
-  };
   auto gate = std::make_shared<Gate>();
   FakeApiServer api;
   api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
