@@ -126,10 +126,6 @@ Status WriteFileInPlace(const std::string& path, std::string_view data, mode_t m
   return OkStatus();
 }
 
-Status WriteFileInPlaceDurably(const std::string& path, std::string_view data, mode_t mode) {
-  return WriteFileInPlace(path, data, mode, Durability::kSyncFileAndDirectory);
-}
-
 Status MakeDirs(const std::string& path, mode_t mode, Durability durability) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {

@@ -58,12 +58,10 @@ StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes = kSmal
 Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,
                        Durability durability);
 
-// Writes `path` in place (create or truncate), sets `mode` exactly, fsyncs
-// the file and its directory. For files whose only content that matters is
-// their existence (mark files); a crash may leave them empty.
-Status WriteFileInPlaceDurably(const std::string& path, std::string_view data, mode_t mode);
-// The same with the fsyncs Durability asks for: kNoSync only creates or
-// truncates and writes (a crash may leave the file missing or empty).
+// Writes `path` in place (create or truncate), sets `mode` exactly, with the
+// fsyncs `durability` asks for (kNoSync: a crash may leave the file missing
+// or empty). For files whose only content that matters is their existence
+// (mark files); a crash may leave them empty.
 Status WriteFileInPlace(const std::string& path, std::string_view data, mode_t mode,
                         Durability durability);
 
