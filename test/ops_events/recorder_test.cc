@@ -10,6 +10,7 @@
 
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/node_events.h"
+#include "kube/kube_test_util.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
@@ -59,15 +60,10 @@ struct Fixture {
   explicit Fixture(int max_retries = 4) {
     api.ClearFaults();
     api.ClearRequests();
-    KubeConfig c;
-    c.source = "test";
-    c.server = api.server_url();
-    c.ca_pem = testing::ReadFile(api.ca_file());
-    c.token_file = api.token_file();
     KubeClientOptions o;
     o.max_retries = max_retries;
     o.initial_backoff_ms = 10;
-    client = std::move(KubeClient::New(c, o).value());
+    client = std::move(KubeClient::New(testing::ConfigFor(api), o).value());
   }
   ~Fixture() { api.ClearFaults(); }
 

@@ -14,6 +14,7 @@
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp/node_labels.h"
+#include "kube/kube_test_util.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
@@ -192,12 +193,7 @@ BOOST_AUTO_TEST_CASE(stop_is_bounded_while_a_file_write_hangs) {
 
 struct NodeFixture {
   NodeFixture() {
-    KubeConfig c;
-    c.source = "test";
-    c.server = api.server_url();
-    c.ca_pem = testing::ReadFile(api.ca_file());
-    c.token_file = api.token_file();
-    client = std::move(KubeClient::New(c).value());
+    client = std::move(KubeClient::New(testing::ConfigFor(api)).value());
     api.MustRequest("POST", "/api/v1/nodes",
                     R"({"metadata":{"name":"n1","labels":{"zone":"a",)"
                     R"("hygon.com/hcu.custom":"admin"}}})");
@@ -285,11 +281,6 @@ BOOST_AUTO_TEST_CASE(node_mode_stop_waits_for_a_call_that_misses_the_cancel) {
   auto gate = std::make_shared<Gate>();
   FakeApiServer api;
   api.MustRequest("POST", "/api/v1/nodes", R"({"metadata":{"name":"n1"}})");
-  KubeConfig c;
-  c.source = "test";
-  c.server = api.server_url();
-  c.ca_pem = testing::ReadFile(api.ca_file());
-  c.token_file = api.token_file();
   KubeClientOptions co;
   co.on_response = [gate](const std::string&, int) {
     std::unique_lock<std::mutex> lock(gate->mu);
@@ -299,7 +290,8 @@ BOOST_AUTO_TEST_CASE(node_mode_stop_waits_for_a_call_that_misses_the_cancel) {
     gate->cv.wait_for(lock, seconds(10), [&] { return gate->released; });
     gate->returned = true;
   };
-  std::unique_ptr<KubeClient> client = std::move(KubeClient::New(c, co).value());
+  std::unique_ptr<KubeClient> client =
+      std::move(KubeClient::New(testing::ConfigFor(api), co).value());
   NodeLabelPublisherOptions o;
   o.mode = NodeLabelMode::kNode;
   o.node_name = "n1";
