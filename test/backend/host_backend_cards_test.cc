@@ -18,12 +18,12 @@ using testing::FakeVendorLib;
 
 // A Z100L node under a temporary host-root; `fake` stays valid as long as
 // `backend` lives.
-struct Node {
+struct Z100lNode {
   testing::TempDir root;
   FakeVendorLib* fake = nullptr;
   std::unique_ptr<Backend> backend;
 
-  Node() {
+  Z100lNode() {
     auto lib = std::make_unique<FakeVendorLib>();
     lib->cards = testing::Z100lCards();
     fake = lib.get();
@@ -45,7 +45,7 @@ struct Node {
 BOOST_AUTO_TEST_SUITE(host_backend_cards)
 
 BOOST_AUTO_TEST_CASE(cards_come_from_the_vendor_lib) {
-  Node node;
+  Z100lNode node;
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.cards.size() == 4u);
   const Card& c = inv.cards[2];
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(cards_come_from_the_vendor_lib) {
 }
 
 BOOST_AUTO_TEST_CASE(model_is_cut_at_the_first_comma_and_non_ascii_bytes_dropped) {
-  Node node;
+  Z100lNode node;
   node.fake->cards[0].dmi_name = std::string("K100\xC3\xA9_AI,rev B") + '\0' + "junk";
   node.fake->cards[0].bdf = "0000:0B:00.0";  // upper-case from the library
   NodeInventory inv = node.Discover();
@@ -70,13 +70,13 @@ BOOST_AUTO_TEST_CASE(model_is_cut_at_the_first_comma_and_non_ascii_bytes_dropped
 }
 
 BOOST_AUTO_TEST_CASE(negative_numa_means_no_numa_node) {
-  Node node;
+  Z100lNode node;
   node.fake->cards[1].numa_node = -1;
   BOOST_TEST(node.Discover().cards[1].numa_node == kNoNumaNode);
 }
 
 BOOST_AUTO_TEST_CASE(a_card_whose_queries_fail_is_skipped_not_the_whole_node) {
-  Node node;
+  Z100lNode node;
   node.fake->failing_cards = {1};
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.cards.size() == 3u);
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_card_whose_queries_fail_is_skipped_not_the_whole_node) {
 }
 
 BOOST_AUTO_TEST_CASE(discovery_fails_when_the_card_count_is_unknown) {
-  Node node;
+  Z100lNode node;
   node.fake->card_count_error = UnavailableError("rsmi not initialised");
   auto inv = node.backend->Discover();
   BOOST_REQUIRE(!inv.ok());
@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(discovery_fails_when_the_card_count_is_unknown) {
 }
 
 BOOST_AUTO_TEST_CASE(dri_nodes_are_found_per_bdf_as_host_paths) {
-  Node node;
+  Z100lNode node;
   NodeInventory inv = node.Discover();
   BOOST_TEST(
       inv.cards[0].dri_nodes == (std::vector<std::string>{"/dev/dri/card1", "/dev/dri/renderD128"}),
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_module_whose_driver_dir_has_another_name_is_ignored) {
 }
 
 BOOST_AUTO_TEST_CASE(a_dri_entry_without_its_dev_node_is_left_out) {
-  Node node;
+  Z100lNode node;
   std::remove((node.root.path() + "/dev/dri/renderD129").c_str());
   NodeInventory inv = node.Discover();
   BOOST_TEST(inv.cards[1].dri_nodes == (std::vector<std::string>{"/dev/dri/card2"}),
@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(a_dri_entry_without_its_dev_node_is_left_out) {
 }
 
 BOOST_AUTO_TEST_CASE(missing_dri_is_reported_per_card_and_discovery_succeeds) {
-  Node node;
+  Z100lNode node;
   node.fake->cards.push_back(FakeCard());  // 0000:09:00.0: no sysfs entry
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.cards.size() == 5u);
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(dev_nodes_missing_for_every_entry_are_named_in_the_error) {
 }
 
 BOOST_AUTO_TEST_CASE(kfd_and_mkfd_presence_follows_the_host_root) {
-  Node node;
+  Z100lNode node;
   NodeInventory before = node.Discover();
   BOOST_TEST(!before.has_kfd);
   BOOST_TEST(!before.has_mkfd);
@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(kfd_and_mkfd_presence_follows_the_host_root) {
 }
 
 BOOST_AUTO_TEST_CASE(health_comes_from_the_health_source_by_bdf) {
-  Node node;
+  Z100lNode node;
   node.fake->health = {{"0000:0b:00.0", Health::kHealthy, ""},
                        {"0000:0E:00.0", Health::kUnhealthy, "ECC"},
                        {"0000:8e:00.0", Health::kHealthy, ""}};  // card 2 not listed
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(health_comes_from_the_health_source_by_bdf) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_health_query_leaves_cards_healthy) {
-  Node node;
+  Z100lNode node;
   node.fake->health_error = UnavailableError("hy-smi timed out");
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE_EQUAL(inv.cards.size(), 4u);
@@ -196,7 +196,7 @@ BOOST_AUTO_TEST_CASE(a_failed_health_query_leaves_cards_healthy) {
 }
 
 BOOST_AUTO_TEST_CASE(links_are_asked_for_every_ordered_pair) {
-  Node node;
+  Z100lNode node;
   RsmiLink hsl;
   hsl.type = LinkType::kHsl;
   hsl.hops = 1;
@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(links_are_asked_for_every_ordered_pair) {
 }
 
 BOOST_AUTO_TEST_CASE(watch_paths_are_the_conf_dirs_and_the_vendor_lib_paths) {
-  Node node;
+  Z100lNode node;
   node.fake->watch_paths = {"/tmp/node.yaml"};
   std::vector<std::string> paths = node.backend->WatchPaths();
   BOOST_TEST(paths == (std::vector<std::string>{node.root.Join("etc/vdev"),

@@ -24,12 +24,12 @@ const std::string& Dev3Gi1Ci0() {
 }
 
 // Four BW200 cards in MIG mode; KFD CPU nodes 0-3, GPU nodes 4-7 with 8 SEs.
-struct Node {
+struct MigNode {
   testing::TempDir root;
   FakeVendorLib* fake = nullptr;
   std::unique_ptr<Backend> backend;
 
-  Node() {
+  MigNode() {
     auto lib = std::make_unique<FakeVendorLib>();
     const char* bdfs[] = {"0000:09:00.0", "0000:39:00.0", "0000:89:00.0", "0000:b9:00.0"};
     for (int i = 0; i < 4; ++i) {
@@ -72,7 +72,7 @@ std::vector<std::string> Profiles(const NodeInventory& inv) {
 BOOST_AUTO_TEST_SUITE(host_backend_mig)
 
 BOOST_AUTO_TEST_CASE(ci_confs_become_mig_instances) {
-  Node node;
+  MigNode node;
   NodeInventory inv = node.Discover();
   BOOST_TEST(inv.mig_enabled);
   BOOST_REQUIRE(inv.mig_instances.size() == 3u);
@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(ci_confs_become_mig_instances) {
 }
 
 BOOST_AUTO_TEST_CASE(profile_names_use_the_first_gpu_node_in_numeric_order) {
-  Node node;
+  MigNode node;
   // Node 10 sorts before 4 as text; it has 4 SEs, so taking it would halve
   // every profile ("1g.15gb").
   testing::WriteKfdNode(node.root.path(), 10, 999, 8, 2);
@@ -100,7 +100,7 @@ BOOST_AUTO_TEST_CASE(profile_names_use_the_first_gpu_node_in_numeric_order) {
 }
 
 BOOST_AUTO_TEST_CASE(a_ci_using_fewer_slices_than_its_gi_names_both) {
-  Node node;
+  MigNode node;
   MigConf conf =
       testing::MakeMigConf("0000:39:00.0", 1, 2, 32760, "6b0d549b-6f03-475a-9600-a35a099950d8");
   conf.ci.gpu_slice_count = 1;
@@ -109,13 +109,13 @@ BOOST_AUTO_TEST_CASE(a_ci_using_fewer_slices_than_its_gi_names_both) {
 }
 
 BOOST_AUTO_TEST_CASE(a_ci_path_that_is_a_directory_is_skipped) {
-  Node node;
+  MigNode node;
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev1gi1ci0.conf/x"), "");
   BOOST_TEST(node.Discover().mig_instances.size() == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(unparsable_confs_and_names_are_skipped) {
-  Node node;
+  MigNode node;
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev1gi2ci0.conf"), "pci: nonsense\n");
   std::string copy = Dev3Gi1Ci0();
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev3-copy.conf"), copy);
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(unparsable_confs_and_names_are_skipped) {
 }
 
 BOOST_AUTO_TEST_CASE(without_a_kfd_gpu_node_no_instance_can_be_named) {
-  Node node;
+  MigNode node;
   for (int i = 4; i < 8; ++i) {
     testing::WriteFile(
         node.root.Join("sys/class/kfd/kfd/topology/nodes/" + std::to_string(i) + "/gpu_id"), "0\n");
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(without_a_kfd_gpu_node_no_instance_can_be_named) {
 }
 
 BOOST_AUTO_TEST_CASE(confs_are_ignored_when_mig_mode_is_off) {
-  Node node;
+  MigNode node;
   node.fake->mig_enabled = false;
   NodeInventory inv = node.Discover();
   BOOST_TEST(!inv.mig_enabled);

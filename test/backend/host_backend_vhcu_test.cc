@@ -16,12 +16,12 @@ namespace {
 using testing::AddVhcu;
 using testing::DriverView;
 using testing::FakeVendorLib;
-using Node = testing::VhcuNode;  // demo node B: vdev0-3 on card 2, vdev4-5 on card 3
+using testing::VhcuNode;  // demo node B: vdev0-3 on card 2, vdev4-5 on card 3
 
 BOOST_AUTO_TEST_SUITE(host_backend_vhcu)
 
 BOOST_AUTO_TEST_CASE(vhcus_come_from_the_vdev_confs) {
-  Node node;
+  VhcuNode node;
   node.fake->vhcus[4].container_id = 77;
   auto inv = node.backend->Discover();
   BOOST_REQUIRE(inv.ok());
@@ -41,14 +41,14 @@ BOOST_AUTO_TEST_CASE(vhcus_come_from_the_vdev_confs) {
 }
 
 BOOST_AUTO_TEST_CASE(vhcus_sort_by_id_numerically) {
-  Node node;
+  VhcuNode node;
   AddVhcu(node.root, node.fake, 10, 3, 1, 100, 5);
   BOOST_TEST(node.VhcuIds() == (std::vector<int>{0, 1, 2, 3, 4, 5, 10}),
              boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(invalid_confs_are_skipped) {
-  Node node;
+  VhcuNode node;
   const std::string root = node.root;
   auto bdf = node.fake->cards[3].bdf;
   // vdev6.conf saying vdev_id 5: the runtime would give the container nothing.
@@ -69,19 +69,19 @@ BOOST_AUTO_TEST_CASE(invalid_confs_are_skipped) {
 }
 
 BOOST_AUTO_TEST_CASE(a_conf_the_driver_does_not_know_is_stale_and_skipped) {
-  Node node;
+  VhcuNode node;
   node.fake->vhcus.erase(1);
   BOOST_TEST(node.VhcuIds() == (std::vector<int>{0, 2, 3, 4, 5}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(when_the_driver_cannot_answer_the_confs_alone_are_used) {
-  Node node;
+  VhcuNode node;
   node.fake->vhcu_info_unavailable = true;
   BOOST_TEST(node.VhcuIds().size() == 6u);
 }
 
 BOOST_AUTO_TEST_CASE(the_parent_card_follows_the_conf_bdf) {
-  Node node;
+  VhcuNode node;
   // device_id says card 1, PciBusId says card 3: the BDF is the stable key.
   auto bdf = node.fake->cards[3].bdf;
   testing::WriteVdevConf(node.root, testing::MakeVdevConf(6, 1, bdf, 2, 100, 2));
@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(the_parent_card_follows_the_conf_bdf) {
 }
 
 BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
-  Node node;
+  VhcuNode node;
   const std::string root = node.root;
   FakeVendorLib* fake = node.fake;
   fake->on_create = [&](int card, int cus, uint64_t mib) {
@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
 }
 
 BOOST_AUTO_TEST_CASE(create_without_an_id_from_the_driver_is_an_internal_error) {
-  Node node;
+  VhcuNode node;
   auto vhcu = node.backend->CreateVhcu(0, 20, 4096);
   BOOST_REQUIRE(!vhcu.ok());
   BOOST_TEST(static_cast<int>(vhcu.status().code()) == static_cast<int>(StatusCode::kInternal));
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(create_without_an_id_from_the_driver_is_an_internal_error) 
 }
 
 BOOST_AUTO_TEST_CASE(create_passes_the_drivers_refusal_through) {
-  Node node;
+  VhcuNode node;
   node.fake->on_create = [](int, int, uint64_t) {
     return ResourceExhaustedError("card 2 has no CUs left");
   };
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(create_passes_the_drivers_refusal_through) {
 }
 
 BOOST_AUTO_TEST_CASE(create_with_two_new_confs_takes_the_one_the_vendor_library_reports) {
-  Node node;
+  VhcuNode node;
   const std::string root = node.root;
   FakeVendorLib* fake = node.fake;
   fake->on_create = [&](int card, int cus, uint64_t mib) {
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(create_with_two_new_confs_takes_the_one_the_vendor_library_
 // How DlopenVendorLib tells (and that it refuses when it cannot) is
 // test/vendor/created_vhcu_test.cc.
 BOOST_AUTO_TEST_CASE(create_returns_the_vhcu_this_call_made_not_a_concurrent_same_size_one) {
-  Node node;
+  VhcuNode node;
   const std::string root = node.root;
   FakeVendorLib* fake = node.fake;
   fake->on_create = [&](int card, int cus, uint64_t mib) {
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(create_returns_the_vhcu_this_call_made_not_a_concurrent_sam
 }
 
 BOOST_AUTO_TEST_CASE(destroy_stops_destroys_and_removes_the_conf) {
-  Node node;
+  VhcuNode node;
   BOOST_REQUIRE(testing::PathExists(node.ConfPath(3)));
   Status s = node.backend->DestroyVhcu(3);
   BOOST_REQUIRE_MESSAGE(s.ok(), s.ToString());
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(destroy_stops_destroys_and_removes_the_conf) {
 }
 
 BOOST_AUTO_TEST_CASE(destroy_of_an_unknown_vhcu_is_not_found) {
-  Node node;
+  VhcuNode node;
   node.fake->stop_result = NotFoundError("VDEV_NOT_EXIST");
   Status s = node.backend->DestroyVhcu(9);
   BOOST_TEST(static_cast<int>(s.code()) == static_cast<int>(StatusCode::kNotFound));
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(destroy_of_an_unknown_vhcu_is_not_found) {
 }
 
 BOOST_AUTO_TEST_CASE(destroy_of_a_busy_vhcu_is_unavailable_and_keeps_the_conf) {
-  Node node;
+  VhcuNode node;
   node.fake->destroy_result = UnavailableError("DEVICE_BUSY");
   Status s = node.backend->DestroyVhcu(2);
   BOOST_TEST(static_cast<int>(s.code()) == static_cast<int>(StatusCode::kUnavailable));
@@ -199,14 +199,14 @@ BOOST_AUTO_TEST_CASE(destroy_of_a_busy_vhcu_is_unavailable_and_keeps_the_conf) {
 }
 
 BOOST_AUTO_TEST_CASE(destroy_proceeds_when_stop_fails_for_another_reason) {
-  Node node;
+  VhcuNode node;
   node.fake->stop_result = FailedPreconditionError("not started");
   BOOST_TEST(node.backend->DestroyVhcu(2).ok());
   BOOST_TEST(!testing::PathExists(node.ConfPath(2)));
 }
 
 BOOST_AUTO_TEST_CASE(destroy_succeeds_when_the_driver_already_removed_the_conf) {
-  Node node;
+  VhcuNode node;
   node.fake->destroy_result = OkStatus();
   std::remove(node.ConfPath(1).c_str());
   BOOST_TEST(node.backend->DestroyVhcu(1).ok());

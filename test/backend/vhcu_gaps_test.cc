@@ -17,20 +17,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using Node = testing::VhcuNode;  // demo node B: vdev0-3 on card 2, vdev4-5 on card 3
 using testing::VhcuIds;
+using testing::VhcuNode;  // demo node B: vdev0-3 on card 2, vdev4-5 on card 3
 
 BOOST_AUTO_TEST_SUITE(vhcu_gaps)
 
 BOOST_AUTO_TEST_CASE(a_readable_node_has_no_gaps) {
-  Node node;
+  VhcuNode node;
   NodeInventory inv = node.Discover();
   BOOST_TEST(inv.vhcu_gaps.empty());
   for (int card = 0; card < 4; ++card) BOOST_TEST(inv.VhcuStateKnown(card), card);
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_conf_is_a_gap_not_an_absent_vhcu) {
-  Node node;
+  VhcuNode node;
   testing::WriteFile(node.ConfPath(4), "");
   NodeInventory inv = node.Discover();
   BOOST_TEST(VhcuIds(inv) == (std::vector<int>{0, 1, 2, 3, 5}), boost::test_tools::per_element());
@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(an_empty_conf_is_a_gap_not_an_absent_vhcu) {
 }
 
 BOOST_AUTO_TEST_CASE(a_truncated_conf_is_a_gap) {
-  Node node;
+  VhcuNode node;
   std::string text = testing::ReadFile(node.ConfPath(5));
   testing::WriteFile(node.ConfPath(5), text.substr(0, 20));
   NodeInventory inv = node.Discover();
@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(a_truncated_conf_is_a_gap) {
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_vdev_directory_is_a_gap_for_the_whole_node) {
-  Node node;
+  VhcuNode node;
   fs::remove_all(node.root + "/etc/vdev");
   NodeInventory inv = node.Discover();
   BOOST_TEST(inv.vhcus.empty());
@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(a_missing_vdev_directory_is_a_gap_for_the_whole_node) {
 }
 
 BOOST_AUTO_TEST_CASE(a_vdev_path_that_is_a_regular_file_is_a_gap) {
-  Node node;
+  VhcuNode node;
   fs::remove_all(node.root + "/etc/vdev");
   testing::WriteFile(node.root + "/etc/vdev", "not a directory\n");
   NodeInventory inv = node.Discover();
@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(a_vdev_path_that_is_a_regular_file_is_a_gap) {
 }
 
 BOOST_AUTO_TEST_CASE(a_gone_host_root_is_a_gap_that_says_so) {
-  Node node;
+  VhcuNode node;
   fs::rename(node.root, node.root + ".away");
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE_EQUAL(inv.vhcu_gaps.size(), 1u);
@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_gone_host_root_is_a_gap_that_says_so) {
 
 // Known absence is not a gap: a conf the driver does not know is stale.
 BOOST_AUTO_TEST_CASE(a_stale_conf_is_no_gap) {
-  Node node;
+  VhcuNode node;
   node.fake->vhcus.erase(1);
   NodeInventory inv = node.Discover();
   BOOST_TEST(VhcuIds(inv) == (std::vector<int>{0, 2, 3, 4, 5}), boost::test_tools::per_element());

@@ -30,12 +30,12 @@ using hcudp::bench::Percentile;
 using hcudp::bench::Spawn;
 using hcudp::bench::Terminate;
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using hcudp::testing::KubeletStub;
 using hcudp::testing::ProcStatusKib;
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double Us(SteadyClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 std::string FirstDeviceId(KubeletStub& kubelet, const std::string& endpoint) {
   auto stub = v1beta1::DevicePlugin::NewStub(kubelet.Dial(endpoint));
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   size_t resources = 0;
   for (int i = 0; i < 5; ++i) {
     if (pid > 0) Terminate(pid);
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     pid = Spawn(daemon_args);
     if (!kubelet.WaitRegistrations(1, t0, std::chrono::seconds(10))) {
       std::fprintf(stderr, "daemon did not register\n");
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     // All resources: wait briefly for any further registrations.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     size_t n = 0;
-    Clock::time_point last = t0;
+    SteadyClock::time_point last = t0;
     for (const auto& r : kubelet.registrations()) {
       if (r.at >= t0) {
         ++n;
@@ -120,16 +120,16 @@ int main(int argc, char** argv) {
       grpc::ClientContext ctx;
       v1beta1::Empty e;
       v1beta1::DevicePluginOptions o;
-      auto t = Clock::now();
+      auto t = SteadyClock::now();
       if (!stub->GetDevicePluginOptions(&ctx, e, &o).ok()) ++errors;
-      if (i >= 200) floor_us.push_back(Us(Clock::now() - t));
+      if (i >= 200) floor_us.push_back(Us(SteadyClock::now() - t));
     }
     {
       grpc::ClientContext ctx;
       v1beta1::AllocateResponse r;
-      auto t = Clock::now();
+      auto t = SteadyClock::now();
       if (!stub->Allocate(&ctx, alloc_req, &r).ok()) ++errors;
-      if (i >= 200) alloc_us.push_back(Us(Clock::now() - t));
+      if (i >= 200) alloc_us.push_back(Us(SteadyClock::now() - t));
     }
   }
   for (int i = 0; i < allocs - iterations - 200; ++i) {
@@ -144,14 +144,14 @@ int main(int argc, char** argv) {
   std::vector<double> restart_ms;
   for (int i = 0; i < restarts; ++i) {
     kubelet.Stop();
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     kubelet.Start(/*wipe_sockets=*/true);
     if (!kubelet.WaitRegistrations(resources, t0, std::chrono::seconds(10))) {
       std::fprintf(stderr, "no re-registration after restart %d\n", i);
       ++errors;
       continue;
     }
-    Clock::time_point last = t0;
+    SteadyClock::time_point last = t0;
     for (const auto& r : kubelet.registrations()) {
       if (r.at >= t0) last = std::max(last, r.at);
     }

@@ -43,7 +43,7 @@ namespace {
 
 using hcudp::bench::Percentile;
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Serves GET <path> → the JSON stored for it (404 otherwise), HTTP/1.1
 // keep-alive, one connection at a time.
@@ -209,27 +209,29 @@ int main(int argc, char** argv) {
       const hcudp::dra::ClaimRef ref{"bench", uid, uid};
       api.Put(hcudp::dra::ResourceClaimPath("bench", uid).ToString(),
               Claim(uid, card, run.capacity));
-      auto t0 = Clock::now();
+      auto t0 = SteadyClock::now();
       auto answer = preparer.Prepare(ref);
-      auto t1 = Clock::now();
+      auto t1 = SteadyClock::now();
       if (!answer.ok() || !answer->error.empty()) {
         std::fprintf(stderr, "prepare %s: %s\n", uid.c_str(),
                      answer.ok() ? answer->error.c_str() : answer.status().ToString().c_str());
         return 1;
       }
       run.ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      auto g0 = Clock::now();
+      auto g0 = SteadyClock::now();
       auto got = (*client)->Get(hcudp::dra::ResourceClaimPath("bench", uid));
-      auto g1 = Clock::now();
+      auto g1 = SteadyClock::now();
       if (!got.ok()) return 1;
       floor_ms.push_back(std::chrono::duration<double, std::milli>(g1 - g0).count());
       if (!preparer.Unprepare(ref).ok()) return 1;
-      auto d0 = Clock::now();
+      auto d0 = SteadyClock::now();
       if (!(*backend)->Discover().ok()) return 1;
-      discover_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - d0).count());
-      auto w0 = Clock::now();
+      discover_ms.push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - d0).count());
+      auto w0 = SteadyClock::now();
       DurableWrite(root);
-      fsync_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - w0).count());
+      fsync_ms.push_back(
+          std::chrono::duration<double, std::milli>(SteadyClock::now() - w0).count());
     }
   }
   int rc = 0;

@@ -18,9 +18,9 @@ namespace {
 
 using hcudp::bench::Percentile;
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 int Iterations() {
   const char* env = std::getenv("HCUDP_BENCH_ITERATIONS");
@@ -47,9 +47,9 @@ BOOST_AUTO_TEST_CASE(hami_allocate_next_to_physical_allocate) {
     std::this_thread::sleep_for(milliseconds(30));
     hami.api().ClearRequests();
     v1beta1::AllocateResponse response;
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     grpc::Status s = hami.Allocate({{std::string(serial) + "-fake-0"}}, &response);
-    auto t1 = Clock::now();
+    auto t1 = SteadyClock::now();
     BOOST_REQUIRE_MESSAGE(s.ok(), s.error_message());
     hami_ms.push_back(Ms(t1 - t0));
     auto calls = AllocatePathRequests(hami.api().Requests());
@@ -58,9 +58,9 @@ BOOST_AUTO_TEST_CASE(hami_allocate_next_to_physical_allocate) {
     lists += static_cast<size_t>(std::count_if(calls.begin(), calls.end(), IsPodList));
 
     v1beta1::AllocateResponse card;
-    t0 = Clock::now();
+    t0 = SteadyClock::now();
     s = physical.kubelet().Allocate("hygon.com/hcu", {{K100Bdfs()[i % 8]}}, &card);
-    t1 = Clock::now();
+    t1 = SteadyClock::now();
     BOOST_REQUIRE_MESSAGE(s.ok(), s.error_message());
     physical_ms.push_back(Ms(t1 - t0));
 

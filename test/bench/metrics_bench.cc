@@ -39,11 +39,11 @@ using hcudp::bench::Percentile;
 using hcudp::bench::Spawn;
 using hcudp::bench::Terminate;
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using hcudp::testing::KubeletStub;
 using hcudp::testing::ProcStatusKib;
 
-double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double Us(SteadyClock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 // Private_Clean + Private_Dirty of the whole process, KiB.
 uint64_t PrivateKib(pid_t pid) {
@@ -101,7 +101,7 @@ struct Daemon {
       port = FreePort();
       args.push_back("--metrics-address=127.0.0.1:" + std::to_string(port));
     }
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     pid = Spawn(args);
     if (pid < 0) return false;
     // Resources register independently: wait for hygon.com/hcu itself.
@@ -127,24 +127,24 @@ struct Daemon {
     grpc::ClientContext ctx;
     v1beta1::Empty e;
     v1beta1::DevicePluginOptions o;
-    auto t = Clock::now();
+    auto t = SteadyClock::now();
     if (!stub->GetDevicePluginOptions(&ctx, e, &o).ok()) return -1;
-    return Us(Clock::now() - t);
+    return Us(SteadyClock::now() - t);
   }
   double Allocate() {
     grpc::ClientContext ctx;
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids(card);
     v1beta1::AllocateResponse r;
-    auto t = Clock::now();
+    auto t = SteadyClock::now();
     if (!stub->Allocate(&ctx, req, &r).ok()) return -1;
-    return Us(Clock::now() - t);
+    return Us(SteadyClock::now() - t);
   }
   // One scrape; -1 unless 200.
   double Scrape(std::string* body = nullptr) {
-    auto t = Clock::now();
+    auto t = SteadyClock::now();
     auto got = hcudp::testing::HttpGet(port, "/metrics");
-    double us = Us(Clock::now() - t);
+    double us = Us(SteadyClock::now() - t);
     if (!got.ok() || got->status != 200) return -1;
     if (body != nullptr) *body = got->body;
     return us;

@@ -32,7 +32,7 @@ namespace {
 
 using hcudp::bench::Percentile;
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 hcudp::NodeInventory BigNode(int n) {
   hcudp::NodeInventory inv;
@@ -120,13 +120,13 @@ int main(int argc, char** argv) {
       static constexpr int kSizes[] = {1, 2, 4, 8};
       req.size = std::min<int>(kSizes[i % 4], static_cast<int>(req.available.size()) - 1);
       if (i % 4 == 3) req.must_include.push_back(req.available[rng() % req.available.size()]);
-      auto t0 = Clock::now();
+      auto t0 = SteadyClock::now();
       sink += Floor(res, req);
-      auto t1 = Clock::now();
+      auto t1 = SteadyClock::now();
       double c1 = ThreadCpuMs();
       auto got = hcudp::PreferredAllocation(inv, res, req);
       double c2 = ThreadCpuMs();
-      auto t2 = Clock::now();
+      auto t2 = SteadyClock::now();
       cpu.push_back(c2 - c1);
       if (static_cast<int>(got.size()) != req.size) {
         std::fprintf(stderr, "%d cards, request %d: %zu devices picked, %d asked\n", n, i,

@@ -7,17 +7,13 @@
 namespace hcudp {
 namespace {
 
+using testing::ReplaceFirst;
+
 // dev3gi1ci0.conf of fixture node C (hcu-hardware.md §6.3), as `hy-smi mig` writes it.
 const std::string& Dev3Gi1Ci0() {
   static const std::string text =
       hcudp::testing::ReadFile(hcudp::testing::SourcePath("test/fixtures/mig/dev3gi1ci0.conf"));
   return text;
-}
-
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t pos = text.find(from);
-  BOOST_REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
 }
 
 BOOST_AUTO_TEST_SUITE(mig_conf)
@@ -71,17 +67,20 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_conf_naming_the_line) {
       {"empty", "", "empty"},
       {"truncated", Dev3Gi1Ci0().substr(0, Dev3Gi1Ci0().find("profile_id")),
        "file ends before key \"profile_id\""},
-      {"keys out of order", Replace(Dev3Gi1Ci0(), "gi_count_max:       2", "gi_count_maxx:      2"),
+      {"keys out of order",
+       ReplaceFirst(Dev3Gi1Ci0(), "gi_count_max:       2", "gi_count_maxx:      2"),
        "line 8: expected key \"gi_count_max\""},
       {"extra line", Dev3Gi1Ci0() + "extra: 1\n", "line 28: unexpected"},
-      {"bad uuid", Replace(Dev3Gi1Ci0(), "0fd630f1-f29d", "0fd630f1_f29d"), "line 27: mig_uuid"},
-      {"bad number", Replace(Dev3Gi1Ci0(), "cu_count:           40", "cu_count:           4O"),
+      {"bad uuid", ReplaceFirst(Dev3Gi1Ci0(), "0fd630f1-f29d", "0fd630f1_f29d"),
+       "line 27: mig_uuid"},
+      {"bad number", ReplaceFirst(Dev3Gi1Ci0(), "cu_count:           40", "cu_count:           4O"),
        "line 9: cu_count"},
-      {"bad bdf", Replace(Dev3Gi1Ci0(), "pci:                0000:b9:00.0", "pci: b9:00.0"),
+      {"bad bdf", ReplaceFirst(Dev3Gi1Ci0(), "pci:                0000:b9:00.0", "pci: b9:00.0"),
        "line 1: pci"},
-      {"bad mask", Replace(Dev3Gi1Ci0(), "pipe_mask:          0x0c", "pipe_mask: 12"),
+      {"bad mask", ReplaceFirst(Dev3Gi1Ci0(), "pipe_mask:          0x0c", "pipe_mask: 12"),
        "line 3: pipe_mask"},
-      {"mismatched gi id", Replace(Dev3Gi1Ci0(), "gi_id:              1", "gi_id: 2"), "gi_id 2"},
+      {"mismatched gi id", ReplaceFirst(Dev3Gi1Ci0(), "gi_id:              1", "gi_id: 2"),
+       "gi_id 2"},
       {"not key value", "hello world\n", "line 1: expected"},
   };
   for (const BadCase& c : cases) {

@@ -3,8 +3,12 @@
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "testing/testutil.h"
+
 namespace hcudp {
 namespace {
+
+using testing::ReplaceFirst;
 
 // vdev4 of fixture node B (hcu-hardware.md §6.2).
 constexpr char kVdev4[] =
@@ -17,12 +21,6 @@ constexpr char kVdev4[] =
     "vdev_id: 4\n"
     "pipe_id: 0\n"
     "enable: 1\n";
-
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t pos = text.find(from);
-  BOOST_REQUIRE(pos != std::string::npos);
-  return text.replace(pos, from.size(), to);
-}
 
 BOOST_AUTO_TEST_SUITE(vdev_conf)
 
@@ -67,9 +65,9 @@ BOOST_AUTO_TEST_CASE(keys_may_come_in_any_order) {
 }
 
 BOOST_AUTO_TEST_CASE(high_mask_word_counts_towards_cu_count) {
-  std::string text =
-      Replace(Replace(kVdev4, "cu_mask: 0x0000000000000000", "cu_mask: 0x0000000000000003"),
-              "cu_count: 30", "cu_count: 32");
+  std::string text = ReplaceFirst(
+      ReplaceFirst(kVdev4, "cu_mask: 0x0000000000000000", "cu_mask: 0x0000000000000003"),
+      "cu_count: 30", "cu_count: 32");
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   BOOST_REQUIRE_MESSAGE(conf.ok(), conf.status().ToString());
   BOOST_TEST(conf->cu_mask_hi == 3u);
@@ -86,23 +84,23 @@ std::ostream& operator<<(std::ostream& os, const BadCase& c) { return os << c.na
 const BadCase kBad[] = {
     {"empty file", "", "empty"},
     {"blank lines only", "\n\n", "empty"},
-    {"cu_count vs mask", Replace(kVdev4, "cu_count: 30", "cu_count: 16"), "cu_count 16"},
+    {"cu_count vs mask", ReplaceFirst(kVdev4, "cu_count: 30", "cu_count: 16"), "cu_count 16"},
     {"unknown key", std::string(kVdev4) + "color: red\n", "line 10: unknown key \"color\""},
     {"duplicate key", std::string(kVdev4) + "pipe_id: 1\n", "line 10: duplicate key \"pipe_id\""},
     {"third cu_mask", std::string(kVdev4) + "cu_mask: 0x0\n", "duplicate key \"cu_mask\""},
-    {"missing key", Replace(kVdev4, "enable: 1\n", ""), "missing key \"enable\""},
-    {"one cu_mask", Replace(kVdev4, "cu_mask: 0x0000000000000000\n", ""), "cu_mask"},
-    {"no colon", Replace(kVdev4, "enable: 1", "enable 1"), "line 9: expected"},
-    {"bad bdf", Replace(kVdev4, "0000:8e:00.0", "0000:8E:00.0"), "line 1: PciBusId"},
-    {"bad mask", Replace(kVdev4, "0x000000003fffffff", "3fffffff"), "line 2: cu_mask"},
-    {"mask too wide", Replace(kVdev4, "0x000000003fffffff", "0x1000000003fffffff"), "line 2"},
-    {"mem without unit", Replace(kVdev4, "16376 MiB", "16376"), "line 5: mem"},
-    {"mem zero", Replace(kVdev4, "16376 MiB", "0 MiB"), "line 5: mem"},
-    {"negative device", Replace(kVdev4, "device_id: 3", "device_id: -3"), "line 6: device_id"},
-    {"pipe out of range", Replace(kVdev4, "pipe_id: 0", "pipe_id: 20"), "line 8: pipe_id"},
-    {"enable 2", Replace(kVdev4, "enable: 1", "enable: 2"), "line 9: enable"},
-    {"number with junk", Replace(kVdev4, "vdev_id: 4", "vdev_id: 4x"), "line 7: vdev_id"},
-    {"huge number", Replace(kVdev4, "vdev_id: 4", "vdev_id: 99999999999999999999"), "line 7"},
+    {"missing key", ReplaceFirst(kVdev4, "enable: 1\n", ""), "missing key \"enable\""},
+    {"one cu_mask", ReplaceFirst(kVdev4, "cu_mask: 0x0000000000000000\n", ""), "cu_mask"},
+    {"no colon", ReplaceFirst(kVdev4, "enable: 1", "enable 1"), "line 9: expected"},
+    {"bad bdf", ReplaceFirst(kVdev4, "0000:8e:00.0", "0000:8E:00.0"), "line 1: PciBusId"},
+    {"bad mask", ReplaceFirst(kVdev4, "0x000000003fffffff", "3fffffff"), "line 2: cu_mask"},
+    {"mask too wide", ReplaceFirst(kVdev4, "0x000000003fffffff", "0x1000000003fffffff"), "line 2"},
+    {"mem without unit", ReplaceFirst(kVdev4, "16376 MiB", "16376"), "line 5: mem"},
+    {"mem zero", ReplaceFirst(kVdev4, "16376 MiB", "0 MiB"), "line 5: mem"},
+    {"negative device", ReplaceFirst(kVdev4, "device_id: 3", "device_id: -3"), "line 6: device_id"},
+    {"pipe out of range", ReplaceFirst(kVdev4, "pipe_id: 0", "pipe_id: 20"), "line 8: pipe_id"},
+    {"enable 2", ReplaceFirst(kVdev4, "enable: 1", "enable: 2"), "line 9: enable"},
+    {"number with junk", ReplaceFirst(kVdev4, "vdev_id: 4", "vdev_id: 4x"), "line 7: vdev_id"},
+    {"huge number", ReplaceFirst(kVdev4, "vdev_id: 4", "vdev_id: 99999999999999999999"), "line 7"},
     {"binary",
      std::string("\x7f"
                  "ELF\x01\x02\0\0",
@@ -122,7 +120,7 @@ BOOST_DATA_TEST_CASE(rejects_malformed_conf_naming_the_problem, boost::unit_test
 
 BOOST_AUTO_TEST_CASE(vdev_id_must_match_file_name) {
   // Negative fixture of §6.2: vdev6.conf containing vdev_id 5.
-  StatusOr<VdevConf> conf = ParseVdevConf(Replace(kVdev4, "vdev_id: 4", "vdev_id: 5"));
+  StatusOr<VdevConf> conf = ParseVdevConf(ReplaceFirst(kVdev4, "vdev_id: 4", "vdev_id: 5"));
   BOOST_REQUIRE(conf.ok());
   BOOST_TEST(CheckVdevConfName(*conf, 5).ok());
   Status s = CheckVdevConfName(*conf, 6);

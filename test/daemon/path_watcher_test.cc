@@ -13,14 +13,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh directory, removed with its contents at the end.
-struct Dir {
+struct WatchedDir {
   std::string path;
-  Dir() {
+  WatchedDir() {
     std::string tmpl = (fs::temp_directory_path() / "hcudp-watch-XXXXXX").string();
     BOOST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
     path = fs::canonical(tmpl).string();
   }
-  ~Dir() {
+  ~WatchedDir() {
     std::error_code ec;
     fs::remove_all(path, ec);
   }
@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_SUITE(path_watcher)
 // Events are read synchronously: the kernel queues them before the file
 // system call returns, so ReadEvents() right after sees them.
 BOOST_AUTO_TEST_CASE(a_missing_directory_is_watched_once_it_appears) {
-  Dir d;
+  WatchedDir d;
   PathWatcher w({d.Join("etc/vdev")});
   BOOST_REQUIRE(w.Open().ok());
   BOOST_TEST(Watches(w, d.path));
@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(a_missing_directory_is_watched_once_it_appears) {
 }
 
 BOOST_AUTO_TEST_CASE(each_path_has_its_own_filter) {
-  Dir d;
+  WatchedDir d;
   fs::create_directories(d.Join("vdev"));
   fs::create_directories(d.Join("sim"));
   Touch(d.Join("sim/node.yaml"));
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(each_path_has_its_own_filter) {
 // An atomic write (file_util::WriteFileAtomic) makes a hidden "*.tmp" file
 // in the watched directory, then renames it: only the rename counts.
 BOOST_AUTO_TEST_CASE(the_temp_file_of_an_atomic_write_does_not_count_its_rename_does) {
-  Dir d;
+  WatchedDir d;
   fs::create_directories(d.Join("vdev"));
   PathWatcher w({d.Join("vdev")});
   BOOST_REQUIRE(w.Open().ok());
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(the_temp_file_of_an_atomic_write_does_not_count_its_rename_
 }
 
 BOOST_AUTO_TEST_CASE(a_replaced_directory_is_watched_again) {
-  Dir d;
+  WatchedDir d;
   fs::create_directories(d.Join("etc/vdev"));
   PathWatcher w({d.Join("etc/vdev")});
   BOOST_REQUIRE(w.Open().ok());
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(a_replaced_directory_is_watched_again) {
 }
 
 BOOST_AUTO_TEST_CASE(an_ancestor_moved_away_and_back_is_seen) {
-  Dir d;
+  WatchedDir d;
   fs::create_directories(d.Join("root/etc/vdev"));
   PathWatcher w({d.Join("root/etc/vdev")});
   BOOST_REQUIRE(w.Open().ok());

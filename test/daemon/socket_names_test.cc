@@ -16,13 +16,13 @@
 namespace hcudp::daemon {
 namespace {
 
-struct Dir {
+struct SocketDir {
   std::string path;
-  Dir() {
+  SocketDir() {
     char tmpl[] = "/tmp/hcudp-sock-XXXXXX";
     path = ::mkdtemp(tmpl);
   }
-  ~Dir() { std::system(("rm -rf " + path).c_str()); }
+  ~SocketDir() { std::system(("rm -rf " + path).c_str()); }
 };
 
 // Binds a unix socket at `path`; listens when `listen` is true. Returns fd.
@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(a_long_policy_2_name_fits_a_57_byte_directory) {
 // A listener whose backlog is full (a frozen process) makes a blocking
 // connect() wait forever; the sweep must not, and must leave it alone.
 BOOST_AUTO_TEST_CASE(a_listener_with_a_full_backlog_is_left_alone_at_once) {
-  Dir dir;
+  SocketDir dir;
   const std::string frozen = dir.path + "/hygon.com_hcu@1-frozen.sock";
   int l = BindAt(frozen, false);
   BOOST_REQUIRE(::listen(l, 0) == 0);
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_listener_with_a_full_backlog_is_left_alone_at_once) {
 }
 
 BOOST_AUTO_TEST_CASE(stale_sockets_go_live_ones_and_others_stay) {
-  Dir dir;
+  SocketDir dir;
   const std::string stale = dir.path + "/hygon.com_hcu@1-a.sock";
   const std::string live = dir.path + "/hygon.com_hcu@2-b.sock";
   const std::string foreign = dir.path + "/kubelet.sock";

@@ -88,12 +88,12 @@ std::string DescribeFds(pid_t pid) {
 
 std::chrono::milliseconds CheckSigtermExit(DaemonProcess& daemon, const std::string& state,
                                            std::chrono::milliseconds limit) {
-  using Clock = std::chrono::steady_clock;
+  using SteadyClock = std::chrono::steady_clock;
   BOOST_REQUIRE_MESSAGE(daemon.Running(), state << ": the daemon is not running\n" << daemon.Log());
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   BOOST_REQUIRE(daemon.Signal(SIGTERM));
   std::optional<ExitStatus> st = daemon.WaitForExit(limit);
-  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
   if (!st.has_value()) {
     BOOST_TEST(false, state << ": still running " << limit.count()
                             << " ms after SIGTERM; killing it. Output:\n"

@@ -19,7 +19,7 @@ extern char** environ;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Every stream and call of these tests ends by then: a daemon that stops
 // answering fails the test instead of hanging it.
@@ -74,9 +74,9 @@ struct Daemon {
   int Stop() {
     ::kill(pid, SIGTERM);
     int status = 0;
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(20);
     pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && SteadyClock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     if (done == 0) {
@@ -106,7 +106,8 @@ std::vector<std::string> Sorted(const google::protobuf::RepeatedPtrField<std::st
 
 BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_islands) {
   Daemon d("test/fixtures/two-islands.yaml");
-  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  BOOST_REQUIRE(
+      d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
   auto regs = d.kubelet->registrations();
   BOOST_TEST(regs[0].resource_name == "hygon.com/hcu");
   BOOST_TEST(regs[0].endpoint.rfind("hygon.com_hcu@", 0) == 0u);
@@ -170,14 +171,14 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
   BOOST_REQUIRE(at != std::string::npos);
   std::string faulty = yaml;
   faulty.replace(at, 15, "health: Unhealthy");
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   std::ofstream(d.node) << faulty;
   bool seen = false;
   while (!seen && stream->Read(&list)) {
     for (const auto& dev : list.devices()) seen |= dev.health() == "Unhealthy";
   }
   BOOST_TEST(seen);
-  BOOST_TEST((Clock::now() - t0 < std::chrono::seconds(4)));
+  BOOST_TEST((SteadyClock::now() - t0 < std::chrono::seconds(4)));
   std::ofstream(d.node) << yaml;
   bool recovered = false;
   while (!recovered && stream->Read(&list)) {
@@ -189,19 +190,20 @@ BOOST_AUTO_TEST_CASE(registers_serves_allocates_and_follows_health_on_two_island
   stream->Finish();
 
   // SIGTERM: exit 0 and our sockets are gone.
-  auto stop0 = Clock::now();
+  auto stop0 = SteadyClock::now();
   BOOST_TEST(d.Stop() == 0);
-  BOOST_TEST((Clock::now() - stop0 < std::chrono::seconds(5)));
+  BOOST_TEST((SteadyClock::now() - stop0 < std::chrono::seconds(5)));
   struct stat st {};
   BOOST_TEST(::stat((d.dir + "/dp/" + regs[0].endpoint).c_str(), &st) != 0);
 }
 
 BOOST_AUTO_TEST_CASE(kubelet_restart_is_followed_by_re_registration) {
   Daemon d("demo/nodes/z100l-mixed.yaml");
-  BOOST_REQUIRE(d.kubelet->WaitRegistrations(3, Clock::time_point{}, std::chrono::seconds(10)));
+  BOOST_REQUIRE(
+      d.kubelet->WaitRegistrations(3, SteadyClock::time_point{}, std::chrono::seconds(10)));
   for (int i = 0; i < 3; ++i) {
     d.kubelet->Stop();
-    auto t0 = Clock::now();
+    auto t0 = SteadyClock::now();
     BOOST_REQUIRE(d.kubelet->Start(/*wipe_sockets=*/true));
     BOOST_TEST(d.kubelet->WaitRegistrations(3, t0, std::chrono::seconds(5)));
   }
@@ -209,7 +211,8 @@ BOOST_AUTO_TEST_CASE(kubelet_restart_is_followed_by_re_registration) {
 
 BOOST_AUTO_TEST_CASE(a_stream_cancelled_by_kubelet_leads_to_re_registration) {
   Daemon d("demo/nodes/k100ai-8.yaml");
-  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  BOOST_REQUIRE(
+      d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
   auto plugin = d.Plugin("hygon.com/hcu");
   {
     grpc::ClientContext ctx;
@@ -221,13 +224,14 @@ BOOST_AUTO_TEST_CASE(a_stream_cancelled_by_kubelet_leads_to_re_registration) {
     ctx.TryCancel();
     stream->Finish();
   }
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   BOOST_TEST(d.kubelet->WaitRegistrations(1, t0, std::chrono::seconds(5)));
 }
 
 BOOST_AUTO_TEST_CASE(thirty_two_concurrent_allocate_callers_all_succeed) {
   Daemon d("demo/nodes/k100ai-8.yaml");
-  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  BOOST_REQUIRE(
+      d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
   const std::string endpoint = d.Endpoint("hygon.com/hcu");
   std::atomic<int> ok{0};
   std::vector<std::thread> callers;
@@ -250,7 +254,8 @@ BOOST_AUTO_TEST_CASE(thirty_two_concurrent_allocate_callers_all_succeed) {
 
 BOOST_AUTO_TEST_CASE(a_new_vhcu_brings_a_new_resource_without_restart) {
   Daemon d("demo/nodes/k100ai-8.yaml");
-  BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+  BOOST_REQUIRE(
+      d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
   auto plugin = d.Plugin("hygon.com/hcu");
   grpc::ClientContext watch_ctx;
   BoundStream(watch_ctx);
@@ -267,7 +272,7 @@ BOOST_AUTO_TEST_CASE(a_new_vhcu_brings_a_new_resource_without_restart) {
   o.host_root = d.dir + "/root";
   auto backend = hcudp::OpenBackend(o);
   BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   auto vhcu = (*backend)->CreateVhcu(0, 15, 8188);
   BOOST_REQUIRE_MESSAGE(vhcu.ok(), vhcu.status().ToString());
 
@@ -285,7 +290,8 @@ BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) 
   std::string cdi = ::mkdtemp(tmpl);
   {
     Daemon d("demo/nodes/k100ai-8.yaml", {"--device-list-strategy=cdi", "--cdi-spec-dir=" + cdi});
-    BOOST_REQUIRE(d.kubelet->WaitRegistrations(1, Clock::time_point{}, std::chrono::seconds(10)));
+    BOOST_REQUIRE(
+        d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
     struct stat st {};
     BOOST_TEST(::stat((cdi + "/hygon.com-hcu.json").c_str(), &st) == 0);
     auto plugin = d.Plugin("hygon.com/hcu");

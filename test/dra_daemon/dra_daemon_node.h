@@ -28,6 +28,8 @@ namespace hcudp::testing {
 
 inline constexpr char kDraDriver[] = "dra.hygon.com";
 inline constexpr char kDraNode[] = "node-a";
+// The K100_AI node whose card index order is not PCI order.
+inline constexpr char kProbeOrder[] = "demo/nodes/k100ai-8-probe-order.yaml";
 inline constexpr char kClaimNs[] = "ns1";
 
 // The fields of a slice device a test looks at.

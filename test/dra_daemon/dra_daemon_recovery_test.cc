@@ -17,7 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kProbeOrder[] = "demo/nodes/k100ai-8-probe-order.yaml";
 constexpr char kSmall[] = R"({"cores":"20","memory":"4Gi"})";
 
 std::string CrashBinary() { return BinaryPath("test/integration/hcu-dp-daemon-crashpoints"); }

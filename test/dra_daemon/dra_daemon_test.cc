@@ -18,8 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kProbeOrder[] = "demo/nodes/k100ai-8-probe-order.yaml";
-
 // PCI rank order of the probe-order node: index 1, 3, 5, 0, 7, 6, 4, 2.
 const std::vector<std::string> kBdfsByPci = {"0000:09:00.0", "0000:29:00.0", "0000:49:00.0",
                                              "0000:69:00.0", "0000:89:00.0", "0000:a9:00.0",

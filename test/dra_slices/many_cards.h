@@ -19,7 +19,7 @@ inline NodeInventory ManyCards(int n) {
     const int rank = (i ^ 1) < n ? (i ^ 1) : i;
     Card c;
     c.index = i;
-    char bdf[16];
+    char bdf[24];
     std::snprintf(bdf, sizeof bdf, "0000:%02x:%02x.0", rank / 32 + 1, rank % 32);
     c.bdf = bdf;
     c.model = "K100_AI";

@@ -15,6 +15,7 @@
 #include "dra/registration_service.h"
 #include "dra_wire/dra_node.h"
 #include "testing/sim_clock.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
@@ -23,11 +24,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
-
-long MillisSince(SteadyClock::time_point t) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count());
-}
 
 // Polls a file condition (sockets give no other signal to a test) until
 // `deadline`.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "dra_wire/dra_node.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
@@ -14,11 +15,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;
-
-long MillisSince(SteadyClock::time_point t) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(SteadyClock::now() - t).count());
-}
 
 void WaitForStream(DraNode& node) {
   auto s = node.kubelet().WaitFor(

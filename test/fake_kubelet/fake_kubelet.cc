@@ -8,17 +8,15 @@
 #include <filesystem>
 #include <string_view>
 
+#include "testing/testutil.h"
+
 namespace hcudp::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // gRPC deadlines are system_clock time points.
-std::chrono::system_clock::time_point GrpcDeadline(std::chrono::milliseconds from_now) {
-  return std::chrono::system_clock::now() + from_now;
-}
-
 constexpr char kSupportedVersion[] = "v1beta1";
 constexpr char kCheckpointFile[] = "kubelet_internal_checkpoint";
 
@@ -27,11 +25,21 @@ std::string GoQuote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -216,8 +224,8 @@ void FakeKubelet::DropAllClients() {
 
 grpc::Status FakeKubelet::HandleRegister(const v1beta1::RegisterRequest& request) {
   std::string error = KubeletRegisterError(request);
-  grpc::Status status = error.empty() ? Connect(request)
-                                      : grpc::Status(grpc::StatusCode::UNKNOWN, error);
+  grpc::Status status =
+      error.empty() ? Connect(request) : grpc::Status(grpc::StatusCode::UNKNOWN, error);
   std::lock_guard<std::mutex> lock(mu_);
   register_log_.push_back({request, status.ok() ? "" : status.error_message()});
   changed_.notify_all();
@@ -232,12 +240,12 @@ grpc::Status FakeKubelet::Connect(const v1beta1::RegisterRequest& request) {
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  client->channel = grpc::CreateCustomChannel(
-      "unix:" + config_.plugin_dir + "/" + request.endpoint(),
-      grpc::InsecureChannelCredentials(), args);
+  client->channel =
+      grpc::CreateCustomChannel("unix:" + config_.plugin_dir + "/" + request.endpoint(),
+                                grpc::InsecureChannelCredentials(), args);
   client->stub = v1beta1::DevicePlugin::NewStub(client->channel);
 
-  const Clock::time_point deadline = Clock::now() + config_.dial_timeout;
+  const SteadyClock::time_point deadline = SteadyClock::now() + config_.dial_timeout;
   for (;;) {
     if (client->channel->WaitForConnected(GrpcDeadline(std::chrono::milliseconds(100)))) break;
     bool stopping;
@@ -246,7 +254,7 @@ grpc::Status FakeKubelet::Connect(const v1beta1::RegisterRequest& request) {
       stopping = stopping_;
     }
     if (stopping) return grpc::Status(grpc::StatusCode::UNKNOWN, "kubelet is shutting down");
-    if (Clock::now() >= deadline) {
+    if (SteadyClock::now() >= deadline) {
       return grpc::Status(grpc::StatusCode::UNKNOWN,
                           "failed to dial device plugin: context deadline exceeded");
     }
@@ -275,7 +283,7 @@ grpc::Status FakeKubelet::Connect(const v1beta1::RegisterRequest& request) {
   snap.current_stream_open = true;
   snap.current_stream_first_devices.clear();
   snap.current_stream_first_message_ms = -1;
-  client->registered_at = Clock::now();
+  client->registered_at = SteadyClock::now();
   resource.current = client;
   clients_.push_back(client);
   client->thread = std::thread([this, client] { RunStream(client); });
@@ -294,10 +302,10 @@ void FakeKubelet::RunStream(std::shared_ptr<PluginClient> client) {
     resource.snapshot.messages++;
     if (resource.current == client && resource.snapshot.current_stream_messages++ == 0) {
       resource.snapshot.current_stream_first_devices = resource.snapshot.devices;
-      resource.snapshot.current_stream_first_message_ms = static_cast<long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
-                                                                client->registered_at)
-              .count());
+      resource.snapshot.current_stream_first_message_ms =
+          static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                SteadyClock::now() - client->registered_at)
+                                .count());
     }
     changed_.notify_all();
   }
@@ -325,8 +333,9 @@ std::optional<ResourceSnapshot> FakeKubelet::WaitFor(
   return found;
 }
 
-std::optional<ResourceSnapshot> FakeKubelet::WaitForRegistration(
-    const std::string& resource, std::chrono::milliseconds timeout, int count) {
+std::optional<ResourceSnapshot> FakeKubelet::WaitForRegistration(const std::string& resource,
+                                                                 std::chrono::milliseconds timeout,
+                                                                 int count) {
   return WaitFor(
       resource,
       [count](const ResourceSnapshot& s) {

@@ -46,8 +46,8 @@ class TinyPlugin final : public v1beta1::DevicePlugin::Service {
   }
 
   grpc::Status Register(const std::string& resource, const std::string& version = "v1beta1") {
-    auto channel = grpc::CreateChannel("unix:" + dir_ + "/kubelet.sock",
-                                       grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateChannel("unix:" + dir_ + "/kubelet.sock", grpc::InsecureChannelCredentials());
     auto stub = v1beta1::Registration::NewStub(channel);
     v1beta1::RegisterRequest request;
     request.set_version(version);
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(resource_names_are_validated_as_kubelet_does) {
       {"kubernetes.io/hcu", false},          // native prefix
       {"example.kubernetes.io/hcu", false},  // contains kubernetes.io/
       {"requests.hygon.com/hcu", false},
-      {"Hygon.com/hcu", false},              // prefix must be a DNS-1123 subdomain
+      {"Hygon.com/hcu", false},  // prefix must be a DNS-1123 subdomain
       {"hygon.com/-hcu", false},
       {"hygon.com/hcu-", false},
       {"hygon.com/a/b", false},
@@ -179,8 +179,8 @@ BOOST_FIXTURE_TEST_CASE(register_rejects_an_invalid_resource_name_with_kubelets_
 
 BOOST_FIXTURE_TEST_CASE(register_fails_when_the_endpoint_cannot_be_dialed, KubeletFixture) {
   TinyPlugin plugin(kubelet.plugin_dir(), "p.sock");
-  auto channel = grpc::CreateChannel("unix:" + kubelet.kubelet_socket(),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("unix:" + kubelet.kubelet_socket(), grpc::InsecureChannelCredentials());
   auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::RegisterRequest request;
   request.set_version("v1beta1");

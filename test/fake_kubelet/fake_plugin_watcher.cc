@@ -16,6 +16,7 @@
 #include "dra_v1beta1.grpc.pb.h"
 #include "fake_kubelet/fake_plugin_watcher_plugin.h"
 #include "pluginregistration_v1.grpc.pb.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
@@ -23,10 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace drav1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
 using SteadyClock = std::chrono::steady_clock;
-
-std::chrono::system_clock::time_point GrpcDeadline(std::chrono::milliseconds from_now) {
-  return std::chrono::system_clock::now() + from_now;
-}
 
 // Go's %q of a []string: ["a" "b"].
 std::string QuoteList(const std::vector<std::string>& items) {

@@ -6,15 +6,9 @@
 #include "dra_health_v1alpha1.grpc.pb.h"
 #include "fake_kubelet/fake_plugin_watcher.h"
 #include "fake_kubelet/fake_plugin_watcher_plugin.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
-namespace {
-
-std::chrono::system_clock::time_point GrpcDeadline(std::chrono::milliseconds from_now) {
-  return std::chrono::system_clock::now() + from_now;
-}
-
-}  // namespace
 
 void FakePluginWatcher::StartHealth(const std::shared_ptr<Plugin>& plugin) {
   std::lock_guard<std::mutex> lock(plugin->mu);

@@ -6,7 +6,8 @@ namespace hcudp::testing {
 
 class FakePodResources::Service final : public v1::PodResourcesLister::Service {
  public:
-  grpc::Status List(grpc::ServerContext* /*context*/, const v1::ListPodResourcesRequest* /*request*/,
+  grpc::Status List(grpc::ServerContext* /*context*/,
+                    const v1::ListPodResourcesRequest* /*request*/,
                     v1::ListPodResourcesResponse* response) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++list_calls_;
@@ -31,15 +32,14 @@ class FakePodResources::Service final : public v1::PodResourcesLister::Service {
         return grpc::Status::OK;
       }
     }
-    return grpc::Status(grpc::StatusCode::UNKNOWN, "pod " + request->pod_name() +
-                                                       " in namespace " + request->pod_namespace() +
-                                                       " not found");
+    return grpc::Status(grpc::StatusCode::UNKNOWN, "pod " + request->pod_name() + " in namespace " +
+                                                       request->pod_namespace() + " not found");
   }
 
   std::mutex mu_;
-  v1::ListPodResourcesResponse list_;               // guarded by mu_
-  v1::AllocatableResourcesResponse allocatable_;    // guarded by mu_
-  int list_calls_ = 0;                              // guarded by mu_
+  v1::ListPodResourcesResponse list_;             // guarded by mu_
+  v1::AllocatableResourcesResponse allocatable_;  // guarded by mu_
+  int list_calls_ = 0;                            // guarded by mu_
 };
 
 FakePodResources::FakePodResources(std::string socket_path)
@@ -75,8 +75,8 @@ void FakePodResources::SetAllocatableResponse(const v1::AllocatableResourcesResp
   service_->allocatable_ = response;
 }
 
-void FakePodResources::AddContainerDevices(const std::string& pod_namespace,
-                                           const std::string& pod, const std::string& container,
+void FakePodResources::AddContainerDevices(const std::string& pod_namespace, const std::string& pod,
+                                           const std::string& container,
                                            const std::string& resource,
                                            const std::vector<std::string>& device_ids) {
   std::lock_guard<std::mutex> lock(service_->mu_);

@@ -11,8 +11,8 @@ namespace {
 struct PodResourcesFixture {
   PodResourcesFixture() : server(dir.Join("pod-resources/kubelet.sock")) {
     BOOST_REQUIRE_EQUAL(server.Start(), "");
-    auto channel = grpc::CreateChannel("unix:" + server.socket_path(),
-                                       grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateChannel("unix:" + server.socket_path(), grpc::InsecureChannelCredentials());
     stub = v1::PodResourcesLister::NewStub(channel);
   }
   TempDir dir;

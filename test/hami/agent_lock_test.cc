@@ -8,20 +8,17 @@
 
 #include "hami/agent_fixture.h"
 #include "hcudp/vhcu_manager.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr char kLockTime[] = "2026-03-01T10:00:00+08:00";
 
 std::string LockOf(const std::string& ns, const std::string& pod) {
   return std::string(kLockTime) + "," + ns + "," + pod;
-}
-
-int64_t MillisSince(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
 // Node GETs the agent made since the request log was cleared (one per sync
@@ -123,7 +120,7 @@ BOOST_AUTO_TEST_CASE(allocate_against_a_silent_api_server_ends_by_its_deadline) 
       } else {
         f.api_.NeverAnswer("PATCH", "/pods/p$");
       }
-      const auto start = Clock::now();
+      const auto start = SteadyClock::now();
       auto r = f.agent_->AllocateCount({1});
       const int64_t took = MillisSince(start);
       BOOST_TEST(!r.ok());
@@ -148,7 +145,7 @@ BOOST_AUTO_TEST_CASE(stop_aborts_an_allocate_in_flight) {
   StatusOr<std::vector<ContainerAllocation>> r = InternalError("not run");
   std::thread allocate([&] { r = f.agent_->AllocateCount({1}); });
   BOOST_REQUIRE(WaitUntil([&] { return NodeGets(f.api_) >= 1; }));
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   f.agent_->Stop();
   const int64_t stop_ms = MillisSince(start);
   allocate.join();

@@ -12,10 +12,7 @@
 namespace hcudp::testing {
 namespace {
 
-std::string Hcuctl() { return BinaryPath("hcuctl/hcuctl"); }
-
-RunResult RunOnNode(const TempDir& root, const std::string& node,
-                    std::vector<std::string> args) {
+RunResult RunOnNode(const TempDir& root, const std::string& node, std::vector<std::string> args) {
   std::vector<std::string> argv = {Hcuctl(), "--backend=sim",
                                    "--sim-node=" + SourcePath("demo/nodes/" + node + ".yaml"),
                                    "--host-root=" + root.Join("root")};
@@ -51,8 +48,7 @@ const std::vector<GoldenCase> kGoldenCases = {
     {"bw-mig", {"names", "--strategy=mig"}, "bw-mig.names.txt"},
     {"bw-mig", {"-o", "yaml", "devices"}, "bw-mig.devices.yaml"},
     {"bw-mig", {"devices", "-o", "json"}, "bw-mig.devices.json"},
-    {"z100l-mixed", {"names", "--strategy=hami", "-o", "json"},
-     "z100l-mixed.names-hami.json"},
+    {"z100l-mixed", {"names", "--strategy=hami", "-o", "json"}, "z100l-mixed.names-hami.json"},
 };
 
 BOOST_AUTO_TEST_SUITE(hcuctl_cli)
@@ -80,8 +76,8 @@ BOOST_AUTO_TEST_CASE(z100l_mixed_names_matches_the_vendor_resources) {
 BOOST_AUTO_TEST_CASE(created_vhcu_persists_and_becomes_a_new_profile) {
   TempDir root;
   RunResult created =
-      RunOnNode(root, "z100l-mixed", {"vhcu", "create", "--card", "0", "--cu", "20",
-                                      "--mem-mib", "4096", "-o", "json"});
+      RunOnNode(root, "z100l-mixed",
+                {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
   BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   BOOST_TEST(created.out.find("\"deviceId\": \"vdev6\"") != std::string::npos, created.out);
 
@@ -136,7 +132,8 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2_and_says_what_to_type) {
       {{"--backend=sim", node, host_root, "vhcu", "destroy", "x7"}, 2, "not a vHCU id"},
       {{"--backend=sim", node, host_root, "vhcu", "create", "--card", "0"}, 2, "--cu"},
       {{"--backend=sim", node, host_root, "devices", "extra"}, 2, "unexpected argument"},
-      {{"--backend=sim", "--sim-node=/nonexistent/node.yaml", host_root, "devices"}, -2,
+      {{"--backend=sim", "--sim-node=/nonexistent/node.yaml", host_root, "devices"},
+       -2,
        "/nonexistent/node.yaml"},
       {{"allocate", "--resource", "hygon.com/hcunum", "--count", "1"}, 2, "--force"},
   };
@@ -161,11 +158,12 @@ BOOST_AUTO_TEST_CASE(hami_decode_detects_the_encoding_and_prints_records) {
                      "HCU-SN01,3,57328,70,HCU-K100_AI,0,true,0,hami:"
                      "HCU-SN02,4,65520,100,HCU-K100_AI,1,true,1,hami:"});
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  BOOST_TEST(r.out ==
-             "encoding: node-devices\n"
-             "ID        COUNT  DEVMEM_MIB  DEVCORE_PERCENT  TYPE         NUMA  HEALTHY  INDEX  MODE\n"
-             "HCU-SN01  3      57328       70               HCU-K100_AI  0     true     0      hami\n"
-             "HCU-SN02  4      65520       100              HCU-K100_AI  1     true     1      hami\n");
+  BOOST_TEST(
+      r.out ==
+      "encoding: node-devices\n"
+      "ID        COUNT  DEVMEM_MIB  DEVCORE_PERCENT  TYPE         NUMA  HEALTHY  INDEX  MODE\n"
+      "HCU-SN01  3      57328       70               HCU-K100_AI  0     true     0      hami\n"
+      "HCU-SN02  4      65520       100              HCU-K100_AI  1     true     1      hami\n");
 
   RunResult lock = Run({Hcuctl(), "-o", "json", "hami", "decode",
                         "2026-03-01T10:00:00+08:00,default,hcu-dynamic-vhcu-demo"});

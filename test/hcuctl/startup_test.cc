@@ -11,8 +11,6 @@
 namespace hcudp::testing {
 namespace {
 
-std::string Hcuctl() { return BinaryPath("hcuctl/hcuctl"); }
-
 size_t LineCount(const std::string& text) {
   size_t n = 0;
   for (char c : text) n += c == '\n';

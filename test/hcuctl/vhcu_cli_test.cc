@@ -19,10 +19,10 @@ constexpr char kPodUid[] = "0f6e2c1a-7d3b-4a4e-9a1e-2f7c9b1d0e11";
 
 // hcuctl on a private z100l-mixed node, killed after 20 s so that a
 // regression (an endless wait) fails instead of hanging the suite.
-RunResult Hcuctl(const TempDir& root, std::vector<std::string> args) {
+RunResult OnMixedNode(const TempDir& root, std::vector<std::string> args) {
   std::vector<std::string> argv = {"/usr/bin/timeout",
                                    "20s",
-                                   BinaryPath("hcuctl/hcuctl"),
+                                   Hcuctl(),
                                    "--backend=sim",
                                    "--sim-node=" + SourcePath("demo/nodes/z100l-mixed.yaml"),
                                    "--host-root=" + root.Join("root"),
@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_SUITE(hcuctl_vhcu)
 
 BOOST_AUTO_TEST_CASE(destroy_refuses_a_vhcu_a_pod_holds_names_the_pod_and_force_overrides) {
   TempDir root;
-  RunResult created = Hcuctl(
+  RunResult created = OnMixedNode(
       root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
   BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
@@ -47,13 +47,13 @@ BOOST_AUTO_TEST_CASE(destroy_refuses_a_vhcu_a_pod_holds_names_the_pod_and_force_
   const std::string mark = root.Join("root/etc/vdev/dynamic/" + std::string(kPodUid) + "_main_0_6");
   WriteFile(mark, "2026-03-01 10:00:00");
 
-  RunResult refused = Hcuctl(root, {"vhcu", "destroy", "vdev6"});
+  RunResult refused = OnMixedNode(root, {"vhcu", "destroy", "vdev6"});
   BOOST_TEST(refused.exit_code == 1, refused.err);
   BOOST_TEST(Contains(refused.err, kPodUid), refused.err);
   BOOST_TEST(Contains(refused.err, "--force"), refused.err);
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 
-  RunResult forced = Hcuctl(root, {"vhcu", "destroy", "--force", "vdev6"});
+  RunResult forced = OnMixedNode(root, {"vhcu", "destroy", "--force", "vdev6"});
   BOOST_TEST(forced.exit_code == 0, forced.err);
   BOOST_TEST(!PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
@@ -65,8 +65,8 @@ BOOST_AUTO_TEST_CASE(create_waits_a_bounded_time_for_the_lock_and_names_its_hold
     BOOST_REQUIRE_MESSAGE(held.ok(), held.status().ToString());
 
     const auto start = std::chrono::steady_clock::now();
-    RunResult r = Hcuctl(root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096",
-                                "--lock-wait=1"});
+    RunResult r = OnMixedNode(root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib",
+                                     "4096", "--lock-wait=1"});
     const auto took = std::chrono::steady_clock::now() - start;
     BOOST_TEST(r.exit_code == 1, r.err);
     BOOST_TEST((took < std::chrono::seconds(10)));
@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(create_waits_a_bounded_time_for_the_lock_and_names_its_hold
     BOOST_TEST(!PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 
   }  // the lock is released
-  RunResult after = Hcuctl(
+  RunResult after = OnMixedNode(
       root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "--lock-wait=1"});
   BOOST_TEST(after.exit_code == 0, after.err);
 }

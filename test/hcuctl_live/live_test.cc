@@ -17,8 +17,6 @@
 namespace hcudp::testing {
 namespace {
 
-std::string Hcuctl() { return BinaryPath("hcuctl/hcuctl"); }
-
 // A daemon serving a SimNode in private directories, no kubelet needed.
 class LiveNode {
  public:
@@ -34,8 +32,7 @@ class LiveNode {
   }
 
   RunResult Hcuctl(std::vector<std::string> args) {
-    std::vector<std::string> argv = {testing::Hcuctl(), "--backend=sim",
-                                     "--sim-node=" + node_file_,
+    std::vector<std::string> argv = {testing::Hcuctl(), "--backend=sim", "--sim-node=" + node_file_,
                                      "--host-root=" + dir_.Join("root"),
                                      "--device-plugin-path=" + dir_.Join("dp") + "/"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -169,8 +166,7 @@ BOOST_AUTO_TEST_CASE(allocations_lists_hcu_holders_and_hami_mark_files) {
   BOOST_REQUIRE(kubelet.Start().empty());
   kubelet.AddContainerDevices("default", "train-0", "main", "hygon.com/hcu",
                               {"0000:09:00.0", "0000:29:00.0"});
-  kubelet.AddContainerDevices("team-b", "infer", "server", "hygon.com/hcu-share-15c-8g",
-                              {"vdev2"});
+  kubelet.AddContainerDevices("team-b", "infer", "server", "hygon.com/hcu-share-15c-8g", {"vdev2"});
   kubelet.AddContainerDevices("team-c", "cuda", "app", "nvidia.com/gpu", {"GPU-1"});
   WriteFile(dir.Join("root/etc/vdev/dynamic/7d3c-uid_server_2_5"), "2026-11-29 10:00:00");
 
@@ -197,18 +193,19 @@ BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_a_vhcu_kubelet_says_a_pod_holds) {
   FakePodResources kubelet(dir.Join("pod-resources/kubelet.sock"));
   BOOST_REQUIRE(kubelet.Start().empty());
   auto vhcu = [&](std::vector<std::string> args) {
-    std::vector<std::string> argv = {Hcuctl(), "--backend=sim",
+    std::vector<std::string> argv = {Hcuctl(),
+                                     "--backend=sim",
                                      "--sim-node=" + SourcePath("demo/nodes/z100l-mixed.yaml"),
                                      "--host-root=" + dir.Join("root"),
-                                     "--pod-resources-socket=" + kubelet.socket_path(), "vhcu"};
+                                     "--pod-resources-socket=" + kubelet.socket_path(),
+                                     "vhcu"};
     argv.insert(argv.end(), args.begin(), args.end());
     return Run(argv);
   };
   RunResult created = vhcu({"create", "--card", "0", "--cu", "20", "--mem-mib", "4096"});
   BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   BOOST_REQUIRE(PathExists(dir.Join("root/etc/vdev/vdev6.conf")));
-  kubelet.AddContainerDevices("team-b", "infer", "server", "hygon.com/hcu-share-20c-4g",
-                              {"vdev6"});
+  kubelet.AddContainerDevices("team-b", "infer", "server", "hygon.com/hcu-share-20c-4g", {"vdev6"});
 
   RunResult refused = vhcu({"destroy", "vdev6"});
   BOOST_TEST(refused.exit_code == 1, refused.err);

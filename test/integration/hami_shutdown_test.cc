@@ -15,7 +15,7 @@
 namespace hcudp::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 bool SawRequest(const FakeApiServer& api, const std::string& method, const std::string& path,
                 bool watch = false) {
@@ -27,10 +27,10 @@ bool SawRequest(const FakeApiServer& api, const std::string& method, const std::
 
 // SIGTERM now; the daemon must exit 0 within 5 s.
 void ExpectSigtermExitsCleanly(HamiNode& n) {
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   BOOST_REQUIRE(n.h().daemon().Signal(SIGTERM));
   auto status = n.h().daemon().WaitForExit(milliseconds(5000));
-  const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+  const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start).count();
   BOOST_TEST_MESSAGE("exit " << (status ? status->ToString() : "none") << " after " << took
                              << " ms");
   BOOST_REQUIRE_MESSAGE(status.has_value(), "no exit 5 s after SIGTERM:\n" << n.h().daemon().Log());

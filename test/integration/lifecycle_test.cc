@@ -16,12 +16,13 @@
 #include <thread>
 
 #include "integration/daemon_harness.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::function<bool(const std::vector<v1beta1::Device>&)> HealthIs(
     const std::map<std::string, std::string>& want) {
@@ -57,7 +58,7 @@ class NodeLooks {
   // Waits (at most `timeout`) until the directory was opened `n` times since
   // the watch began.
   bool WaitFor(int n, milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
+    const auto deadline = SteadyClock::now() + timeout;
     while (opens_ < n) {
       const long left = MillisLeft(deadline);
       if (left <= 0) return false;
@@ -75,19 +76,14 @@ class NodeLooks {
   }
 
  private:
-  static long MillisLeft(Clock::time_point deadline) {
+  static long MillisLeft(SteadyClock::time_point deadline) {
     return static_cast<long>(
-        std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count());
+        std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now()).count());
   }
 
   const int fd_;
   int opens_ = 0;
 };
-
-long MillisSince(Clock::time_point start) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(Clock::now() - start).count());
-}
 
 BOOST_AUTO_TEST_SUITE(lifecycle)
 
@@ -106,11 +102,11 @@ BOOST_AUTO_TEST_CASE(an_unhealthy_card_is_reported_and_recovers) {
   }
 
   h.SetCardHealth(3, "Healthy");
-  BOOST_TEST(h.kubelet()
-                 .WaitForDevices("hygon.com/hcu", HealthIs({{"0000:69:00.0", "Healthy"}}),
-                                 kHealthTimeout)
-                 .has_value(),
-             "card 3 did not recover within 5 s");
+  BOOST_TEST(
+      h.kubelet()
+          .WaitForDevices("hygon.com/hcu", HealthIs({{"0000:69:00.0", "Healthy"}}), kHealthTimeout)
+          .has_value(),
+      "card 3 did not recover within 5 s");
 }
 
 // The node file changing is an event: a fault shows without waiting for a
@@ -131,11 +127,10 @@ BOOST_AUTO_TEST_CASE(a_health_edit_is_seen_without_waiting_for_the_pulse) {
                                  milliseconds(4000))
                  .has_value(),
              "card 3 not reported Unhealthy within 4 s with --pulse=30");
-  BOOST_TEST_MESSAGE("health edit -> Unhealthy reported in "
-                     << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
-                                                                 start)
-                            .count()
-                     << " ms");
+  BOOST_TEST_MESSAGE(
+      "health edit -> Unhealthy reported in "
+      << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count()
+      << " ms");
 }
 
 BOOST_AUTO_TEST_CASE(vhcus_follow_their_parent_cards_health) {
@@ -208,10 +203,10 @@ BOOST_AUTO_TEST_CASE(an_invalid_node_file_edit_keeps_the_last_good_state) {
   // A later valid edit is picked up again.
   WriteFile(h.node_path(), ReadFile(SourcePath("demo/nodes/k100ai-8.yaml")));
   h.SetCardHealth(0, "Unhealthy");
-  BOOST_TEST(h.kubelet()
-                 .WaitForDevices("hygon.com/hcu", HealthIs({{K100Bdfs()[0], "Unhealthy"}}),
-                                 kHealthTimeout)
-                 .has_value());
+  BOOST_TEST(
+      h.kubelet()
+          .WaitForDevices("hygon.com/hcu", HealthIs({{K100Bdfs()[0], "Unhealthy"}}), kHealthTimeout)
+          .has_value());
 }
 
 BOOST_AUTO_TEST_CASE(a_card_removed_from_the_node_disappears_without_a_restart) {
@@ -244,9 +239,9 @@ BOOST_AUTO_TEST_CASE(a_new_vhcu_profile_appears_as_a_new_resource) {
   const std::string hcuctl = BinaryPath("hcuctl/hcuctl");
   std::string expected_id = "vdev6";
   if (PathExists(hcuctl)) {
-    RunResult r = Run({hcuctl, "--backend=sim", "--sim-node=" + h.node_path(),
-                       "--host-root=" + h.host_root(), "vhcu", "create", "--card", "0", "--cu",
-                       "20", "--mem-mib", "4096"});
+    RunResult r =
+        Run({hcuctl, "--backend=sim", "--sim-node=" + h.node_path(), "--host-root=" + h.host_root(),
+             "vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096"});
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "hcuctl vhcu create: " << r.out << r.err);
     expected_id.clear();  // hcuctl picks the id
   } else {
@@ -272,7 +267,7 @@ BOOST_AUTO_TEST_CASE(twenty_kubelet_restarts_in_a_row_are_each_followed_by_rereg
     std::map<std::string, int> before;
     for (const std::string& r : resources) before[r] = h.kubelet().Snapshot(r)->registrations;
     BOOST_REQUIRE_EQUAL(h.kubelet().Restart(), "");
-    const Clock::time_point restarted = Clock::now();
+    const SteadyClock::time_point restarted = SteadyClock::now();
     for (const std::string& r : resources) {
       auto snap = h.kubelet().WaitForRegistration(r, kRegisterTimeout, before[r] + 1);
       if (!snap.has_value()) {
@@ -302,7 +297,7 @@ BOOST_AUTO_TEST_CASE(a_kubelet_down_for_a_while_is_registered_with_as_soon_as_it
   int before = h.RequireRegistered("hygon.com/hcu").registrations;
   // Long enough for several failed attempts and a grown backoff.
   BOOST_REQUIRE_EQUAL(h.kubelet().Restart(milliseconds(1500)), "");
-  const Clock::time_point back = Clock::now();
+  const SteadyClock::time_point back = SteadyClock::now();
   h.RequireRegistered("hygon.com/hcu", before + 1, seconds(2));
   std::cerr << "kubelet back after 1.5 s down -> re-registered: " << MillisSince(back) << " ms\n";
 }
@@ -379,7 +374,7 @@ BOOST_AUTO_TEST_CASE(sigterm_exits_zero_within_five_seconds_and_removes_its_sock
   h.RequireRegistered("hygon.com/hcu-share-30c-16g");
   BOOST_REQUIRE(!h.PluginSockets().empty());
 
-  const Clock::time_point signalled = Clock::now();
+  const SteadyClock::time_point signalled = SteadyClock::now();
   BOOST_REQUIRE(h.daemon().Signal(SIGTERM));
   std::optional<ExitStatus> st = h.daemon().WaitForExit(seconds(5));
   BOOST_REQUIRE_MESSAGE(st.has_value(), "still running 5 s after SIGTERM");
@@ -421,7 +416,8 @@ const BadFlagCase kBadFlags[] = {
     {"split count below one", {"--device-split-count=0"}, "device-split-count"},
     {"sim backend without a node file", {"--backend=sim"}, "sim-node", false},
     {"unknown log severity", {"--log-severity=debug"}, "log-severity"},
-    {"unknown device list strategy", {"--device-list-strategy=annotations"},
+    {"unknown device list strategy",
+     {"--device-list-strategy=annotations"},
      "device-list-strategy"},
     {"unknown flag", {"--no-such-flag=1"}, "no-such-flag"},
 };
@@ -456,8 +452,8 @@ BOOST_DATA_TEST_CASE(invalid_flags_exit_2_naming_the_flag_on_one_line,
   BOOST_TEST(st->code == 2, st->ToString() << "; output:\n" << p.Log());
   std::vector<std::string> lines = NonEmptyLines(p.Log());
   BOOST_TEST(lines.size() == 1u, "expected one line, got:\n" << p.Log());
-  BOOST_TEST(p.Log().find(c.flag) != std::string::npos,
-             "output does not name " << c.flag << ":\n" << p.Log());
+  BOOST_TEST(p.Log().find(c.flag) != std::string::npos, "output does not name " << c.flag << ":\n"
+                                                                                << p.Log());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,12 +11,13 @@
 #include <thread>
 
 #include "integration/daemon_harness.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // The time a node change may take to show in ListAndWatch (issue 9).
 constexpr milliseconds kEventDeadline{1000};
@@ -32,10 +33,6 @@ RunResult Hcuctl(DaemonHarness& h, const std::vector<std::string>& args) {
                                    "--host-root=" + h.host_root()};
   argv.insert(argv.end(), args.begin(), args.end());
   return Run(argv);
-}
-
-long MillisSince(Clock::time_point start) {
-  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - start).count());
 }
 
 // The ids of every vdev<N>.conf under the host-root.
@@ -82,7 +79,7 @@ BOOST_AUTO_TEST_CASE(a_vhcu_created_and_destroyed_with_hcuctl_shows_within_a_sec
 
   // The deadline runs from hcuctl's exit (the conf is written by then); the
   // figure printed runs from its start, hcuctl's own run included.
-  Clock::time_point start = Clock::now();
+  SteadyClock::time_point start = SteadyClock::now();
   int id = CreateOnCard0(h, 6, 1024);
   h.RequireIds("hygon.com/hcu", {kCard1}, kEventDeadline);
   BOOST_TEST_MESSAGE("hcuctl vhcu create started -> card 0 withdrawn: " << MillisSince(start)
@@ -95,7 +92,7 @@ BOOST_AUTO_TEST_CASE(a_vhcu_created_and_destroyed_with_hcuctl_shows_within_a_sec
   grpc::Status s = h.kubelet().Allocate("hygon.com/hcu", {{kCard0}}, &response);
   BOOST_TEST(!s.ok(), "Allocate of the split card 0 as a whole card succeeded");
 
-  start = Clock::now();
+  start = SteadyClock::now();
   RunResult r = Hcuctl(h, {"vhcu", "destroy", std::to_string(id)});
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, "hcuctl vhcu destroy: " << r.out << r.err);
   h.RequireIds("hygon.com/hcu", {kCard0, kCard1}, kEventDeadline);

@@ -28,7 +28,7 @@ using testing::TempDir;
 using testing::SharedApiServerTeardown;
 BOOST_TEST_GLOBAL_FIXTURE(SharedApiServerTeardown);
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::string Code(const Status& s) { return std::string(StatusCodeName(s.code())); }
 
@@ -214,7 +214,7 @@ BOOST_AUTO_TEST_CASE(slow_response_times_out) {
   o.max_retries = 0;
   auto c = testing::ClientFor(testing::ConfigFor(api), o);
   api.AddFault(R"({"method":"GET","path":"/nodes/slow$","status":0,"delay_ms":1500})");
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   StatusOr<std::string> r = c->Get(NodePath("slow"));
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(Code(r.status()) == "DEADLINE_EXCEEDED", r.status().ToString());
@@ -300,7 +300,7 @@ BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     cancel = true;
   });
-  auto start = Clock::now();
+  auto start = SteadyClock::now();
   ListOptions o;
   o.resource_version = "999999999";
   Status s = client->Watch(

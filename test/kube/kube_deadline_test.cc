@@ -16,7 +16,7 @@ namespace {
 using testing::ApiFixture;
 using testing::MillisSince;
 using testing::NodeJson;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 BOOST_FIXTURE_TEST_SUITE(kube_deadlines, ApiFixture)
 
@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_CASE(stopping_a_pod_cache_aborts_a_list_the_server_never_answers
     }
     return false;
   }));
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   cache.Stop();
   BOOST_TEST(MillisSince(start) < 1000);
   BOOST_TEST(!cache.HasSynced());
@@ -42,8 +42,8 @@ BOOST_AUTO_TEST_CASE(a_get_the_server_never_answers_ends_by_its_deadline) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("silent-get"));
   api.NeverAnswer("GET", "/nodes/silent-get$");
   CallOptions call;
-  call.deadline = Clock::now() + std::chrono::milliseconds(600);
-  const auto start = Clock::now();
+  call.deadline = SteadyClock::now() + std::chrono::milliseconds(600);
+  const auto start = SteadyClock::now();
   auto got = client->Get(NodePath("silent-get"), call);  // request timeout: 5 s
   const int64_t took = MillisSince(start);
   BOOST_TEST(!got.ok());
@@ -57,8 +57,8 @@ BOOST_AUTO_TEST_CASE(no_retry_is_started_past_the_deadline_whatever_retry_after_
   api.AddFault(R"({"method":"GET","path":"/nodes/busy-get$","status":503,"count":10,)"
                R"("retry_after":5})");
   CallOptions call;
-  call.deadline = Clock::now() + std::chrono::milliseconds(1000);
-  const auto start = Clock::now();
+  call.deadline = SteadyClock::now() + std::chrono::milliseconds(1000);
+  const auto start = SteadyClock::now();
   auto got = client->Get(NodePath("busy-get"), call);
   BOOST_TEST(MillisSince(start) < 1000);  // never waited the 5 s Retry-After
   BOOST_TEST((got.status().code() == StatusCode::kUnavailable), got.status().ToString());
@@ -69,7 +69,7 @@ BOOST_AUTO_TEST_CASE(no_retry_is_started_past_the_deadline_whatever_retry_after_
 
 BOOST_AUTO_TEST_CASE(a_deadline_already_passed_sends_nothing) {
   CallOptions call;
-  call.deadline = Clock::now() - std::chrono::milliseconds(1);
+  call.deadline = SteadyClock::now() - std::chrono::milliseconds(1);
   auto got = client->Get(NodePath("late"), call);
   BOOST_TEST((got.status().code() == StatusCode::kDeadlineExceeded), got.status().ToString());
   BOOST_TEST(testing::CountRequests(api.Requests(), "GET", "/api/v1/nodes/late") == 0);
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(a_cancel_aborts_a_transfer_in_flight_and_a_backoff) {
       BOOST_REQUIRE(testing::Eventually([&] {
         return testing::CountRequests(api.Requests(), "PATCH", "/api/v1/nodes/cancelled") > 0;
       }));
-      const auto start = Clock::now();
+      const auto start = SteadyClock::now();
       cancel = true;
       caller.join();
       BOOST_TEST(MillisSince(start) < 500);

@@ -15,6 +15,7 @@
 #include "hcudp/kube_client.h"
 #include "hcudp/kube_config.h"
 #include "testing/sim_clock.h"
+#include "testing/testutil.h"
 
 namespace hcudp::testing {
 
@@ -114,12 +115,6 @@ inline std::chrono::milliseconds SimulatedDuration(SimClock& clock,
   caller.join();
   BOOST_REQUIRE_MESSAGE(finished, "the call did not finish within 20 s of real time");
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - start);
-}
-
-inline int64_t MillisSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               start)
-      .count();
 }
 
 }  // namespace hcudp::testing

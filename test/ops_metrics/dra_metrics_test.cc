@@ -15,7 +15,6 @@
 namespace hcudp::testing {
 namespace {
 
-constexpr char kProbeOrder[] = "demo/nodes/k100ai-8-probe-order.yaml";
 constexpr char kPrepares[] = "hcudp_dra_prepare_requests_total";
 constexpr char kUnprepares[] = "hcudp_dra_unprepare_requests_total";
 constexpr char kPrepareSeconds[] = "hcudp_dra_prepare_duration_seconds_count";

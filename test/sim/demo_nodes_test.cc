@@ -6,16 +6,12 @@
 namespace hcudp {
 namespace {
 
-SimNode Load(const std::string& relative) {
-  StatusOr<SimNode> node = LoadSimNode(testing::SourcePath(relative));
-  BOOST_REQUIRE_MESSAGE(node.ok(), node.status().ToString());
-  return *node;
-}
+using testing::LoadSourceNode;
 
 BOOST_AUTO_TEST_SUITE(demo_nodes)
 
 BOOST_AUTO_TEST_CASE(k100ai_8_is_eight_cards_in_a_full_hsl_mesh) {
-  SimNode node = Load("demo/nodes/k100ai-8.yaml");
+  SimNode node = LoadSourceNode("demo/nodes/k100ai-8.yaml");
   BOOST_REQUIRE(node.cards.size() == 8u);
   for (const SimCard& c : node.cards) {
     BOOST_TEST(c.model == "K100_AI");
@@ -40,7 +36,7 @@ BOOST_AUTO_TEST_CASE(k100ai_8_is_eight_cards_in_a_full_hsl_mesh) {
 }
 
 BOOST_AUTO_TEST_CASE(z100l_mixed_has_two_numa_nodes_and_six_vhcus) {
-  SimNode node = Load("demo/nodes/z100l-mixed.yaml");
+  SimNode node = LoadSourceNode("demo/nodes/z100l-mixed.yaml");
   BOOST_REQUIRE(node.cards.size() == 4u);
   BOOST_TEST(node.cards[3].bdf == "0000:8e:00.0");
   BOOST_TEST(node.cards[3].memory_mib == 32752u);
@@ -58,7 +54,7 @@ BOOST_AUTO_TEST_CASE(z100l_mixed_has_two_numa_nodes_and_six_vhcus) {
 }
 
 BOOST_AUTO_TEST_CASE(bw_mig_has_nine_instances_in_mig_mode) {
-  SimNode node = Load("demo/nodes/bw-mig.yaml");
+  SimNode node = LoadSourceNode("demo/nodes/bw-mig.yaml");
   BOOST_REQUIRE(node.cards.size() == 4u);
   BOOST_TEST(node.cards[3].bdf == "0000:b9:00.0");
   BOOST_TEST(node.cards[0].pci_device_id == 0x6310);
@@ -77,7 +73,7 @@ BOOST_AUTO_TEST_CASE(bw_mig_has_nine_instances_in_mig_mode) {
 }
 
 BOOST_AUTO_TEST_CASE(two_islands_links_hsl_inside_and_pcie_across) {
-  SimNode node = Load("test/fixtures/two-islands.yaml");
+  SimNode node = LoadSourceNode("test/fixtures/two-islands.yaml");
   BOOST_REQUIRE(node.cards.size() == 8u);
   BOOST_TEST((node.LinkBetween(0, 3).type == LinkType::kHsl));
   BOOST_TEST((node.LinkBetween(6, 5).type == LinkType::kHsl));

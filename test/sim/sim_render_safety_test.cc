@@ -15,14 +15,10 @@
 namespace hcudp {
 namespace {
 
+using testing::LoadSourceNode;
+
 namespace fs = std::filesystem;
 using testing::PathExists;
-
-SimNode Load(const std::string& relative) {
-  StatusOr<SimNode> node = LoadSimNode(testing::SourcePath(relative));
-  BOOST_REQUIRE_MESSAGE(node.ok(), node.status().ToString());
-  return *node;
-}
 
 // / bind-mounted on a fresh directory; unmounted (lazily, so it cannot
 // fail on a busy mount) before the directory is removed.
@@ -54,11 +50,12 @@ BOOST_AUTO_TEST_CASE(refuses_a_bind_mount_of_the_real_root) {
   }
   // By name it is not "/": only device and inode tell.
   BOOST_REQUIRE(fs::weakly_canonical(host) != fs::path("/"));
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   BOOST_REQUIRE(::stat("/", &a) == 0 && ::stat(host.c_str(), &b) == 0);
   BOOST_REQUIRE(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 
-  Status s = RenderSimNode(Load("demo/nodes/k100ai-8.yaml"), host);
+  Status s = RenderSimNode(LoadSourceNode("demo/nodes/k100ai-8.yaml"), host);
   BOOST_TEST(!s.ok());
   BOOST_TEST((s.code() == StatusCode::kInvalidArgument));
   BOOST_TEST(s.message().find(host) != std::string::npos, s.message());
@@ -68,7 +65,7 @@ BOOST_AUTO_TEST_CASE(refuses_a_bind_mount_of_the_real_root) {
 BOOST_AUTO_TEST_CASE(pruning_leaves_foreign_files_alone) {
   testing::TempDir dir;
   const std::string root = dir.path();
-  BOOST_REQUIRE(RenderSimNode(Load("demo/nodes/bw-mig.yaml"), root).ok());
+  BOOST_REQUIRE(RenderSimNode(LoadSourceNode("demo/nodes/bw-mig.yaml"), root).ok());
   const std::string mig = root + "/etc/dmi_mig_config";
   // An admin's files next to the sim's, in every directory the sim prunes.
   const std::vector<std::string> foreign = {
@@ -82,8 +79,8 @@ BOOST_AUTO_TEST_CASE(pruning_leaves_foreign_files_alone) {
   for (const std::string& f : foreign) testing::WriteFile(f, "not the sim's\n");
 
   // The same node again, then MIG off (the sim's MIG files all go).
-  BOOST_REQUIRE(RenderSimNode(Load("demo/nodes/bw-mig.yaml"), root).ok());
-  SimNode off = Load("demo/nodes/bw-mig.yaml");
+  BOOST_REQUIRE(RenderSimNode(LoadSourceNode("demo/nodes/bw-mig.yaml"), root).ok());
+  SimNode off = LoadSourceNode("demo/nodes/bw-mig.yaml");
   off.mig_enabled = false;
   off.cards.pop_back();
   BOOST_REQUIRE(RenderSimNode(off, root).ok());

@@ -8,14 +8,10 @@
 namespace hcudp {
 namespace {
 
+using testing::LoadSourceNode;
+
 using testing::PathExists;
 using testing::ReadFile;
-
-SimNode Load(const std::string& relative) {
-  StatusOr<SimNode> node = LoadSimNode(testing::SourcePath(relative));
-  BOOST_REQUIRE_MESSAGE(node.ok(), node.status().ToString());
-  return *node;
-}
 
 // The "name value" line of a KFD properties file, or "".
 std::string Property(const std::string& properties, const std::string& name) {
@@ -30,7 +26,7 @@ std::string Property(const std::string& properties, const std::string& name) {
 }
 
 struct Rendered {
-  Rendered(const std::string& relative) : node(Load(relative)) {
+  Rendered(const std::string& relative) : node(LoadSourceNode(relative)) {
     Status s = RenderSimNode(node, dir.path());
     BOOST_REQUIRE_MESSAGE(s.ok(), s.ToString());
   }
@@ -42,7 +38,7 @@ struct Rendered {
 BOOST_AUTO_TEST_SUITE(sim_render)
 
 BOOST_AUTO_TEST_CASE(refuses_root_and_empty_host_root) {
-  SimNode node = Load("demo/nodes/k100ai-8.yaml");
+  SimNode node = LoadSourceNode("demo/nodes/k100ai-8.yaml");
   for (const char* root : {"", "/", "//", "/tmp/..", "/./"}) {
     Status s = RenderSimNode(node, root);
     BOOST_TEST(!s.ok(), root);

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "hcudp/sim_node.h"
+
 namespace hcudp::testing {
 namespace fs = std::filesystem;
 
@@ -50,6 +52,18 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
+  const size_t pos = text.find(from);
+  BOOST_REQUIRE_MESSAGE(pos != std::string::npos, "no \"" << from << "\" in the text");
+  return text.replace(pos, from.size(), to);
+}
+
+SimNode LoadSourceNode(const std::string& relative) {
+  StatusOr<SimNode> node = LoadSimNode(SourcePath(relative));
+  BOOST_REQUIRE_MESSAGE(node.ok(), relative << ": " << node.status().ToString());
+  return *std::move(node);
+}
+
 bool PathExists(const std::string& path) {
   std::error_code ec;
   return fs::exists(fs::symlink_status(path, ec));
@@ -72,6 +86,8 @@ std::string SourcePath(const std::string& relative) {
 std::string BinaryPath(const std::string& relative) {
   return std::string(HCUDP_BINARY_DIR) + "/" + relative;
 }
+
+std::string Hcuctl() { return BinaryPath("hcuctl/hcuctl"); }
 
 void WriteNodeWithUnknownField(const std::string& path) {
   std::string text = ReadFile(SourcePath("demo/nodes/k100ai-8.yaml"));

@@ -21,11 +21,11 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 bool WaitFor(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
+  const auto deadline = SteadyClock::now() + timeout;
+  while (SteadyClock::now() < deadline) {
     if (done()) return true;
     std::this_thread::sleep_for(milliseconds(20));
   }
@@ -106,14 +106,14 @@ BOOST_AUTO_TEST_CASE(SigtermEndsTheDaemonWithin5sWhileHySmiHangs) {
   d.node().Control("hysmi_count=" + d.runs_file() + "\nhysmi=hang\n");
   // The next pulse starts the hung hy-smi (it logs its run first).
   BOOST_REQUIRE(WaitFor([&] { return d.Runs() > before; }, seconds(5)));
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   BOOST_REQUIRE(d.daemon().Signal(SIGTERM));
   std::optional<ExitStatus> st = d.daemon().WaitForExit(seconds(5));
   BOOST_REQUIRE_MESSAGE(st.has_value(), "still running 5 s after SIGTERM; log:\n"
                                             << d.daemon().Log());
   BOOST_CHECK_MESSAGE(st->exited && st->code == 0, d.daemon().Log());
   BOOST_TEST_MESSAGE(
-      "exited " << std::chrono::duration_cast<milliseconds>(Clock::now() - start).count()
+      "exited " << std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start).count()
                 << " ms after SIGTERM");
 }
 
@@ -132,13 +132,13 @@ BOOST_AUTO_TEST_CASE(DmiLostForGoodEndsTheDaemonWithExitOneAfterTheGrace) {
               seconds(10)),
       "the look never met DMI's 13; log:\n"
           << d.daemon().Log());
-  const auto seen = Clock::now();
+  const auto seen = SteadyClock::now();
   // Meanwhile the last good state is served.
   BOOST_CHECK(d.daemon().Running());
   BOOST_CHECK_EQUAL(d.Sockets().size(), 1u);
   d.Hcuctl({"allocate", "--resource=hygon.com/hcu", "--ids=0000:09:00.0"});
   std::optional<ExitStatus> st = d.daemon().WaitForExit(seconds(20));
-  const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - seen);
+  const auto waited = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - seen);
   BOOST_REQUIRE_MESSAGE(st.has_value(), "still running 20 s after DMI was lost; log:\n"
                                             << d.daemon().Log());
   BOOST_TEST_MESSAGE("exited " << waited.count() << " ms after the first 13");

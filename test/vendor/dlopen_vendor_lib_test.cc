@@ -14,6 +14,8 @@
 namespace hcudp {
 namespace {
 
+using testing::K100;
+using testing::OpenAndInit;
 using testing::SourcePath;
 using testing::StubNode;
 using testing::TempDir;
@@ -24,15 +26,6 @@ std::unique_ptr<VendorLib> Open(const DlopenVendorLibOptions& options) {
   BOOST_REQUIRE_MESSAGE(lib.ok(), lib.status().ToString());
   return std::move(lib).value();
 }
-
-std::unique_ptr<VendorLib> OpenAndInit(StubNode& node) {
-  std::unique_ptr<VendorLib> lib = Open(node.Options());
-  const Status st = lib->Init();
-  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
-  return lib;
-}
-
-std::string K100() { return SourcePath("demo/nodes/k100ai-8.yaml"); }
 
 // A lib dir holding symlinks to chosen stand-in files under chosen names.
 std::string LibDirWith(const TempDir& dir,

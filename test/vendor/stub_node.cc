@@ -77,4 +77,16 @@ int StubNode::RsmiUnbalancedShutdowns() const {
   return count != nullptr ? count() : -1;
 }
 
+std::unique_ptr<VendorLib> OpenAndInit(const DlopenVendorLibOptions& options) {
+  StatusOr<std::unique_ptr<VendorLib>> lib = NewDlopenVendorLib(options);
+  BOOST_REQUIRE_MESSAGE(lib.ok(), lib.status().ToString());
+  const Status st = (*lib)->Init();
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  return std::move(lib).value();
+}
+
+std::unique_ptr<VendorLib> OpenAndInit(StubNode& node) { return OpenAndInit(node.Options()); }
+
+std::string K100() { return SourcePath("demo/nodes/k100ai-8.yaml"); }
+
 }  // namespace hcudp::testing

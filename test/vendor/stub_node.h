@@ -49,6 +49,14 @@ class StubNode {
   std::shared_ptr<std::vector<int>> sleeps_ms_ = std::make_shared<std::vector<int>>();
 };
 
+// A DlopenVendorLib opened and initialised with `options` (by default the
+// node's); the test fails when either step fails.
+std::unique_ptr<VendorLib> OpenAndInit(const DlopenVendorLibOptions& options);
+std::unique_ptr<VendorLib> OpenAndInit(StubNode& node);
+
+// The shipped K100_AI node, demo/nodes/k100ai-8.yaml (index order = PCI order).
+std::string K100();
+
 }  // namespace hcudp::testing
 
 #endif  // HCUDP_TEST_VENDOR_STUB_NODE_H_

@@ -17,7 +17,7 @@
 namespace hcudp::vendor {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 StatusOr<CommandResult> Sh(const std::string& script, int timeout_ms,
@@ -67,9 +67,9 @@ BOOST_AUTO_TEST_CASE(EveryWayOfHangingEndsAtTheDeadline) {
            "sleep 30 & echo started; wait"  // a grandchild holds the pipe
        }) {
     BOOST_TEST_CONTEXT(script) {
-      const auto start = Clock::now();
+      const auto start = SteadyClock::now();
       StatusOr<CommandResult> r = Sh(script, 300);
-      const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+      const auto took = std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
       BOOST_CHECK(r.status().code() == StatusCode::kDeadlineExceeded);
       BOOST_CHECK_MESSAGE(r.status().message().find("killed") != std::string::npos,
                           r.status().message());
@@ -85,8 +85,8 @@ BOOST_AUTO_TEST_CASE(ATimeoutKillsTheWholeProcessGroup) {
   StatusOr<CommandResult> r = Sh("sleep 30 & echo $! > " + pid_file + "; wait", 300);
   BOOST_REQUIRE(r.status().code() == StatusCode::kDeadlineExceeded);
   const pid_t grandchild = std::stoi(testing::ReadFile(pid_file));
-  const auto deadline = Clock::now() + milliseconds(3000);
-  while (!Dead(grandchild) && Clock::now() < deadline)
+  const auto deadline = SteadyClock::now() + milliseconds(3000);
+  while (!Dead(grandchild) && SteadyClock::now() < deadline)
     std::this_thread::sleep_for(milliseconds(20));
   BOOST_CHECK_MESSAGE(Dead(grandchild), "grandchild " << grandchild << " still runs");
 }
@@ -108,9 +108,9 @@ BOOST_AUTO_TEST_CASE(CancelEndsARunningCommandAtOnceAndRefusesLaterOnes) {
       std::this_thread::sleep_for(milliseconds(200));
       CancelCommands();
     });
-    const auto start = Clock::now();
+    const auto start = SteadyClock::now();
     StatusOr<CommandResult> running = Sh("trap '' TERM; sleep 30", 20000);
-    const auto took = Clock::now() - start;
+    const auto took = SteadyClock::now() - start;
     canceller.join();
     if (running.status().code() != StatusCode::kCancelled) failures |= 1;
     if (took > milliseconds(3000)) failures |= 2;

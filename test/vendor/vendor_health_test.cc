@@ -16,18 +16,10 @@
 namespace hcudp {
 namespace {
 
+using testing::K100;
+using testing::OpenAndInit;
 using testing::SourcePath;
 using testing::StubNode;
-
-std::unique_ptr<VendorLib> OpenAndInit(StubNode& /*node*/, DlopenVendorLibOptions o) {
-  StatusOr<std::unique_ptr<VendorLib>> lib = NewDlopenVendorLib(o);
-  BOOST_REQUIRE_MESSAGE(lib.ok(), lib.status().ToString());
-  const Status st = (*lib)->Init();
-  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
-  return std::move(lib).value();
-}
-
-std::unique_ptr<VendorLib> OpenAndInit(StubNode& node) { return OpenAndInit(node, node.Options()); }
 
 std::map<std::string, CardHealthReport> ByBdf(const std::vector<CardHealthReport>& reports) {
   std::map<std::string, CardHealthReport> m;
@@ -41,7 +33,6 @@ std::map<std::string, CardHealthReport> Health(VendorLib& lib) {
   return ByBdf(*got);
 }
 
-std::string K100() { return SourcePath("demo/nodes/k100ai-8.yaml"); }
 constexpr const char* kCard2 = "0000:49:00.0";
 
 BOOST_AUTO_TEST_SUITE(VendorHealth)
@@ -202,7 +193,7 @@ BOOST_AUTO_TEST_CASE(HySmiThatHangsIsKilledAfterTheTimeout) {
   StubNode node(K100());
   DlopenVendorLibOptions o = node.Options();
   o.healthcheck_timeout_ms = 300;
-  std::unique_ptr<VendorLib> lib = OpenAndInit(node, o);
+  std::unique_ptr<VendorLib> lib = OpenAndInit(o);
   node.Control("hysmi=hang\n");
   const auto start = std::chrono::steady_clock::now();
   StatusOr<std::vector<CardHealthReport>> got = lib->QueryHealth();
@@ -214,13 +205,13 @@ BOOST_AUTO_TEST_CASE(HySmiThatHangsIsKilledAfterTheTimeout) {
 BOOST_AUTO_TEST_CASE(MissingHySmiIsAnError) {
   StubNode node(K100());
   DlopenVendorLibOptions o = node.Options();
-  std::unique_ptr<VendorLib> lib = OpenAndInit(node, o);
+  std::unique_ptr<VendorLib> lib = OpenAndInit(o);
   // Same libraries, a hyhal without bin/hy-smi.
   testing::TempDir dir;
   std::filesystem::create_directories(dir.Join("hyhal"));
   std::filesystem::create_directory_symlink(StubNode::StubHyhal() + "/lib", dir.Join("hyhal/lib"));
   o.hyhal_path = dir.Join("hyhal");
-  std::unique_ptr<VendorLib> no_tool = OpenAndInit(node, o);
+  std::unique_ptr<VendorLib> no_tool = OpenAndInit(o);
   StatusOr<std::vector<CardHealthReport>> got = no_tool->QueryHealth();
   BOOST_CHECK(got.status().code() == StatusCode::kNotFound);
 }
@@ -276,7 +267,7 @@ BOOST_AUTO_TEST_CASE(InitWaitsForCountsToAgreeThenContinues) {
   StubNode node(K100());
   node.Control("vanish_card=5\n");
   DlopenVendorLibOptions o = node.Options();
-  std::unique_ptr<VendorLib> lib = OpenAndInit(node, o);
+  std::unique_ptr<VendorLib> lib = OpenAndInit(o);
   // rsmi=7 against 8 PCI functions: re-initialised twice, then carried on.
   BOOST_CHECK((node.sleeps_ms() == std::vector<int>{10000, 10000}));
   StatusOr<int> count = lib->CardCount();

@@ -13,19 +13,12 @@
 namespace hcudp {
 namespace {
 
+using testing::K100;
+using testing::OpenAndInit;
 using testing::SourcePath;
 using testing::StubNode;
 
-std::unique_ptr<VendorLib> OpenAndInit(StubNode& node) {
-  StatusOr<std::unique_ptr<VendorLib>> lib = NewDlopenVendorLib(node.Options());
-  BOOST_REQUIRE_MESSAGE(lib.ok(), lib.status().ToString());
-  const Status st = (*lib)->Init();
-  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
-  return std::move(lib).value();
-}
-
 std::string ProbeOrder() { return SourcePath("demo/nodes/k100ai-8-probe-order.yaml"); }
-std::string K100() { return SourcePath("demo/nodes/k100ai-8.yaml"); }
 
 // index -> BDF of the probe-order node (index order is not PCI order).
 const std::map<int, std::string> kProbeBdf = {
