@@ -7,7 +7,11 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
-  libboost-test-dev libcurl4-openssl-dev openssl
+  libboost-test-dev openssl
+  # libcurl: the headers from libcurl4-openssl-dev (prometheus-cpp-dev needs
+  # it, and it conflicts with libcurl4-gnutls-dev); libhcudp links the GnuTLS
+  # flavour's library from libcurl3-gnutls (CMakeLists.txt, HCUDP_CURL_GNUTLS).
+  libcurl4-openssl-dev libcurl3-gnutls
   prometheus-cpp-dev  # the daemon's /metrics (pulls civetweb)
   python3 python3-jsonschema python3-yaml yamllint
 )

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hcudp/kube_objects.h"
+#include "kube/http_request.h"
 #include "kube/kube_test_util.h"
 
 namespace hcudp {
@@ -229,6 +230,38 @@ BOOST_AUTO_TEST_CASE(server_signed_by_an_unknown_ca_is_refused) {
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED", r.status().ToString());
   BOOST_TEST(r.status().message().find("not trusted") != std::string::npos);
+}
+
+// No CA in the config: the system trust store (libcurl's bundle), which does
+// not hold the fake server's CA; verification is not skipped.
+BOOST_AUTO_TEST_CASE(without_a_ca_the_system_store_decides) {
+  KubeConfig config = testing::ConfigFor(api);
+  config.ca_pem.clear();
+  auto c = testing::ClientFor(config);
+  StatusOr<std::string> r = c->Get(NodePath("any"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED", r.status().ToString());
+}
+
+// The pool hands libcurl the TLS material as files made once per content:
+// a changed CA on the same pool is a different file, not the first one's.
+BOOST_AUTO_TEST_CASE(one_pool_follows_a_changed_ca) {
+  kube::HttpChannelPool pool;
+  kube::HttpRequest request;
+  request.url = api.server_url() + "/api/v1/nodes";
+  request.headers = {"Authorization: Bearer " + api.token()};
+  kube::TlsMaterial tls;
+  for (const std::string& ca : {api.wrong_ca_file(), api.ca_file(), api.wrong_ca_file()}) {
+    tls.ca_pem = testing::ReadFile(ca);
+    StatusOr<kube::HttpResponse> r = pool.Perform(tls, request);
+    if (ca == api.ca_file()) {
+      BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+      BOOST_TEST(r->status == 200);
+    } else {
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED", r.status().ToString());
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(client_certificate_from_kubeconfig_authenticates) {

@@ -1,20 +1,72 @@
 #include "kube/http_request.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace hcudp::kube {
+
+// libcurl reads the TLS material from these paths; it takes no in-memory
+// PEM with every TLS backend (GnuTLS, which we link, has no CURLOPT_*_BLOB
+// in curl 7.88, and ignores SSLCERT_BLOB silently), so one way for all.
+class PemFile {
+ public:
+  static StatusOr<std::shared_ptr<const PemFile>> Create(const std::string& pem) {
+    const int fd = memfd_create("hcudp-pem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return InternalError(std::string("memfd_create: ") + std::strerror(errno));
+    auto file = std::shared_ptr<PemFile>(new PemFile(fd, pem));
+    size_t done = 0;
+    while (done < pem.size()) {
+      const ssize_t n = write(fd, pem.data() + done, pem.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return InternalError(std::string("memfd write: ") + std::strerror(errno));
+      done += static_cast<size_t>(n);
+    }
+    // Read-only from here on, for libcurl and anyone else who opens it.
+    fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+    return std::shared_ptr<const PemFile>(std::move(file));
+  }
+  ~PemFile() { close(fd_); }
+  PemFile(const PemFile&) = delete;
+  PemFile& operator=(const PemFile&) = delete;
+
+  const std::string& pem() const { return pem_; }
+  // Opening it opens the memfd afresh, at offset 0.
+  const std::string& path() const { return path_; }
+
+ private:
+  PemFile(int fd, std::string pem)
+      : fd_(fd), pem_(std::move(pem)), path_("/proc/self/fd/" + std::to_string(fd)) {}
+  const int fd_;
+  const std::string pem_;
+  const std::string path_;
+};
+
 namespace {
 
+// The paths of a request's TLS material; empty: not given.
+struct TlsPaths {
+  std::string ca;
+  std::string client_cert;
+  std::string client_key;
+};
+
 StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
-                                 const HttpRequest& request);
+                                 const TlsPaths& paths, const HttpRequest& request);
+
+constexpr size_t kMaxPemFiles = 6;  // CA, certificate, key, and one rotation of each
 
 void GlobalInitOnce() {
   static std::once_flag once;
@@ -64,11 +116,6 @@ size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
   }
   t->response->body.append(data, n);
   return n;
-}
-
-void SetBlob(CURL* curl, CURLoption option, const std::string& pem) {
-  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
-  curl_easy_setopt(curl, option, &blob);
 }
 
 Status MapCurlError(CURLcode code, const char* error_buffer, const std::string& what) {
@@ -142,10 +189,44 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
   if (channel->easy == nullptr || channel->multi == nullptr) {
     return InternalError("curl initialisation failed");
   }
-  StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, request);
+  // Held until the transfer ends: libcurl opens them when it connects.
+  std::shared_ptr<const PemFile> ca, cert, key;
+  TlsPaths paths;
+  for (auto [pem, file, path, what] :
+       {std::tuple(&tls.ca_pem, &ca, &paths.ca, "the CA"),
+        std::tuple(&tls.client_cert_pem, &cert, &paths.client_cert, "the client certificate"),
+        std::tuple(&tls.client_key_pem, &key, &paths.client_key, "the client key")}) {
+    if (pem->empty()) continue;
+    StatusOr<std::shared_ptr<const PemFile>> made = PemFileFor(*pem);
+    if (!made.ok()) {
+      return Status(made.status().code(), request.method + " " + request.url + ": " + what + ": " +
+                                              made.status().message());
+    }
+    *file = *std::move(made);
+    *path = (*file)->path();
+  }
+  StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, paths, request);
   MutexLock lock(mu_);
   if (idle_.size() < max_idle_) idle_.push_back(std::move(channel));
   return response;
+}
+
+StatusOr<std::shared_ptr<const PemFile>> HttpChannelPool::PemFileFor(const std::string& pem) {
+  {
+    MutexLock lock(mu_);
+    for (const auto& file : pem_files_) {
+      if (file->pem() == pem) return file;
+    }
+  }
+  StatusOr<std::shared_ptr<const PemFile>> made = PemFile::Create(pem);  // not under mu_
+  if (!made.ok()) return made.status();
+  MutexLock lock(mu_);
+  for (const auto& file : pem_files_) {
+    if (file->pem() == pem) return file;  // another thread made it meanwhile
+  }
+  if (pem_files_.size() >= kMaxPemFiles) pem_files_.erase(pem_files_.begin());
+  pem_files_.push_back(*made);
+  return made;
 }
 
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request) {
@@ -156,7 +237,7 @@ StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& reques
 namespace {
 
 StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
-                                 const HttpRequest& request) {
+                                 const TlsPaths& paths, const HttpRequest& request) {
   const std::string what = request.method + " " + request.url;
   // What is left of the caller's deadline bounds the connect and the whole
   // transfer; curl aborts at the earlier of the two limits.
@@ -211,12 +292,17 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
 
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, tls.insecure_skip_verify ? 0L : 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, tls.insecure_skip_verify ? 0L : 2L);
-  if (!tls.ca_pem.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, tls.ca_pem);
-  if (!tls.client_cert_pem.empty()) {
+  // The given CA replaces the system trust store, as in kubectl; without
+  // one, the system store is libcurl's CA bundle (ca-certificates.crt). Never
+  // libcurl's CA directory as well (/etc/ssl/certs): on GnuTLS it parses
+  // every file there for each connection (+11 MiB of heap in the daemon).
+  curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
+  if (!paths.ca.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, paths.ca.c_str());
+  if (!paths.client_cert.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
-    SetBlob(curl, CURLOPT_SSLCERT_BLOB, tls.client_cert_pem);
+    curl_easy_setopt(curl, CURLOPT_SSLCERT, paths.client_cert.c_str());
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
-    SetBlob(curl, CURLOPT_SSLKEY_BLOB, tls.client_key_pem);
+    curl_easy_setopt(curl, CURLOPT_SSLKEY, paths.client_key.c_str());
   }
 
   // The multi interface lets us look at `cancel` every 50 ms while idle.

@@ -49,6 +49,11 @@ struct HttpResponse {
   std::optional<int> retry_after_s;
 };
 
+// An in-memory PEM (CA, client certificate or key) as a file, for a libcurl
+// that takes these only by path (libcurl on GnuTLS before 8.x has no
+// CURLOPT_*_BLOB): a memfd named /proc/self/fd/N, never on disk.
+class PemFile;
+
 // Runs requests on pooled CURL handles so that consecutive requests to the
 // same server reuse a kept-alive TCP+TLS connection. Thread-safe: each
 // concurrent request takes its own handle; at most `max_idle` are kept.
@@ -64,9 +69,14 @@ class HttpChannelPool {
 
  private:
   struct Channel;
+  // The file holding `pem`, made once per content (a kept-alive connection
+  // is reused only while the path stays the same).
+  StatusOr<std::shared_ptr<const PemFile>> PemFileFor(const std::string& pem);
+
   const size_t max_idle_;
   Mutex mu_;  // a leaf: no I/O under it
   std::vector<std::unique_ptr<Channel>> idle_ HCUDP_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<const PemFile>> pem_files_ HCUDP_GUARDED_BY(mu_);
 };
 
 // One request on a fresh connection.
