@@ -72,6 +72,12 @@ COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/ou
 COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/
 # /opt/hyhal/lib is the node's vendor runtime, mounted by the DaemonSet.
 ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
+# glibc's per-thread caches of freed chunks off: each thread that serves a
+# call kept up to 7 chunks per size, which pinned pages of the heap (DRA mode
+# after 100 prepare/unprepare rounds: -0.23 MiB private, the device-plugin
+# mode -0.1 MiB, Allocate unchanged; BENCHMARKS.md). Only settable before
+# the process starts; test/bench/dra_daemon_bench.cc reads it from here.
+ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=0
 # Fails the build if any shared library of the two binaries is missing.
 RUN ldconfig && hcu-dp-daemon --version && hcuctl version
 # A non-root account for running hcuctl from this image (docker run --user

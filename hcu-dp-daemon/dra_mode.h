@@ -18,7 +18,8 @@
 //     Prepare/Unprepare by result and latency, the client's API requests,
 //     and /metrics made to answer once kubelet has registered the plugin
 //     (the readiness probe), with the driver as the registered resource.
-// No device-plugin socket is served in this mode.
+// No device-plugin socket is served in this mode. After every Unprepare the
+// tick thread gives free heap pages back to the kernel (malloc_trim).
 //
 // Thread-safety: OnNodeChanged runs on the monitor thread, the handler
 // methods on gRPC threads, Tick on a thread of its own; the state they share
@@ -125,6 +126,8 @@ class DraMode : public dra::DraHandler {
   Mutex mu_;  // a leaf
   std::condition_variable cv_;
   bool tick_stop_ HCUDP_GUARDED_BY(mu_) = false;
+  // An Unprepare finished: the tick thread returns free memory (malloc_trim).
+  bool trim_requested_ HCUDP_GUARDED_BY(mu_) = false;
   // The health stream's list, without timestamps (compared for changes).
   std::vector<dra::DeviceHealth> health_ HCUDP_GUARDED_BY(mu_);
   std::thread ticker_;

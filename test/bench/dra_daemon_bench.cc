@@ -9,6 +9,10 @@
 //   3. private memory (RssAnon, and anonymous Private_Dirty of smaps) of the DRA
 //      daemon after start and after N prepare/unprepare rounds, next to a
 //      --strategy=mixed daemon on the same node after start and N Allocates.
+// Both daemons run with the image's malloc settings: GLIBC_TUNABLES as the
+// Dockerfile's ENV sets it (the runner's own value is not passed on), so the
+// figures are those of what ships; HCUDP_BENCH_GLIBC_TUNABLES=<value>
+// replaces it for trying another setting (printed with the figures).
 // Iterations: HCUDP_BENCH_ITERATIONS (default 5). HCUDP_BENCH_SMAPS_DIR=<dir>
 // keeps both daemons' smaps and threads after start and after the rounds.
 //   HCUDP_BENCH_ITERATIONS=20 build/release/test/bench/test_bench_dra_daemon
@@ -85,6 +89,25 @@ void KeepSmaps(pid_t pid, const std::string& dir, const std::string& name) {
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not keep %s\n", name.c_str());
 }
 
+// GLIBC_TUNABLES=<value> as the Dockerfile's ENV gives it to the daemon in
+// the image ("GLIBC_TUNABLES=" when it sets none: glibc's defaults), or
+// HCUDP_BENCH_GLIBC_TUNABLES's value when that is set.
+std::string DaemonMallocEnv() {
+  const std::string key = "GLIBC_TUNABLES=";
+  if (const char* v = std::getenv("HCUDP_BENCH_GLIBC_TUNABLES")) return key + v;
+  std::istringstream dockerfile(ReadFile(SourcePath("Dockerfile")));
+  std::string line, value;
+  while (std::getline(dockerfile, line)) {
+    if (line.rfind("ENV ", 0) != 0 && line.rfind(" ", 0) != 0) continue;  // ENV or continued
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      if (word.rfind(key, 0) == 0) value = word.substr(key.size());
+    }
+  }
+  return key + value;
+}
+
 bool Tainted(DraDaemonNode& n, const std::string& device, bool want) {
   for (const SliceDevice& d : n.Devices()) {
     if (d.name == device) return d.tainted == want;
@@ -104,10 +127,11 @@ bool StreamHealth(DraDaemonNode& n, const std::string& device, int want) {
 BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::timeout(300)) {
   const int n_iter = Iterations();
   const std::string node = "demo/nodes/k100ai-8-probe-order.yaml";
-  DraDaemonNode n(node, {"--pulse=0"});
+  const std::vector<std::string> env = {DaemonMallocEnv()};
+  DraDaemonNode n(node, {"--pulse=0"}, env);
   n.Start();
   n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  DaemonHarness dp(node, {"--strategy=mixed", "--pulse=0"});
+  DaemonHarness dp(node, {"--strategy=mixed", "--pulse=0"}, env);
   dp.Start();
   dp.RequireRegistered("hygon.com/hcu");
 
@@ -210,7 +234,7 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   const double dp_rss = ProcKib(dp_pid, "status", "VmRSS:");
 
   std::printf(
-      "DRA daemon on %s, %d iterations:\n"
+      "DRA daemon on %s, %d iterations, both daemons with %s:\n"
       "  start -> 9 devices in the API        median %.1f ms  max %.1f ms (target <= 200)\n"
       "  floor: start -> first ListAndWatch   median %.1f ms  max %.1f ms\n"
       "  health edit -> taint in the API      median %.0f ms  max %.0f ms (target <= 2000)\n"
@@ -222,7 +246,7 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
       "  DRA mode        VmRSS %.1f MiB  RssAnon %.2f MiB  private %.2f MiB\n"
       "  device plugin   VmRSS %.1f MiB  RssAnon %.2f MiB  private %.2f MiB\n"
       "  DRA - device plugin: RssAnon %+.2f MiB, private %+.2f MiB (target within 1 MiB)\n",
-      node.c_str(), n_iter, Median(start_ms), Max(start_ms), Median(floor_start_ms),
+      node.c_str(), n_iter, env[0].c_str(), Median(start_ms), Max(start_ms), Median(floor_start_ms),
       Max(floor_start_ms), Median(taint_ms), Max(taint_ms), Median(stream_ms), Max(stream_ms),
       Median(floor_health_ms), Max(floor_health_ms), dra_anon_start / 1024,
       dra_private_start / 1024, dp_anon_start / 1024, dp_private_start / 1024,

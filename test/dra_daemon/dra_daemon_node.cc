@@ -76,6 +76,7 @@ DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> f
                                   "--kubelet-plugins-dir=" + plugins_dir(),
                                   "--kubelet-registry-dir=" + registry_dir()};
   all.insert(all.end(), flags.begin(), flags.end());
+  env_ = env;
   h_ = std::make_unique<DaemonHarness>(node, all, std::move(env));
   // Where the DRA daemon writes CDI specs: /var/run/cdi under the host root
   // (the harness's own --cdi-spec-dir lies outside it and is a host path).
@@ -116,7 +117,9 @@ void DraDaemonNode::StartDaemon(const std::string& binary, const std::vector<std
   }
   if (!binary.empty()) argv[0] = binary;
   BOOST_REQUIRE_MESSAGE(PathExists(argv[0]), "no daemon binary at " << argv[0]);
-  BOOST_REQUIRE_EQUAL(h_->daemon().Start(argv, h_->log_path(), env, DaemonEnvVars()), "");
+  std::vector<std::string> all_env = env_;
+  all_env.insert(all_env.end(), env.begin(), env.end());
+  BOOST_REQUIRE_EQUAL(h_->daemon().Start(argv, h_->log_path(), all_env, DaemonEnvVars()), "");
 }
 
 void DraDaemonNode::StopDaemon() {

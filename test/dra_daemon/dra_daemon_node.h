@@ -67,7 +67,8 @@ class DraDaemonNode {
   // the driver's registration.
   void Start();
   // The daemon only (after a crash or Stop), from `binary` (default: the
-  // shipped one) with `env`; does not wait.
+  // shipped one) with the constructor's `env` and then this `env`; does not
+  // wait.
   void StartDaemon(const std::string& binary = "", const std::vector<std::string>& env = {});
   // SIGTERM; requires exit 0 within 5 s.
   void StopDaemon();
@@ -128,6 +129,7 @@ class DraDaemonNode {
   FakeApiServer api_;
   TempDir dir_;
   std::unique_ptr<DaemonHarness> h_;
+  std::vector<std::string> env_;  // the constructor's, for every start
   std::unique_ptr<FakePluginWatcher> kubelet_;
   std::unique_ptr<DraAllocator> allocator_;
   int pods_ = 0;
