@@ -144,7 +144,15 @@ BOOST_AUTO_TEST_CASE(a_removed_registry_directory_is_recreated_for_the_next_kube
   // plugin recreates directory and socket, and the next kubelet finds it.
   DraNode node;
   node.Start();
-  fs::remove_all(node.registry_dir());
+  // `rm -rf` of the directory races the plugin, which re-creates its socket
+  // as soon as it sees it removed: the directory may not be empty yet when
+  // remove_all removes it. Remove until the directory is gone, as an admin
+  // would run `rm -rf` again.
+  BOOST_REQUIRE(PollUntil([&] {
+    std::error_code ec;
+    fs::remove_all(node.registry_dir(), ec);
+    return !ec;  // the directory was removed (the plugin may have re-created it since)
+  }));
   BOOST_REQUIRE(WaitForPath(node.plugin().registration_socket_path(), true, seconds(5)));
   BOOST_REQUIRE_EQUAL(node.kubelet().Restart(), "");
   BOOST_REQUIRE(node.kubelet().WaitForRegistrations(kDriver, 2, seconds(10)).has_value());
