@@ -238,16 +238,24 @@ int main(int argc, char** argv) {
     if (us < 0) ++errors;
     scrape_us.push_back(us);
   }
-  // The soak in three equal legs: growth that stops after the first is the
-  // allocator's high-water mark settling; a leak grows in every leg.
+  // The soak in equal legs (HCUDP_BENCH_SOAK_LEGS, 3): growth that stops
+  // after the first is the allocator's high-water mark settling; a leak grows
+  // in every leg. HCUDP_BENCH_SOAK_REST_S rests before each reading (0.3 s by
+  // default), long enough for the exposer's time-windowed request-latency
+  // summary (60 s) to drop the observations of the scrapes before it.
+  const char* legs_env = std::getenv("HCUDP_BENCH_SOAK_LEGS");
+  const char* rest_env = std::getenv("HCUDP_BENCH_SOAK_REST_S");
+  const int legs = legs_env != nullptr ? std::max(1, std::atoi(legs_env)) : 3;
+  const auto rest = std::chrono::milliseconds(
+      rest_env != nullptr ? static_cast<int>(std::atof(rest_env) * 1000) : 300);
   std::vector<uint64_t> soak_priv, soak_anon;
-  for (int leg = 0; leg <= 3; ++leg) {
+  for (int leg = 0; leg <= legs; ++leg) {
     if (leg > 0) {
-      for (int i = 0; i < soak / 3; ++i) {
+      for (int i = 0; i < soak / legs; ++i) {
         if (big.Scrape() < 0) ++errors;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::this_thread::sleep_for(rest);
     soak_priv.push_back(PrivateKib(big.pid));
     soak_anon.push_back(ProcStatusKib(big.pid, "RssAnon"));
   }
@@ -268,7 +276,8 @@ int main(int argc, char** argv) {
       "scrape, 64 cards (%zu series): p50 %.0f us  p99 %.0f us  (n=%d; target p50 <= 2 ms)\n",
       parsed.ok() ? parsed->samples.size() : 0, Percentile(scrape_us, 0.5),
       Percentile(scrape_us, 0.99), scrapes);
-  std::printf("soak of 3 x %d scrapes, private MiB:", soak / 3);
+  std::printf("soak of %d x %d scrapes (%.1f s rest before each reading), private MiB:", legs,
+              soak / legs, rest.count() / 1000.0);
   for (uint64_t k : soak_priv) std::printf(" %.2f", k / 1024.0);
   std::printf("; RssAnon MiB:");
   for (uint64_t k : soak_anon) std::printf(" %.2f", k / 1024.0);
