@@ -10,6 +10,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "kube/http_request.h"
@@ -68,6 +69,13 @@ void RequireACaDirectoryToAvoid() {
 constexpr uint64_t kAllowed = 32 * 1024;
 constexpr int kRequests = 3;
 
+// Bytes this process read while `request` ran kRequests times.
+uint64_t BytesReadBy(const std::function<void()>& request) {
+  const uint64_t before = BytesReadSoFar();
+  for (int i = 0; i < kRequests; ++i) request();
+  return BytesReadSoFar() - before;
+}
+
 BOOST_AUTO_TEST_SUITE(kube_tls_reads)
 
 BOOST_AUTO_TEST_CASE(the_kube_client_reads_only_the_given_ca) {
@@ -79,13 +87,11 @@ BOOST_AUTO_TEST_CASE(the_kube_client_reads_only_the_given_ca) {
   kube::TlsMaterial tls;
   tls.ca_pem = testing::ReadFile(api.ca_file());
   kube::HttpChannelPool pool(0);  // a new connection for each request
-  const uint64_t before = BytesReadSoFar();
-  for (int i = 0; i < kRequests; ++i) {
+  const uint64_t read = BytesReadBy([&] {
     StatusOr<kube::HttpResponse> r = pool.Perform(tls, request);
     BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
     BOOST_REQUIRE(r->status == 200);
-  }
-  const uint64_t read = BytesReadSoFar() - before;
+  });
   BOOST_TEST(read < kAllowed, kRequests << " requests read " << read << " bytes");
 }
 
@@ -94,11 +100,8 @@ BOOST_AUTO_TEST_CASE(the_kube_client_reads_only_the_given_ca) {
 BOOST_AUTO_TEST_CASE(the_fake_servers_client_reads_only_its_ca) {
   RequireACaDirectoryToAvoid();
   testing::FakeApiServer& api = testing::SharedApiServer();
-  const uint64_t before = BytesReadSoFar();
-  for (int i = 0; i < kRequests; ++i) {
-    BOOST_REQUIRE(api.Request("GET", "/api/v1/nodes").status == 200);
-  }
-  const uint64_t read = BytesReadSoFar() - before;
+  const uint64_t read =
+      BytesReadBy([&] { BOOST_REQUIRE(api.Request("GET", "/api/v1/nodes").status == 200); });
   BOOST_TEST(read < kAllowed, kRequests << " requests read " << read << " bytes");
 }
 
