@@ -80,6 +80,37 @@ BOOST_AUTO_TEST_CASE(a_sim_wait_ends_at_its_deadline_or_on_notify) {
   BOOST_TEST(clock.sleepers() == 0);
 }
 
+// A worker that finishes and at once sleeps again (a publisher that synced and
+// now waits 30 s for its resync) can do both between AdvanceUntil's look at
+// done() and its look at the next deadline, as when the test thread is
+// preempted. `done` below forces exactly that interleaving. AdvanceUntil must
+// not then run the 30 s sleep: it advances only steps up to max_step.
+BOOST_AUTO_TEST_CASE(advance_until_never_runs_a_sleep_begun_after_done) {
+  SimClock clock;
+  const auto start = clock.Now();
+  std::atomic<bool> finished{false};
+  std::thread worker([&] {
+    clock.SleepFor(milliseconds(100));  // the backoff the test means to run
+    finished = true;
+    clock.SleepFor(seconds(30));  // the next resync: not the test's to run
+  });
+  auto done = [&] {
+    const bool seen = finished.load();
+    if (!seen && clock.Now() - start >= milliseconds(100)) {
+      // Preempted here: the worker finishes and sleeps again before we answer.
+      const auto until = std::chrono::steady_clock::now() + seconds(5);
+      while (!(finished && clock.sleepers() == 1) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+    }
+    return seen;
+  };
+  BOOST_TEST(AdvanceUntil(clock, done, seconds(1)));
+  BOOST_TEST((clock.Now() - start == milliseconds(100)));
+  clock.Advance(seconds(30));
+  worker.join();
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

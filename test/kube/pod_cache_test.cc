@@ -178,7 +178,10 @@ BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   PodCache cache(sim_client.get(), o);
   const Clock::TimePoint start = clock.Now();
   cache.Start();
-  BOOST_REQUIRE(testing::AdvanceUntil(clock, [&] { return cache.HasSynced(); }));
+  // At most the cache's 100 ms backoff per step: once synced, the cache
+  // watches, and a sleep of its watch must not be run too.
+  BOOST_REQUIRE(testing::AdvanceUntil(
+      clock, [&] { return cache.HasSynced(); }, std::chrono::milliseconds(100)));
   // Five failed attempts of the first LIST (one plus four client retries),
   // the cache's backoff, a sixth failure and the client's retry that works.
   BOOST_TEST(ListsStarted() == 7);

@@ -89,14 +89,14 @@ int SimClock::sleepers() const {
 }
 
 bool AdvanceUntil(SimClock& clock, const std::function<bool()>& done,
-                  std::chrono::milliseconds real_timeout) {
+                  std::chrono::nanoseconds max_step, std::chrono::milliseconds real_timeout) {
   const auto real_deadline = std::chrono::steady_clock::now() + real_timeout;
   while (!done()) {
     if (std::chrono::steady_clock::now() >= real_deadline) return false;
     if (!clock.WaitForSleepers(1, std::chrono::milliseconds(5))) continue;
     const std::optional<Clock::TimePoint> next = clock.NextDeadline();
     const Clock::TimePoint now = clock.Now();
-    if (next && *next > now) {
+    if (next && *next > now && *next - now <= max_step) {
       clock.Advance(*next - now);
     } else {
       std::this_thread::yield();  // a sleeper is on its way out

@@ -57,7 +57,15 @@ class SimClock final : public Clock {
 // again, until `done()` holds: runs a schedule of backoffs and retries
 // exactly, in no real time. False when `done()` still fails after
 // `real_timeout` of real time.
+//
+// Only deadlines at most `max_step` ahead are advanced to. A thread that
+// makes `done()` true and then sleeps again (a worker that succeeded and now
+// waits for its next resync) can do both between this loop's look at done()
+// and its look at the next deadline; without the bound the loop would then
+// carry the clock through that sleep too. Give the longest step the schedule
+// under test takes.
 bool AdvanceUntil(SimClock& clock, const std::function<bool()>& done,
+                  std::chrono::nanoseconds max_step = std::chrono::hours(24 * 365),
                   std::chrono::milliseconds real_timeout = std::chrono::seconds(20));
 
 }  // namespace hcudp::testing
