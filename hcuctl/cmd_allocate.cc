@@ -13,7 +13,7 @@
 namespace hcuctl {
 namespace {
 
-constexpr int kTimeoutMs = 5000;
+constexpr int kAllocateTimeoutMs = 5000;
 
 std::vector<std::string> SplitIds(const std::string& text) {
   std::vector<std::string> out;
@@ -94,8 +94,8 @@ int RunAllocate(Context& ctx, const std::vector<std::string>& args) {
   flags.Add(hcudp::Flag::String("resource", "", "resource name (hygon.com/hcu or hcu)", &resource));
   flags.Add(hcudp::Flag::Int("count", "", "let the plugin pick this many devices", &count, 1));
   flags.Add(hcudp::Flag::String("ids", "", "comma-separated device IDs to allocate", &ids_text));
-  flags.Add(hcudp::Flag::Bool("force", "", "allow resources whose Allocate has side effects",
-                              &force));
+  flags.Add(
+      hcudp::Flag::Bool("force", "", "allow resources whose Allocate has side effects", &force));
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
   if (!rest) return code;
@@ -118,19 +118,20 @@ int RunAllocate(Context& ctx, const std::vector<std::string>& args) {
   }
   if (resource.find("hcunum") != std::string::npos && !force) {
     return UsageError(ctx, self,
-                      resource + ": Allocate creates a vHCU and patches the pod in HAMi mode; "
-                                 "add --force if you really mean it");
+                      resource +
+                          ": Allocate creates a vHCU and patches the pod in HAMi mode; "
+                          "add --force if you really mean it");
   }
 
   auto socket = FindPluginSocket(ctx.options().device_plugin_path, resource);
   if (!socket.ok()) return Fail(ctx, self.name, socket.status());
   PluginClient client(socket->path);
-  auto options = client.Options(kTimeoutMs);
+  auto options = client.Options(kAllocateTimeoutMs);
   if (!options.ok()) return Fail(ctx, self.name, options.status());
 
   bool used_preferred = false;
   if (count > 0) {
-    auto devices = client.Devices(kTimeoutMs);
+    auto devices = client.Devices(kAllocateTimeoutMs);
     if (!devices.ok()) return Fail(ctx, self.name, devices.status());
     std::vector<std::string> healthy;
     for (const auto& d : *devices) {
@@ -147,7 +148,7 @@ int RunAllocate(Context& ctx, const std::vector<std::string>& args) {
       auto* c = req.add_container_requests();
       for (const std::string& id : healthy) c->add_available_deviceids(id);
       c->set_allocation_size(count);
-      auto pref = client.Preferred(req, kTimeoutMs);
+      auto pref = client.Preferred(req, kAllocateTimeoutMs);
       if (!pref.ok()) return Fail(ctx, self.name, pref.status());
       if (pref->container_responses_size() > 0 &&
           pref->container_responses(0).deviceids_size() == count) {
@@ -162,13 +163,13 @@ int RunAllocate(Context& ctx, const std::vector<std::string>& args) {
   v1beta1::AllocateRequest req;
   auto* c = req.add_container_requests();
   for (const std::string& id : ids) c->add_devices_ids(id);
-  auto resp = client.Allocate(req, kTimeoutMs);
+  auto resp = client.Allocate(req, kAllocateTimeoutMs);
   if (!resp.ok()) return Fail(ctx, self.name, resp.status());
   if (resp->container_responses_size() != 1) {
-    return Fail(ctx, self.name,
-                hcudp::InternalError("plugin returned " +
-                                     std::to_string(resp->container_responses_size()) +
-                                     " container responses for 1 request"));
+    return Fail(
+        ctx, self.name,
+        hcudp::InternalError("plugin returned " + std::to_string(resp->container_responses_size()) +
+                             " container responses for 1 request"));
   }
   ctx.Print(AllocationReport(socket->resource, ids, used_preferred, resp->container_responses(0)));
   return kExitOk;

@@ -19,7 +19,7 @@
 namespace hcuctl {
 namespace {
 
-constexpr int kTimeoutMs = 5000;
+constexpr int kAllocationsTimeoutMs = 5000;
 constexpr std::string_view kResourcePrefix = "hygon.com/";
 
 int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
@@ -36,7 +36,8 @@ int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
   auto stub = v1::PodResourcesLister::NewStub(
       grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext gctx;
-  gctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(kTimeoutMs));
+  gctx.set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(kAllocationsTimeoutMs));
   v1::ListPodResourcesResponse resp;
   grpc::Status s = stub->List(&gctx, v1::ListPodResourcesRequest(), &resp);
   if (!s.ok()) {
@@ -87,8 +88,9 @@ int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
   for (const std::string& name : unparsable) {
     r.notes.push_back("unparsable mark file: " + name);
   }
-  r.value = Value::MakeObject().Set("allocations", std::move(list)).Set("hamiMarkFiles",
-                                                                         std::move(marks));
+  r.value = Value::MakeObject()
+                .Set("allocations", std::move(list))
+                .Set("hamiMarkFiles", std::move(marks));
   r.tables.emplace_back("", std::move(table));
   if (!mark_table.empty()) {
     r.tables.emplace_back("HAMi mark files (" + std::string(hcudp::hami::kMarkFileDir) + "):",

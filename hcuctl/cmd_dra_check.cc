@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "command.h"
+#include "doctor_dra.h"
 #include "dra_v1.grpc.pb.h"
 #include "hcudp_cli/flags.h"
 #include "pluginregistration_v1.grpc.pb.h"
@@ -35,10 +36,6 @@ constexpr std::string_view kRegSuffix = "-reg.sock";
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-std::string Join(const std::string& dir, const std::string& name) {
-  return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& path) {
@@ -145,7 +142,7 @@ int RunDraCheck(Context& ctx, const std::vector<std::string>& args) {
   if (!rest) return code;
   if (!rest->empty()) return UsageError(ctx, self, "unexpected argument \"" + rest->front() + "\"");
 
-  const std::string endpoint = Join(Join(plugins_dir, driver), "dra.sock");
+  const std::string endpoint = JoinDir(JoinDir(plugins_dir, driver), "dra.sock");
   std::vector<Probe> probes = {CheckService(endpoint, timeout_ms)};
   std::vector<std::string> regs = RegistrationSockets(registry_dir, driver);
   std::vector<Probe> reg_probes;
@@ -157,8 +154,8 @@ int RunDraCheck(Context& ctx, const std::vector<std::string>& args) {
       std::any_of(reg_probes.begin(), reg_probes.end(), [](const Probe& p) { return p.ok; });
   if (regs.empty()) {
     probes.push_back({"registration",
-                      Join(registry_dir, driver + "[-<instance>]" + std::string(kRegSuffix)), false,
-                      "no registration socket of " + driver});
+                      JoinDir(registry_dir, driver + "[-<instance>]" + std::string(kRegSuffix)),
+                      false, "no registration socket of " + driver});
   }
   probes.insert(probes.end(), reg_probes.begin(), reg_probes.end());
 

@@ -27,7 +27,7 @@
 namespace hcuctl {
 namespace {
 
-constexpr int kTimeoutMs = 2000;
+constexpr int kPluginsTimeoutMs = 2000;
 constexpr int kCheckTimeoutMs = 800;  // all sockets together; the probe allows 1 s
 
 // Tag -> pid of every hcu-dp-daemon process visible in /proc.
@@ -114,7 +114,7 @@ int RunPlugins(Context& ctx, const std::vector<std::string>& args) {
     PluginClient client(s.path);
     Value entry = Value::MakeObject();
     entry.Set("resource", s.resource).Set("socket", s.path);
-    auto options = client.Options(kTimeoutMs);
+    auto options = client.Options(kPluginsTimeoutMs);
     if (!options.ok()) {
       ++failed;
       entry.Set("status", "not answering").Set("error", options.status().message());
@@ -125,7 +125,7 @@ int RunPlugins(Context& ctx, const std::vector<std::string>& args) {
     int healthy = 0;
     int unhealthy = 0;
     std::string status = "serving";
-    auto devices = client.Devices(kTimeoutMs);
+    auto devices = client.Devices(kPluginsTimeoutMs);
     if (devices.ok()) {
       for (const auto& d : *devices) (d.health() == "Healthy" ? healthy : unhealthy)++;
     } else {

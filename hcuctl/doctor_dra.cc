@@ -78,12 +78,8 @@ DoctorCheck DirCheck(const std::string& name, const std::string& shown, const st
                shown + " missing; the daemon creates it (" + why + ")", fix);
 }
 
-std::string Join(const std::string& dir, const std::string& name) {
-  return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
-}
-
 DoctorCheck SocketCheck(const DraDoctorOptions& o) {
-  const std::string shown = Join(Join(o.plugins_dir, o.driver_name), "dra.sock");
+  const std::string shown = JoinDir(JoinDir(o.plugins_dir, o.driver_name), "dra.sock");
   struct stat st {};
   if (::stat(UnderRoot(o.host_root, shown).c_str(), &st) != 0) {
     return Check("dra-socket", CheckStatus::kWarn,
@@ -201,6 +197,10 @@ std::vector<DoctorCheck> RunDraChecks(const DraDoctorOptions& o) {
   checks.push_back(NodeNameCheck(o));
   checks.push_back(CredentialsCheck(o));
   return checks;
+}
+
+std::string JoinDir(const std::string& dir, const std::string& name) {
+  return !dir.empty() && dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
 }  // namespace hcuctl

@@ -41,6 +41,9 @@ std::vector<hcudp::DoctorCheck> RunDraChecks(const DraDoctorOptions& options);
 // (kubelet's device-plugins directory and sockets): dropped in DRA mode.
 bool IsDevicePluginCheck(std::string_view name);
 
+// "<dir>/<name>" with one '/' between them (`dir` may end in one).
+std::string JoinDir(const std::string& dir, const std::string& name);
+
 }  // namespace hcuctl
 
 #endif  // HCUCTL_DOCTOR_DRA_H_

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kValueColumn = 20;  // values start here in files written by hy-smi
 
-Status LineError(int line, const std::string& message) {
+Status MigLineError(int line, const std::string& message) {
   return InvalidArgumentError("mig conf: " + text::AtLine(line, message));
 }
 
@@ -27,8 +27,8 @@ Field IntField(std::string_view key, int* out, int64_t max) {
   return {key, [key, out, max](int line, std::string_view value) {
             std::optional<int64_t> v = text::ParseInt(value);
             if (!v || *v < 0 || *v > max) {
-              return LineError(line, std::string(key) + ": \"" + std::string(value) +
-                                         "\" is not an integer in 0.." + std::to_string(max));
+              return MigLineError(line, std::string(key) + ": \"" + std::string(value) +
+                                            "\" is not an integer in 0.." + std::to_string(max));
             }
             *out = static_cast<int>(*v);
             return OkStatus();
@@ -39,8 +39,8 @@ Field MemField(std::string_view key, uint64_t* out) {
   return {key, [key, out](int line, std::string_view value) {
             std::optional<uint64_t> v = text::ParseUint(value);
             if (!v || *v == 0 || *v > (uint64_t{1} << 40)) {
-              return LineError(line, std::string(key) + ": \"" + std::string(value) +
-                                         "\" is not a positive integer");
+              return MigLineError(line, std::string(key) + ": \"" + std::string(value) +
+                                            "\" is not a positive integer");
             }
             *out = *v;
             return OkStatus();
@@ -53,8 +53,8 @@ Field CheckedTextField(std::string_view key, bool (*valid)(std::string_view), st
                        std::string* out) {
   return {key, [key, valid, want, out](int line, std::string_view value) {
             if (!valid(value)) {
-              return LineError(line, std::string(key) + ": \"" + std::string(value) + "\" is not " +
-                                         std::string(want));
+              return MigLineError(line, std::string(key) + ": \"" + std::string(value) +
+                                            "\" is not " + std::string(want));
             }
             *out = std::string(value);
             return OkStatus();
@@ -130,23 +130,25 @@ StatusOr<MigConf> ParseMigConf(std::string_view content) {
     last_line = line.number;
     if (text::Trim(line.text).empty()) continue;
     std::optional<text::KeyValue> kv = text::SplitKeyValue(line.text);
-    if (!kv) return LineError(line.number, "expected \"key: value\"");
+    if (!kv) return MigLineError(line.number, "expected \"key: value\"");
     if (next == fields.size()) {
-      return LineError(line.number,
-                       "unexpected line after mig_uuid (key \"" + std::string(kv->key) + "\")");
+      return MigLineError(line.number,
+                          "unexpected line after mig_uuid (key \"" + std::string(kv->key) + "\")");
     }
     const Field& want = fields[next];
     if (kv->key != want.key) {
-      return LineError(line.number, "expected key \"" + std::string(want.key) + "\" of the " +
-                                        (next < 13 ? "GPU" : "compute") +
-                                        "-instance block, found \"" + std::string(kv->key) + "\"");
+      return MigLineError(line.number, "expected key \"" + std::string(want.key) + "\" of the " +
+                                           (next < 13 ? "GPU" : "compute") +
+                                           "-instance block, found \"" + std::string(kv->key) +
+                                           "\"");
     }
     HCUDP_RETURN_IF_ERROR(want.parse(line.number, kv->value));
     ++next;
   }
   if (next == 0) return InvalidArgumentError("mig conf: file is empty");
   if (next < fields.size()) {
-    return LineError(last_line, "file ends before key \"" + std::string(fields[next].key) + "\"");
+    return MigLineError(last_line,
+                        "file ends before key \"" + std::string(fields[next].key) + "\"");
   }
   if (conf.gi.pci != conf.ci.pci) {
     return InvalidArgumentError("mig conf: GI pci " + conf.gi.pci + " differs from CI pci " +

@@ -21,7 +21,7 @@ bool IsKnownKey(std::string_view key) {
   return false;
 }
 
-Status LineError(int line, const std::string& message) {
+Status VdevLineError(int line, const std::string& message) {
   return InvalidArgumentError("vdev conf: " + text::AtLine(line, message));
 }
 
@@ -30,8 +30,8 @@ Status ParseBoundedInt(int line, std::string_view key, std::string_view value, i
                        int* out) {
   std::optional<int64_t> v = text::ParseInt(value);
   if (!v || *v < 0 || *v > max) {
-    return LineError(line, std::string(key) + ": \"" + std::string(value) +
-                               "\" is not an integer in 0.." + std::to_string(max));
+    return VdevLineError(line, std::string(key) + ": \"" + std::string(value) +
+                                   "\" is not an integer in 0.." + std::to_string(max));
   }
   *out = static_cast<int>(*v);
   return OkStatus();
@@ -44,7 +44,7 @@ Status ParseMem(int line, std::string_view value, uint64_t* mib) {
     v = text::ParseUint(value.substr(0, value.size() - kUnit.size()));
   }
   if (!v || *v == 0 || *v > (uint64_t{1} << 40)) {
-    return LineError(
+    return VdevLineError(
         line, "mem: \"" + std::string(value) + "\" is not \"<n> MiB\" with n a positive integer");
   }
   *mib = *v;
@@ -55,8 +55,8 @@ Status ApplyKey(int line, std::string_view key, std::string_view value, int mask
                 VdevConf* conf) {
   if (key == "PciBusId") {
     if (!text::IsPciBdf(value)) {
-      return LineError(line, "PciBusId: \"" + std::string(value) +
-                                 "\" is not a lower-case PCI address dddd:bb:dd.f");
+      return VdevLineError(line, "PciBusId: \"" + std::string(value) +
+                                     "\" is not a lower-case PCI address dddd:bb:dd.f");
     }
     conf->pci_bus_id = std::string(value);
     return OkStatus();
@@ -64,7 +64,7 @@ Status ApplyKey(int line, std::string_view key, std::string_view value, int mask
   if (key == "cu_mask") {
     std::optional<uint64_t> mask = text::ParseHex64(value);
     if (!mask) {
-      return LineError(line, "cu_mask: \"" + std::string(value) + "\" is not 0x<hex, 64 bits>");
+      return VdevLineError(line, "cu_mask: \"" + std::string(value) + "\" is not 0x<hex, 64 bits>");
     }
     (mask_index == 0 ? conf->cu_mask_lo : conf->cu_mask_hi) = *mask;
     return OkStatus();
@@ -87,14 +87,14 @@ StatusOr<VdevConf> ParseVdevConf(std::string_view content) {
     last_line = line.number;
     if (text::Trim(line.text).empty()) continue;
     std::optional<text::KeyValue> kv = text::SplitKeyValue(line.text);
-    if (!kv) return LineError(line.number, "expected \"key: value\"");
+    if (!kv) return VdevLineError(line.number, "expected \"key: value\"");
     if (!IsKnownKey(kv->key)) {
-      return LineError(line.number, "unknown key \"" + std::string(kv->key) + "\"");
+      return VdevLineError(line.number, "unknown key \"" + std::string(kv->key) + "\"");
     }
     int& count = seen[kv->key];
     int allowed = kv->key == "cu_mask" ? 2 : 1;
     if (count >= allowed) {
-      return LineError(line.number, "duplicate key \"" + std::string(kv->key) + "\"");
+      return VdevLineError(line.number, "duplicate key \"" + std::string(kv->key) + "\"");
     }
     HCUDP_RETURN_IF_ERROR(ApplyKey(line.number, kv->key, kv->value, count, &conf));
     ++count;
@@ -103,8 +103,8 @@ StatusOr<VdevConf> ParseVdevConf(std::string_view content) {
   for (std::string_view key : kKeys) {
     int want = key == "cu_mask" ? 2 : 1;
     if (seen[key] != want) {
-      return LineError(last_line, "missing key \"" + std::string(key) + "\"" +
-                                      (want == 2 ? " (two cu_mask lines are required)" : ""));
+      return VdevLineError(last_line, "missing key \"" + std::string(key) + "\"" +
+                                          (want == 2 ? " (two cu_mask lines are required)" : ""));
     }
   }
   int popcount = static_cast<int>(std::bitset<64>(conf.cu_mask_lo).count() +

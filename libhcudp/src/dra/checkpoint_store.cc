@@ -20,9 +20,9 @@ constexpr mode_t kFileMode = 0644;
 constexpr std::string_view kSuffix = ".json";
 
 using Value = rapidjson::Value;
-using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+using PrettyJsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
-void Str(Writer& w, const char* key, const std::string& value) {
+void Str(PrettyJsonWriter& w, const char* key, const std::string& value) {
   w.Key(key);
   w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
 }
@@ -125,7 +125,7 @@ Status CheckClaimUid(std::string_view uid) {
 
 std::string EncodePreparedClaim(const PreparedClaim& claim) {
   rapidjson::StringBuffer buffer;
-  Writer w(buffer);
+  PrettyJsonWriter w(buffer);
   w.SetIndent(' ', 2);
   w.StartObject();
   w.Key("version");

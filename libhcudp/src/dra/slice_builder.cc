@@ -1,8 +1,5 @@
 // The pool plan: which devices a node offers, with what attributes, in which
 // slice (DESIGN.md §9; field names as resource.k8s.io/v1, dra.md §3.2).
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -10,12 +7,14 @@
 #include <vector>
 
 #include "dra/slice_names.h"
+#include "dra/slice_writer.h"
 #include "hcudp/dra/slices.h"
 
 namespace hcudp::dra {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = internal::SliceWriter;
+using internal::WriteString;
 
 void Str(Writer& w, std::string_view key, std::string_view value) {
   w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
@@ -41,16 +40,12 @@ void Version(Writer& w, std::string_view key, std::string_view value) {
   w.EndObject();
 }
 
-void String(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
 // A capacity with a fixed total and no request policy (exclusive devices).
 void FixedCapacity(Writer& w, const char* key, const std::string& value) {
   w.Key(key);
   w.StartObject();
   w.Key("value");
-  String(w, value);
+  WriteString(w, value);
   w.EndObject();
 }
 
@@ -60,19 +55,19 @@ void RangeCapacity(Writer& w, const char* key, const std::string& total, const s
   w.Key(key);
   w.StartObject();
   w.Key("value");
-  String(w, total);
+  WriteString(w, total);
   w.Key("requestPolicy");
   w.StartObject();
   w.Key("default");
-  String(w, def);
+  WriteString(w, def);
   w.Key("validRange");
   w.StartObject();
   w.Key("min");
-  String(w, min);
+  WriteString(w, min);
   w.Key("max");
-  String(w, total);
+  WriteString(w, total);
   w.Key("step");
-  String(w, step);
+  WriteString(w, step);
   w.EndObject();
   w.EndObject();
   w.EndObject();
@@ -101,7 +96,7 @@ void Taints(Writer& w, bool tainted) {
   w.StartArray();
   w.StartObject();
   w.Key("key");
-  String(w, kUnhealthyTaintKey);
+  WriteString(w, kUnhealthyTaintKey);
   w.Key("value");
   w.String("Unhealthy");
   w.Key("effect");
@@ -116,7 +111,7 @@ std::string CardJson(const PoolDevice& d, const Card& card, int island, const No
   Writer w(b);
   w.StartObject();
   w.Key("name");
-  String(w, d.name);
+  WriteString(w, d.name);
   w.Key("attributes");
   w.StartObject();
   Str(w, "type", "hcu");
@@ -150,7 +145,7 @@ std::string ChildJson(const PoolDevice& d, const Card& parent, int island, const
   Writer w(b);
   w.StartObject();
   w.Key("name");
-  String(w, d.name);
+  WriteString(w, d.name);
   w.Key("attributes");
   w.StartObject();
   Str(w, "type", PoolDeviceTypeName(d.type));

@@ -1,20 +1,15 @@
 // ResourceSlice objects (resource.k8s.io/v1) of a pool plan, and quantities
 // in the canonical form the API server stores.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <string>
 
+#include "dra/slice_writer.h"
 #include "hcudp/dra/slices.h"
 
 namespace hcudp::dra {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void String(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using Writer = internal::SliceWriter;
+using internal::WriteString;
 
 std::string GenerateName(const PoolPlan& plan) {
   // "<node>-<driver>-": a DNS subdomain; the server appends 5 characters, so
@@ -34,7 +29,7 @@ void WriteSlice(Writer& w, const PoolPlan& plan, int index, int64_t generation) 
   w.Key("metadata");
   w.StartObject();
   w.Key("generateName");
-  String(w, GenerateName(plan));
+  WriteString(w, GenerateName(plan));
   if (!plan.node_uid.empty()) {
     w.Key("ownerReferences");
     w.StartArray();
@@ -44,9 +39,9 @@ void WriteSlice(Writer& w, const PoolPlan& plan, int index, int64_t generation) 
     w.Key("kind");
     w.String("Node");
     w.Key("name");
-    String(w, plan.node_name);
+    WriteString(w, plan.node_name);
     w.Key("uid");
-    String(w, plan.node_uid);
+    WriteString(w, plan.node_uid);
     w.Key("controller");
     w.Bool(true);
     w.EndObject();
@@ -56,13 +51,13 @@ void WriteSlice(Writer& w, const PoolPlan& plan, int index, int64_t generation) 
   w.Key("spec");
   w.StartObject();
   w.Key("driver");
-  String(w, plan.driver_name);
+  WriteString(w, plan.driver_name);
   w.Key("nodeName");
-  String(w, plan.node_name);
+  WriteString(w, plan.node_name);
   w.Key("pool");
   w.StartObject();
   w.Key("name");
-  String(w, plan.pool_name);
+  WriteString(w, plan.pool_name);
   w.Key("generation");
   w.Int64(generation);
   w.Key("resourceSliceCount");

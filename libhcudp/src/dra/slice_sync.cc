@@ -33,7 +33,7 @@ std::string Serialize(const Value& v) {
   return std::string(b.GetString(), b.GetSize());
 }
 
-const Value* Member(const Value& obj, const char* key) {
+const Value* MemberIfObject(const Value& obj, const char* key) {
   if (!obj.IsObject()) return nullptr;
   auto it = obj.FindMember(key);
   return it == obj.MemberEnd() ? nullptr : &it->value;
@@ -46,7 +46,7 @@ Value* MutableMember(Value& obj, const char* key) {
 }
 
 std::string StringAt(const Value& obj, const char* key) {
-  const Value* v = Member(obj, key);
+  const Value* v = MemberIfObject(obj, key);
   return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
 }
 
@@ -62,9 +62,9 @@ StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) 
   std::vector<Stored> out;
   if (items->IsNull()) return out;
   for (Value& item : items->GetArray()) {
-    const Value* meta = Member(item, "metadata");
+    const Value* meta = MemberIfObject(item, "metadata");
     Value* spec = MutableMember(item, "spec");
-    const Value* pool = spec != nullptr ? Member(*spec, "pool") : nullptr;
+    const Value* pool = spec != nullptr ? MemberIfObject(*spec, "pool") : nullptr;
     if (meta == nullptr || spec == nullptr || pool == nullptr) {
       return InternalError("a ResourceSlice from the API server lacks metadata, spec or spec.pool");
     }
@@ -73,8 +73,8 @@ StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) 
     s.uid = StringAt(*meta, "uid");
     s.resource_version = StringAt(*meta, "resourceVersion");
     s.pool = StringAt(*pool, "name");
-    const Value* gen = Member(*pool, "generation");
-    const Value* count = Member(*pool, "resourceSliceCount");
+    const Value* gen = MemberIfObject(*pool, "generation");
+    const Value* count = MemberIfObject(*pool, "resourceSliceCount");
     if (s.name.empty() || gen == nullptr || !gen->IsInt64() || count == nullptr ||
         !count->IsInt64()) {
       return InternalError("ResourceSlice \"" + s.name +
@@ -163,14 +163,14 @@ void KeepTaintTimes(Value& devices, const std::vector<Stored>& stored,
     const std::string name = StringAt(d, "name");
     for (const Stored& s : stored) {
       for (const Value& old : s.devices.GetArray()) {
-        const Value* old_taints = Member(old, "taints");
+        const Value* old_taints = MemberIfObject(old, "taints");
         if (StringAt(old, "name") != name || old_taints == nullptr || !old_taints->IsArray()) {
           continue;
         }
         for (Value& t : taints->value.GetArray()) {
           for (const Value& ot : old_taints->GetArray()) {
-            const Value* time = Member(ot, "timeAdded");
-            if (time != nullptr && !Member(t, "timeAdded") &&
+            const Value* time = MemberIfObject(ot, "timeAdded");
+            if (time != nullptr && !MemberIfObject(t, "timeAdded") &&
                 StringAt(ot, "key") == StringAt(t, "key") &&
                 StringAt(ot, "effect") == StringAt(t, "effect")) {
               t.AddMember("timeAdded", Value(*time, alloc), alloc);
@@ -192,8 +192,8 @@ Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
   Dropped out;
   Document doc;
   doc.Parse(answer.data(), answer.size());
-  const Value* spec = doc.IsObject() ? Member(doc, "spec") : nullptr;
-  const Value* got = spec != nullptr ? Member(*spec, "devices") : nullptr;
+  const Value* spec = doc.IsObject() ? MemberIfObject(doc, "spec") : nullptr;
+  const Value* got = spec != nullptr ? MemberIfObject(*spec, "devices") : nullptr;
   if (got == nullptr || !got->IsArray()) {
     if (!sent_devices.Empty()) LOG(WARNING) << "ResourceSlice answer carries no devices";
     return out;
@@ -202,9 +202,10 @@ Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
     const std::string name = StringAt(sent, "name");
     for (const Value& g : got->GetArray()) {
       if (StringAt(g, "name") != name) continue;
-      if (Member(sent, "taints") != nullptr && Member(g, "taints") == nullptr) out.taints = true;
-      if (Member(sent, "allowMultipleAllocations") != nullptr &&
-          Member(g, "allowMultipleAllocations") == nullptr) {
+      if (MemberIfObject(sent, "taints") != nullptr && MemberIfObject(g, "taints") == nullptr)
+        out.taints = true;
+      if (MemberIfObject(sent, "allowMultipleAllocations") != nullptr &&
+          MemberIfObject(g, "allowMultipleAllocations") == nullptr) {
         out.consumable = true;
       }
     }

@@ -11,7 +11,7 @@ using internal::ParseInt;
 using internal::Quote;
 using internal::Split;
 
-constexpr int64_t kInt32Max = 2147483647;
+using internal::kInt32Max;
 
 }  // namespace
 

@@ -15,7 +15,7 @@ using hami::internal::ParseInt;
 using hami::internal::Quote;
 using hami::internal::Split;
 
-constexpr int64_t kInt32Max = 2147483647;
+using hami::internal::kInt32Max;
 
 }  // namespace
 
@@ -130,6 +130,11 @@ StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
     out.emplace_back(std::move(*record), std::move(path));
   }
   return out;
+}
+
+std::string DescribeIntent(const IntentRecord& r) {
+  return "pod " + r.pod_uid + " container " + r.container + " card " + std::to_string(r.card) +
+         (r.card_bdf.empty() ? "" : " (" + r.card_bdf + ")");
 }
 
 }  // namespace hcudp::internal

@@ -30,6 +30,9 @@ struct IntentRecord {
 // "key: value" lines, fixed order:
 //   pod_uid, container, card, [card_bdf], compute_units, memory_mib,
 //   prior_vhcu_ids (comma list, may be empty), [vhcu_id]
+// "pod <uid> container <name> card <n> (<bdf>)", for logs.
+std::string DescribeIntent(const IntentRecord& r);
+
 std::string FormatIntentRecord(const IntentRecord& intent);
 // Strict: every key above once (card_bdf and vhcu_id optional), nothing
 // else; errors name the line.

@@ -10,7 +10,7 @@ namespace {
 using internal::ParseInt;
 using internal::Quote;
 
-constexpr int64_t kInt32Max = 2147483647;
+using internal::kInt32Max;
 
 }  // namespace
 

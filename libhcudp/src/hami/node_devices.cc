@@ -15,7 +15,7 @@ using internal::Quote;
 using internal::Split;
 
 constexpr std::string_view kSeparators = ",:;";
-constexpr int64_t kInt32Max = 2147483647;
+using internal::kInt32Max;
 constexpr int64_t kInt32Min = -kInt32Max - 1;
 constexpr int64_t kUint32Max = 4294967295;
 
@@ -28,14 +28,14 @@ Status CheckTextField(std::string_view name, std::string_view value) {
   return OkStatus();
 }
 
-Status FieldError(size_t record, std::string_view field, std::string_view value,
-                  std::string_view want) {
+Status NodeFieldError(size_t record, std::string_view field, std::string_view value,
+                      std::string_view want) {
   return InvalidArgumentError("node device record " + std::to_string(record) + ": field " +
                               std::string(field) + " " + Quote(value) + " is not " +
                               std::string(want));
 }
 
-StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
+StatusOr<NodeDevice> DecodeNodeRecord(size_t n, std::string_view record) {
   std::vector<std::string_view> f = Split(record, ',');
   if (f.size() != 9 && f.size() != 7) {
     return InvalidArgumentError("node device record " + std::to_string(n) + " " + Quote(record) +
@@ -45,25 +45,25 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
   }
   NodeDevice d;
   if (f[0].empty() || ContainsAny(f[0], ";"))
-    return FieldError(n, "Id", f[0], "a non-empty id without ';'");
+    return NodeFieldError(n, "Id", f[0], "a non-empty id without ';'");
   d.id = std::string(f[0]);
   auto count = ParseInt(f[1], kInt32Min, kInt32Max);
-  if (!count) return FieldError(n, "Count", f[1], "an int32");
+  if (!count) return NodeFieldError(n, "Count", f[1], "an int32");
   d.count = static_cast<int32_t>(*count);
   auto devmem = ParseInt(f[2], 0, kInt32Max);
-  if (!devmem) return FieldError(n, "Devmem", f[2], "a MiB count >= 0");
+  if (!devmem) return NodeFieldError(n, "Devmem", f[2], "a MiB count >= 0");
   d.devmem_mib = static_cast<int32_t>(*devmem);
   auto devcore = ParseInt(f[3], 0, 100);
-  if (!devcore) return FieldError(n, "Devcore", f[3], "a percentage 0..100");
+  if (!devcore) return NodeFieldError(n, "Devcore", f[3], "a percentage 0..100");
   d.devcore_percent = static_cast<int32_t>(*devcore);
   if (f[4].empty() || ContainsAny(f[4], ";"))
-    return FieldError(n, "Type", f[4], "a non-empty type without ';'");
+    return NodeFieldError(n, "Type", f[4], "a non-empty type without ';'");
   d.type = std::string(f[4]);
   auto numa = ParseInt(f[5], -1, kUint32Max);
-  if (!numa) return FieldError(n, "Numa", f[5], "a NUMA node (-1 or >= 0)");
+  if (!numa) return NodeFieldError(n, "Numa", f[5], "a NUMA node (-1 or >= 0)");
   d.numa = *numa;
   auto health = text::ParseGoBool(f[6]);
-  if (!health) return FieldError(n, "Health", f[6], "a bool (true/false)");
+  if (!health) return NodeFieldError(n, "Health", f[6], "a bool (true/false)");
   d.healthy = *health;
   if (f.size() == 7) {
     d.index = 0;
@@ -71,10 +71,10 @@ StatusOr<NodeDevice> DecodeRecord(size_t n, std::string_view record) {
     return d;
   }
   auto index = ParseInt(f[7], 0, kInt32Max);
-  if (!index) return FieldError(n, "Index", f[7], "a card index >= 0");
+  if (!index) return NodeFieldError(n, "Index", f[7], "a card index >= 0");
   d.index = static_cast<int>(*index);
   if (f[8].empty() || ContainsAny(f[8], ";"))
-    return FieldError(n, "Mode", f[8], "a non-empty mode without ';'");
+    return NodeFieldError(n, "Mode", f[8], "a non-empty mode without ';'");
   d.mode = std::string(f[8]);
   return d;
 }
@@ -105,7 +105,7 @@ StatusOr<std::string> EncodeNodeDevices(const std::vector<NodeDevice>& devices) 
 }
 
 StatusOr<std::vector<NodeDevice>> DecodeNodeDevices(std::string_view value) {
-  return internal::DecodeColonTerminated<NodeDevice>(value, "node devices", DecodeRecord);
+  return internal::DecodeColonTerminated<NodeDevice>(value, "node devices", DecodeNodeRecord);
 }
 
 namespace {

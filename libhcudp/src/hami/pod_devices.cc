@@ -11,16 +11,16 @@ using internal::ParseInt;
 using internal::Quote;
 using internal::Split;
 
-constexpr int64_t kInt32Max = 2147483647;
+using internal::kInt32Max;
 
-Status FieldError(size_t record, std::string_view field, std::string_view value,
-                  std::string_view want) {
+Status ContainerFieldError(size_t record, std::string_view field, std::string_view value,
+                           std::string_view want) {
   return InvalidArgumentError("container device record " + std::to_string(record) + ": field " +
                               std::string(field) + " " + Quote(value) + " is not " +
                               std::string(want));
 }
 
-StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
+StatusOr<ContainerDevice> DecodeContainerRecord(size_t n, std::string_view record) {
   std::vector<std::string_view> f = Split(record, ',');
   if (f.size() != 4) {
     return InvalidArgumentError("container device record " + std::to_string(n) + " " +
@@ -29,16 +29,16 @@ StatusOr<ContainerDevice> DecodeRecord(size_t n, std::string_view record) {
   }
   ContainerDevice d;
   if (f[0].empty() || ContainsAny(f[0], ";"))
-    return FieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
+    return ContainerFieldError(n, "UUID", f[0], "a non-empty UUID without ';'");
   d.uuid = std::string(f[0]);
   if (f[1].empty() || ContainsAny(f[1], ";"))
-    return FieldError(n, "Type", f[1], "a non-empty type without ';'");
+    return ContainerFieldError(n, "Type", f[1], "a non-empty type without ';'");
   d.type = std::string(f[1]);
   auto mem = ParseInt(f[2], 0, kInt32Max);
-  if (!mem) return FieldError(n, "Usedmem", f[2], "a MiB count >= 0");
+  if (!mem) return ContainerFieldError(n, "Usedmem", f[2], "a MiB count >= 0");
   d.used_mem_mib = static_cast<int32_t>(*mem);
   auto cores = ParseInt(f[3], 0, 100);
-  if (!cores) return FieldError(n, "Usedcores", f[3], "a percentage 0..100");
+  if (!cores) return ContainerFieldError(n, "Usedcores", f[3], "a percentage 0..100");
   d.used_cores_percent = static_cast<int32_t>(*cores);
   return d;
 }
@@ -83,7 +83,7 @@ StatusOr<std::string> EncodeContainerDevices(const ContainerDevices& devices) {
 
 StatusOr<ContainerDevices> DecodeContainerDevices(std::string_view value) {
   return internal::DecodeColonTerminated<ContainerDevice>(value, "container devices",
-                                                          DecodeRecord);
+                                                          DecodeContainerRecord);
 }
 
 StatusOr<std::string> EncodePodDevices(const PodDevices& pod) {

@@ -4,6 +4,7 @@
 #define HCUDP_SRC_HAMI_TEXT_UTIL_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,9 @@ using text::ContainsAny;
 using text::ParseInt;
 using text::Quote;
 using text::Split;
+
+// The bound of the codec's int32 fields (HAMi's Go types).
+inline constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 
 // Decodes a list of records each terminated by ':' ("a:b:"), calling
 // decode_record(n, record) for each; `what` names the list in errors

@@ -23,11 +23,6 @@ std::string Describe(const hami::MarkFileName& m) {
   return "pod " + m.pod_uid + " container " + m.container + " card " + std::to_string(m.card);
 }
 
-std::string Describe(const IntentRecord& r) {
-  return "pod " + r.pod_uid + " container " + r.container + " card " + std::to_string(r.card) +
-         (r.card_bdf.empty() ? "" : " (" + r.card_bdf + ")");
-}
-
 }  // namespace
 
 StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
@@ -156,7 +151,7 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
   StatusOr<Vhcu> vhcu = backend_->CreateVhcu(card, compute_units, memory_mib);
   if (!vhcu.ok()) {
     LOG(WARNING) << "creating a vHCU (" << compute_units << " CU, " << memory_mib << " MiB) for "
-                 << Describe(intent.record) << " failed: " << vhcu.status().ToString()
+                 << DescribeIntent(intent.record) << " failed: " << vhcu.status().ToString()
                  << "; cleaning up what it may have left";
     StatusOr<NodeInventory> after = backend_->Discover();
     StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(options_.host_root, nullptr);
@@ -197,7 +192,7 @@ StatusOr<CreatedVhcu> VhcuManager::Impl::CreateVhcu(const VhcuOwner& owner, int 
                  << " (the next Reconcile drops it)";
   }
   LOG(INFO) << "created vHCU " << vhcu->id << " (" << compute_units << " CU, " << memory_mib
-            << " MiB) for " << Describe(intent.record) << ", mark " << mark->path;
+            << " MiB) for " << DescribeIntent(intent.record) << ", mark " << mark->path;
   return CreatedVhcu{*vhcu, *mark};
 }
 

@@ -18,11 +18,6 @@ using internal::IntentRecord;
 using internal::OfIntentSize;
 using internal::OnIntentCard;
 
-std::string Describe(const IntentRecord& r) {
-  return "pod " + r.pod_uid + " container " + r.container + " card " + std::to_string(r.card) +
-         (r.card_bdf.empty() ? "" : " (" + r.card_bdf + ")");
-}
-
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -113,8 +108,8 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
     if (IsQueued(id)) return;  // a destroy is pending; the retry removes the intent
     if (!OnIntentCard(*vhcu, r) || !OfIntentSize(*vhcu, r)) {
       LOG(WARNING) << "intent " << intent.path << " names vHCU " << id << " of " << r.compute_units
-                   << " CU, " << r.memory_mib << " MiB on " << Describe(r) << " but vHCU " << id
-                   << " is now " << vhcu->compute_units << " CU, " << vhcu->memory_mib
+                   << " CU, " << r.memory_mib << " MiB on " << DescribeIntent(r) << " but vHCU "
+                   << id << " is now " << vhcu->compute_units << " CU, " << vhcu->memory_mib
                    << " MiB on card " << vhcu->card << " (" << vhcu->card_bdf
                    << "): not ours, left alone";
       ++result->left_alone;
@@ -124,7 +119,7 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
     if (is_allocating(r.pod_uid)) {
       StatusOr<MarkFile> mark = WriteMark(own);
       if (mark.ok()) {
-        LOG(INFO) << "adopted vHCU " << id << " for allocating " << Describe(r);
+        LOG(INFO) << "adopted vHCU " << id << " for allocating " << DescribeIntent(r);
         ++result->adopted;
         drop_intent();
         return;
@@ -132,7 +127,8 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
       LOG(WARNING) << "cannot adopt vHCU " << id << ": " << mark.status().ToString()
                    << "; destroying it instead";
     }
-    LOG(INFO) << "vHCU " << id << " of " << Describe(r) << " was never handed over: destroying";
+    LOG(INFO) << "vHCU " << id << " of " << DescribeIntent(r)
+              << " was never handed over: destroying";
     DestroyOrQueue(*vhcu, std::nullopt, intent.path, result);
     return;
   }
@@ -165,14 +161,14 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
       std::string ids;
       for (const Vhcu* v : candidates) ids += " " + std::to_string(v->id);
       LOG(ERROR) << "intent " << intent.path << ": several unowned new vHCUs of " << r.compute_units
-                 << " CU, " << r.memory_mib << " MiB on " << Describe(r) << " (" << ids
+                 << " CU, " << r.memory_mib << " MiB on " << DescribeIntent(r) << " (" << ids
                  << " ) could be the one created for it; destroying none. The intent "
                  << "stays until they are gone or an administrator removes it";
     }
     result->left_alone += static_cast<int>(candidates.size());
     return;
   }
-  LOG(INFO) << "vHCU " << candidates[0]->id << " was created for " << Describe(r)
+  LOG(INFO) << "vHCU " << candidates[0]->id << " was created for " << DescribeIntent(r)
             << " but never recorded: destroying";
   DestroyOrQueue(*candidates[0], std::nullopt, intent.path, result);
 }

@@ -12,14 +12,14 @@ namespace {
 
 constexpr size_t kMaxLabelValue = 63;
 
-bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool IsValueChar(char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; }
+bool IsAsciiAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool IsValueChar(char c) { return IsAsciiAlnum(c) || c == '-' || c == '_' || c == '.'; }
 
 std::string TrimEnds(std::string s) {
   size_t b = 0;
-  while (b < s.size() && !IsAlnum(s[b])) ++b;
+  while (b < s.size() && !IsAsciiAlnum(s[b])) ++b;
   size_t e = s.size();
-  while (e > b && !IsAlnum(s[e - 1])) --e;
+  while (e > b && !IsAsciiAlnum(s[e - 1])) --e;
   return s.substr(b, e - b);
 }
 
@@ -82,7 +82,7 @@ std::string SanitizeLabelValue(std::string_view raw) {
 bool IsValidLabelValue(std::string_view value) {
   if (value.empty()) return true;
   if (value.size() > kMaxLabelValue) return false;
-  if (!IsAlnum(value.front()) || !IsAlnum(value.back())) return false;
+  if (!IsAsciiAlnum(value.front()) || !IsAsciiAlnum(value.back())) return false;
   return std::all_of(value.begin(), value.end(), IsValueChar);
 }
 
