@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
+  lld  # links the test programs (test/CMakeLists.txt, HCUDP_TEST_LLD)
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
   libboost-test-dev openssl
