@@ -202,8 +202,9 @@ Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
     const std::string name = StringAt(sent, "name");
     for (const Value& g : got->GetArray()) {
       if (StringAt(g, "name") != name) continue;
-      if (MemberIfObject(sent, "taints") != nullptr && MemberIfObject(g, "taints") == nullptr)
+      if (MemberIfObject(sent, "taints") != nullptr && MemberIfObject(g, "taints") == nullptr) {
         out.taints = true;
+      }
       if (MemberIfObject(sent, "allowMultipleAllocations") != nullptr &&
           MemberIfObject(g, "allowMultipleAllocations") == nullptr) {
         out.consumable = true;
