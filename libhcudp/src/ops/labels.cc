@@ -1,6 +1,5 @@
 // The node label set and the features.d file (hcudp/node_labels.h).
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <string>
 
@@ -12,7 +11,10 @@ namespace {
 
 constexpr size_t kMaxLabelValue = 63;
 
-bool IsAsciiAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, whatever the process's locale (the label grammar's [A-Za-z0-9]).
+bool IsAsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
 bool IsValueChar(char c) { return IsAsciiAlnum(c) || c == '-' || c == '_' || c == '.'; }
 
 std::string TrimEnds(std::string s) {
