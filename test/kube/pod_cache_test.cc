@@ -178,8 +178,8 @@ BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   PodCache cache(sim_client.get(), o);
   const Clock::TimePoint start = clock.Now();
   cache.Start();
-  // At most the cache's 100 ms backoff per step: once synced, the cache
-  // watches, and a sleep of its watch must not be run too.
+  // Steps of at most 100 ms, the schedule's longest backoff: whatever the
+  // cache sleeps on once it has synced is not part of the schedule.
   BOOST_REQUIRE(testing::AdvanceUntil(
       clock, [&] { return cache.HasSynced(); }, std::chrono::milliseconds(100)));
   // Five failed attempts of the first LIST (one plus four client retries),
