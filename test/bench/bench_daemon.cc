@@ -26,6 +26,7 @@ extern char** environ;
 
 namespace {
 
+using hcudp::bench::CountArgAt;
 using hcudp::bench::Percentile;
 using hcudp::bench::Spawn;
 using hcudp::bench::Terminate;
@@ -59,9 +60,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string daemon = argv[1], floor = argv[2], sim = argv[3];
-  const int iterations = argc > 4 ? std::atoi(argv[4]) : 5000;
-  const int restarts = argc > 5 ? std::atoi(argv[5]) : 20;
-  const int allocs = argc > 6 ? std::atoi(argv[6]) : 10000;
+  const int iterations = static_cast<int>(CountArgAt(argc, argv, 4, "iterations", 5000));
+  const int restarts = static_cast<int>(CountArgAt(argc, argv, 5, "restarts", 20));
+  const int allocs = static_cast<int>(CountArgAt(argc, argv, 6, "allocs", 10000));
   char tmpl[] = "/tmp/hcudp-bench-XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
   KubeletStub kubelet(dir);

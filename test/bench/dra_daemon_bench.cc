@@ -32,6 +32,7 @@
 namespace hcudp::testing {
 namespace {
 
+using hcudp::bench::EnvCount;
 using hcudp::bench::ProcKib;
 
 using Steady = std::chrono::steady_clock;
@@ -46,11 +47,7 @@ double Max(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
 }
 
-int Iterations() {
-  const char* env = std::getenv("HCUDP_BENCH_ITERATIONS");
-  int n = env ? std::atoi(env) : 0;
-  return n > 0 ? n : 5;
-}
+int Iterations() { return static_cast<int>(EnvCount("HCUDP_BENCH_ITERATIONS", 5)); }
 
 // Private memory: the Private_Dirty pages that are anonymous (heap, stacks,
 // written data), summed map by map in /proc/<pid>/smaps. Left out:

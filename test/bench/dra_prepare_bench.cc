@@ -41,6 +41,8 @@
 
 namespace {
 
+using hcudp::bench::BoundArgAt;
+using hcudp::bench::CountArgAt;
 using hcudp::bench::Percentile;
 
 using SteadyClock = std::chrono::steady_clock;
@@ -159,9 +161,9 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  const int iterations = argc > 2 ? std::atoi(argv[2]) : 200;
-  const double max_card = argc > 3 ? std::atof(argv[3]) : 2;
-  const double max_vhcu = argc > 4 ? std::atof(argv[4]) : 10;
+  const int iterations = static_cast<int>(CountArgAt(argc, argv, 2, "iterations", 200));
+  const double max_card = BoundArgAt(argc, argv, 3, "max_p50_card", 2);
+  const double max_vhcu = BoundArgAt(argc, argv, 4, "max_p50_vhcu", 10);
   char tmpl[] = "/tmp/hcudp-bench-dra-XXXXXX";
   const std::string root = ::mkdtemp(tmpl);
 

@@ -16,17 +16,14 @@
 namespace hcudp::testing {
 namespace {
 
+using hcudp::bench::EnvCount;
 using hcudp::bench::Percentile;
 
 using SteadyClock = std::chrono::steady_clock;
 
 double Ms(SteadyClock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-int Iterations() {
-  const char* env = std::getenv("HCUDP_BENCH_ITERATIONS");
-  int n = env ? std::atoi(env) : 0;
-  return n > 0 ? n : 20;
-}
+int Iterations() { return static_cast<int>(EnvCount("HCUDP_BENCH_ITERATIONS", 20)); }
 
 BOOST_AUTO_TEST_CASE(hami_allocate_next_to_physical_allocate) {
   const char* flags = std::getenv("HCUDP_BENCH_HAMI_FLAGS");  // e.g. --log-level=4

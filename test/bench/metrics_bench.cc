@@ -35,6 +35,9 @@ extern char** environ;
 
 namespace {
 
+using hcudp::bench::CountArgAt;
+using hcudp::bench::EnvBound;
+using hcudp::bench::EnvCount;
 using hcudp::bench::Percentile;
 using hcudp::bench::Spawn;
 using hcudp::bench::Terminate;
@@ -171,11 +174,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string daemon = argv[1], node8 = argv[2], node64 = argv[3];
-  const int pairs = argc > 4 ? std::atoi(argv[4]) : 3000;
-  const int allocs = argc > 5 ? std::atoi(argv[5]) : 5000;
-  const int rounds = argc > 6 ? std::atoi(argv[6]) : 3;
-  const int scrapes = argc > 7 ? std::atoi(argv[7]) : 2000;
-  const int soak = argc > 8 ? std::atoi(argv[8]) : 10000;
+  const int pairs = static_cast<int>(CountArgAt(argc, argv, 4, "pairs", 3000));
+  const int allocs = static_cast<int>(CountArgAt(argc, argv, 5, "allocs", 5000));
+  const int rounds = static_cast<int>(CountArgAt(argc, argv, 6, "rounds", 3));
+  const int scrapes = static_cast<int>(CountArgAt(argc, argv, 7, "scrapes", 2000));
+  const int soak = static_cast<int>(CountArgAt(argc, argv, 8, "soak", 10000));
   int errors = 0;
 
   // 1 and 2: pairs of fresh daemons, off and on.
@@ -243,11 +246,9 @@ int main(int argc, char** argv) {
   // in every leg. HCUDP_BENCH_SOAK_REST_S rests before each reading (0.3 s by
   // default), long enough for the exposer's time-windowed request-latency
   // summary (60 s) to drop the observations of the scrapes before it.
-  const char* legs_env = std::getenv("HCUDP_BENCH_SOAK_LEGS");
-  const char* rest_env = std::getenv("HCUDP_BENCH_SOAK_REST_S");
-  const int legs = legs_env != nullptr ? std::max(1, std::atoi(legs_env)) : 3;
+  const int legs = static_cast<int>(EnvCount("HCUDP_BENCH_SOAK_LEGS", 3));
   const auto rest = std::chrono::milliseconds(
-      rest_env != nullptr ? static_cast<int>(std::atof(rest_env) * 1000) : 300);
+      static_cast<int>(EnvBound("HCUDP_BENCH_SOAK_REST_S", 0.3) * 1000));
   std::vector<uint64_t> soak_priv, soak_anon;
   for (int leg = 0; leg <= legs; ++leg) {
     if (leg > 0) {

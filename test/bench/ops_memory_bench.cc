@@ -39,17 +39,14 @@
 namespace hcudp::testing {
 namespace {
 
+using hcudp::bench::EnvCount;
 using hcudp::bench::ProcKib;
 
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr char kEvents[] = "/apis/events.k8s.io/v1/namespaces/default/events";
 
-int Iterations() {
-  const char* env = std::getenv("HCUDP_BENCH_ITERATIONS");
-  const int n = env != nullptr ? std::atoi(env) : 0;
-  return n > 0 ? n : 3;
-}
+int Iterations() { return static_cast<int>(EnvCount("HCUDP_BENCH_ITERATIONS", 3)); }
 
 bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseconds(10000)) {
   const auto deadline = SteadyClock::now() + timeout;

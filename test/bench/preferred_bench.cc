@@ -30,6 +30,8 @@
 
 namespace {
 
+using hcudp::bench::BoundArgAt;
+using hcudp::bench::CountArgAt;
 using hcudp::bench::Percentile;
 
 using SteadyClock = std::chrono::steady_clock;
@@ -98,9 +100,9 @@ size_t Floor(const hcudp::Resource& r, const hcudp::PreferredRequest& req) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int requests = argc > 1 ? std::atoi(argv[1]) : 200;
-  const double bound_256 = argc > 2 ? std::atof(argv[2]) : 10;
-  const double bound_1024 = argc > 3 ? std::atof(argv[3]) : 50;
+  const int requests = static_cast<int>(CountArgAt(argc, argv, 1, "requests", 200));
+  const double bound_256 = BoundArgAt(argc, argv, 2, "bound_256_ms", 10);
+  const double bound_1024 = BoundArgAt(argc, argv, 3, "bound_1024_ms", 50);
   int failures = 0;
   std::printf("%-6s %-9s %-9s %-9s %-10s %-10s %-10s %-6s\n", "cards", "p50 ms", "p99 ms", "max ms",
               "cpu p99", "floor p99", "p99/floor", "bound");
