@@ -247,8 +247,8 @@ int main(int argc, char** argv) {
   // default), long enough for the exposer's time-windowed request-latency
   // summary (60 s) to drop the observations of the scrapes before it.
   const int legs = static_cast<int>(EnvCount("HCUDP_BENCH_SOAK_LEGS", 3));
-  const auto rest = std::chrono::milliseconds(
-      static_cast<int>(EnvBound("HCUDP_BENCH_SOAK_REST_S", 0.3) * 1000));
+  const auto rest =
+      std::chrono::milliseconds(static_cast<int>(EnvBound("HCUDP_BENCH_SOAK_REST_S", 0.3) * 1000));
   std::vector<uint64_t> soak_priv, soak_anon;
   for (int leg = 0; leg <= legs; ++leg) {
     if (leg > 0) {
