@@ -391,6 +391,42 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
   (*pub)->Stop();
 }
 
+// A proxy or a broken API server that ends every watch at once with an empty
+// 200: the watch is not opened again in a tight loop (hundreds of requests
+// a second against the API server) but after the backoff, on the
+// publisher's clock.
+BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
+  testing::SimClock clock;
+  KubeClientOptions co = testing::FastOptions();
+  co.max_retries = 0;
+  co.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
+  SlicePublisherOptions o;
+  o.params.node_name = "pub-empty-watch";
+  o.clock = &clock;
+  o.retry_initial = std::chrono::milliseconds(200);
+  o.retry_max = std::chrono::milliseconds(800);
+  auto pub = SlicePublisher::New(*sim_client, o);
+  BOOST_REQUIRE(pub.ok());
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":200,)"
+               R"("body":"","count":-1})");
+  auto watches = [&] {
+    int n = 0;
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  (*pub)->Start();
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches() >= 1; }));
+  // The publisher's clock stands still: no second watch may come.
+  BOOST_TEST(!testing::PollUntil([&] { return watches() >= 5; }, std::chrono::milliseconds(300)),
+             watches() << " watches while the clock stood still");
+  // After the backoff it watches again.
+  BOOST_TEST(testing::AdvanceUntil(clock, [&] { return watches() >= 2; }, o.retry_initial));
+  (*pub)->Stop();
+}
+
 // A broken answer from the API server is an error naming it, not a crash,
 // and nothing is written on the strength of it.
 BOOST_AUTO_TEST_CASE(a_broken_list_answer_is_a_clear_error) {
