@@ -308,8 +308,8 @@ void DraMode::RefreshHealth() {
       // A pre-split vHCU or a MIG instance is a device of its own: gone
       // (destroyed under its claim, a driver reset), it is unhealthy too.
       const Vhcu* vhcu = inv.FindVhcu(d.vhcu_id);
-      const bool vhcu_gone = d.kind == hdra::PreparedKind::kVhcu &&
-                             (vhcu == nullptr || vhcu->card_bdf != d.card_bdf);
+      const bool vhcu_gone =
+          d.kind == hdra::PreparedKind::kVhcu && (vhcu == nullptr || vhcu->card_bdf != d.card_bdf);
       const bool mig_gone =
           d.kind == hdra::PreparedKind::kMig &&
           std::none_of(inv.mig_instances.begin(), inv.mig_instances.end(),

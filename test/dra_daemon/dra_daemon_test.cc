@@ -244,7 +244,8 @@ BOOST_AUTO_TEST_CASE(a_prepared_pre_split_vhcu_destroyed_under_its_claim_is_unhe
                      *boost::unit_test::timeout(60)) {
   DraDaemonNode n(kProbeOrder, {"--pulse=0"});
   n.Start();
-  auto pool = n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  auto pool =
+      n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
   std::string presplit;
   for (const SliceDevice& d : pool) {
     if (d.type == "vhcu" && presplit.empty()) presplit = d.name;

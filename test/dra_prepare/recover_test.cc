@@ -138,11 +138,12 @@ BOOST_AUTO_TEST_CASE(a_claim_answered_with_garbage_at_start_is_checked_again_lat
   node.Restart();
   auto garbage = std::make_shared<std::atomic<bool>>(true);
   dra::ClaimFetcher real = node.claims.Fetcher();
-  node.UseFetcher([garbage, real](const dra::ClaimRef& ref,
-                                  std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
-    if (*garbage) return std::string("<html><body>502 Bad Gateway</body></html>");
-    return real(ref, deadline);
-  });
+  node.UseFetcher(
+      [garbage, real](const dra::ClaimRef& ref,
+                      std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
+        if (*garbage) return std::string("<html><body>502 Bad Gateway</body></html>");
+        return real(ref, deadline);
+      });
   auto r = node.preparer->Recover();
   BOOST_REQUIRE(r.ok());
   BOOST_TEST(r->kept == 0);

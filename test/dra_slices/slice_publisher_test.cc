@@ -423,7 +423,8 @@ BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
   BOOST_TEST(!testing::PollUntil([&] { return watches() >= 5; }, std::chrono::milliseconds(300)),
              watches() << " watches while the clock stood still");
   // After the backoff it watches again.
-  BOOST_TEST(testing::AdvanceUntil(clock, [&] { return watches() >= 2; }, o.retry_initial));
+  BOOST_TEST(testing::AdvanceUntil(
+      clock, [&] { return watches() >= 2; }, o.retry_initial));
   (*pub)->Stop();
 }
 
