@@ -303,10 +303,23 @@ void DraMode::RefreshHealth() {
       dra::DeviceHealth h;
       h.pool_name = d.pool;
       h.device_name = d.device;
-      const Card* card = snapshot->inventory.FindCardByBdf(d.card_bdf);
+      const NodeInventory& inv = snapshot->inventory;
+      const Card* card = inv.FindCardByBdf(d.card_bdf);
+      // A pre-split vHCU or a MIG instance is a device of its own: gone
+      // (destroyed under its claim, a driver reset), it is unhealthy too.
+      const Vhcu* vhcu = inv.FindVhcu(d.vhcu_id);
+      const bool vhcu_gone =
+          d.kind == hdra::PreparedKind::kVhcu && (vhcu == nullptr || vhcu->card_bdf != d.card_bdf);
+      const bool mig_gone =
+          d.kind == hdra::PreparedKind::kMig &&
+          std::none_of(inv.mig_instances.begin(), inv.mig_instances.end(),
+                       [&](const MigInstance& mig) { return mig.uuid == d.mig_uuid; });
       if (card == nullptr) {
         h.health = dra::DeviceHealthStatus::kUnhealthy;
         h.message = "card " + d.card_bdf + " is no longer on the node";
+      } else if (vhcu_gone || mig_gone) {
+        h.health = dra::DeviceHealthStatus::kUnhealthy;
+        h.message = d.device + " is no longer on the node";
       } else if (card->health == Health::kHealthy) {
         h.health = dra::DeviceHealthStatus::kHealthy;
       } else {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "cmd_dra_prepared.h"
 #include "command.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_lock.h"
@@ -121,6 +122,8 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
     }
     std::string pods = PodResourcesHolders(ctx, *id);
     if (!pods.empty()) held += (held.empty() ? "" : "; ") + std::string("pod ") + pods;
+    std::string dra = DraClaimsHoldingVhcu(hcudp::EffectiveHostRoot(ctx.options()), *id);
+    if (!dra.empty()) held += (held.empty() ? "" : "; ") + dra;
     if (!held.empty()) {
       return Fail(ctx, "vhcu destroy",
                   hcudp::FailedPreconditionError("vdev" + std::to_string(*id) + " is held by " +

@@ -237,6 +237,40 @@ BOOST_AUTO_TEST_CASE(an_rma_swap_republishes_product_name_and_uuid) {
 
 // Each device kind, prepared and unprepared, twice each (idempotent), on the
 // card the scheduler picked even though probe order is not PCI order.
+// A pre-split vHCU prepared for a claim and then destroyed under it (an
+// admin's --force, a driver reset): the device is gone, and the health
+// stream says so (Unhealthy), as it does for a card that is gone.
+BOOST_AUTO_TEST_CASE(a_prepared_pre_split_vhcu_destroyed_under_its_claim_is_unhealthy,
+                     *boost::unit_test::timeout(60)) {
+  DraDaemonNode n(kProbeOrder, {"--pulse=0"});
+  n.Start();
+  auto pool =
+      n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  std::string presplit;
+  for (const SliceDevice& d : pool) {
+    if (d.type == "vhcu" && presplit.empty()) presplit = d.name;
+  }
+  BOOST_REQUIRE(!presplit.empty());
+  const std::string vdev = presplit.substr(presplit.rfind("-vdev") + 1);
+  AllocatedClaim pre = n.CreateClaimAllocatedTo("presplit", presplit);
+  n.MustPrepare(pre);
+  const std::string key = std::string(kDraNode) + "/" + presplit;
+  auto health_is = [&](int want) {
+    return n.kubelet().WaitFor(
+        [&](const WatcherSnapshot& s) {
+          auto h = s.health.find(kDraDriver);
+          return h != s.health.end() && h->second.devices.count(key) &&
+                 h->second.devices.at(key) == want;
+        },
+        seconds(3));
+  };
+  BOOST_REQUIRE_MESSAGE(health_is(1).has_value(), key << " not HEALTHY");
+  RunResult gone = Hcuctl(n, {"vhcu", "destroy", "--force", vdev});
+  BOOST_REQUIRE_MESSAGE(gone.exit_code == 0, gone.out << gone.err);
+  BOOST_TEST(health_is(2).has_value(), key << " not UNHEALTHY after its vHCU was destroyed");
+  n.MustUnprepare(pre);
+}
+
 BOOST_AUTO_TEST_CASE(prepare_and_unprepare_each_device_kind) {
   DraDaemonNode n(kProbeOrder);
   n.Start();

@@ -60,5 +60,38 @@ BOOST_AUTO_TEST_CASE(an_empty_node_says_so) {
   BOOST_TEST(out.out.find("no prepared claims") != std::string::npos, out.out);
 }
 
+// An admin's `hcuctl vhcu destroy` of a pre-split vHCU that DRA mode has
+// prepared for a claim (no mark file: pre-split vHCUs are the admin's) is
+// refused naming the claim, as it is for a vHCU a pod holds; the container
+// using it would otherwise lose its device under it.
+BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_a_pre_split_vhcu_prepared_for_a_claim) {
+  SimDraNode node("z100l-mixed.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  const NodeInventory before = node.Inventory();
+  BOOST_REQUIRE(!before.vhcus.empty());
+  const Vhcu& vhcu = before.vhcus[0];
+  node.claims.Put(
+      "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"held\",\"uid\":\"uid-held\"},"
+      "\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"v\","
+      "\"driver\":\"dra.hygon.com\",\"pool\":\"node-a\",\"device\":\"" +
+      dra::VhcuDeviceName(vhcu) +
+      "\"}]}},\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pod-h\"}]}}");
+  auto answer = node.preparer->Prepare({"ns1", "held", "uid-held"});
+  BOOST_REQUIRE_MESSAGE(answer.ok(), answer.status().ToString());
+  BOOST_REQUIRE_MESSAGE(answer->error.empty(), answer->error);
+
+  Options o;
+  o.host_root = node.Root();
+  o.backend = BackendKind::kSim;
+  o.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
+  o.pod_resources_socket = node.Root() + "/no-kubelet.sock";
+  std::ostringstream out, err;
+  hcuctl::Context ctx(o, hcuctl::OutputFormat::kTable, out, err);
+  const int code = hcuctl::kVhcuCommand.run(ctx, {"destroy", "vdev" + std::to_string(vhcu.id)});
+  BOOST_TEST(code != 0, "destroyed: " << out.str() << err.str());
+  BOOST_TEST(err.str().find("ns1/held") != std::string::npos, err.str());
+  BOOST_TEST(node.Inventory().FindVhcu(vhcu.id) != nullptr);
+}
+
 }  // namespace
 }  // namespace hcudp::testing

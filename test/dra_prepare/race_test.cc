@@ -92,5 +92,55 @@ BOOST_AUTO_TEST_CASE(two_claims_on_one_pre_split_vhcu_only_one_prepares) {
   BOOST_TEST(node.Inventory().vhcus.size() == before.vhcus.size());  // pre-split: kept
 }
 
+// kubelet (before its fix of the prepare/unprepare race) may send the
+// Unprepare of a claim while that claim's Prepare still waits for the API
+// server. The Unprepare must not answer "done" then: the Prepare goes on to
+// make a vHCU after it, which nobody would unprepare. It is told to retry,
+// and its retry after the Prepare frees the vHCU.
+BOOST_AUTO_TEST_CASE(an_unprepare_during_the_prepares_get_is_retried_not_done) {
+  SimDraNode node("k100ai-8.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  const dra::ClaimRef ref = node.AllocateAndStore(
+      ClaimJson("uid-r", "r", "[" + ExactRequest("hcu", R"({"cores":"20","memory":"4Gi"})") + "]"),
+      "pod-r");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool in_get = false;
+  bool release = false;
+  dra::ClaimFetcher real = node.claims.Fetcher();
+  node.UseFetcher([&, real](const dra::ClaimRef& r,
+                            std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      in_get = true;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(10), [&] { return release; });
+    }
+    return real(r, deadline);
+  });
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  StatusOr<dra::PrepareAnswer> answer = InternalError("not run");
+  std::thread prepare([&] { answer = node.preparer->Prepare(ref); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    BOOST_REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return in_get; }));
+  }
+  const Status early = node.preparer->Unprepare(ref);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  prepare.join();
+  BOOST_TEST(!early.ok(), "Unprepare answered done while the claim's Prepare was running");
+  BOOST_REQUIRE_MESSAGE(answer.ok(), answer.status().ToString());
+  BOOST_REQUIRE_MESSAGE(answer->error.empty(), answer->error);
+  BOOST_TEST(node.Inventory().vhcus.size() == 1u);
+  // kubelet's retry of the Unprepare frees what the Prepare made.
+  BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.preparer->Prepared().empty());
+}
+
 }  // namespace
 }  // namespace hcudp::testing

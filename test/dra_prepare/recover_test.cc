@@ -1,6 +1,8 @@
 // Checkpoint round trip and Recover: reboot (CDI dir wiped), claims deleted
 // while the daemon was down, the API down at start.
+#include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <memory>
 
 #include "dra_prepare/prepare_fixture.h"
 #include "hcudp/dra/checkpoint.h"
@@ -123,6 +125,37 @@ BOOST_AUTO_TEST_CASE(api_down_at_start_keeps_claims_and_tick_checks_them_later) 
   node.claims.gets = 0;
   node.preparer->Tick();
   BOOST_TEST(node.claims.gets.load() == 0);  // nothing pending any more
+}
+
+// An API server (or a proxy in front of it) that answers the GET with 200 and
+// something that is not a ResourceClaim says nothing about the claim: it is
+// neither unprepared nor taken as checked, but asked again later, and a claim
+// deleted meanwhile is then unprepared (its vHCU freed).
+BOOST_AUTO_TEST_CASE(a_claim_answered_with_garbage_at_start_is_checked_again_later) {
+  SimDraNode node("k100ai-8.yaml");
+  Prepared p = PrepareTwo(node);
+  node.claims.Delete("uid-v");
+  node.Restart();
+  auto garbage = std::make_shared<std::atomic<bool>>(true);
+  dra::ClaimFetcher real = node.claims.Fetcher();
+  node.UseFetcher(
+      [garbage, real](const dra::ClaimRef& ref,
+                      std::optional<Clock::TimePoint> deadline) -> StatusOr<std::string> {
+        if (*garbage) return std::string("<html><body>502 Bad Gateway</body></html>");
+        return real(ref, deadline);
+      });
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST(r->kept == 0);
+  BOOST_TEST(r->pending == 2);
+  BOOST_TEST(node.Inventory().vhcus.size() == 1u);  // nothing unprepared on garbage
+  *garbage = false;
+  node.clock.Advance(std::chrono::seconds(6));
+  auto t = node.preparer->Tick();
+  BOOST_TEST(t.unprepared == 1);
+  BOOST_TEST(t.kept == 1);
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.preparer->Prepared().size() == 1u);
 }
 
 }  // namespace

@@ -391,6 +391,74 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
   (*pub)->Stop();
 }
 
+// A proxy or a broken API server that ends every watch at once with an empty
+// 200: the watch is not opened again in a tight loop (hundreds of requests
+// a second against the API server) but after the backoff, on the
+// publisher's clock.
+BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
+  testing::SimClock clock;
+  KubeClientOptions co = testing::FastOptions();
+  co.max_retries = 0;
+  co.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
+  SlicePublisherOptions o;
+  o.params.node_name = "pub-empty-watch";
+  o.clock = &clock;
+  o.retry_initial = std::chrono::milliseconds(200);
+  o.retry_max = std::chrono::milliseconds(800);
+  auto pub = SlicePublisher::New(*sim_client, o);
+  BOOST_REQUIRE(pub.ok());
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":200,)"
+               R"("body":"","count":-1})");
+  auto watches = [&] {
+    int n = 0;
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  (*pub)->Start();
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches() >= 1; }));
+  // The publisher's clock stands still: no second watch may come.
+  BOOST_TEST(!testing::PollUntil([&] { return watches() >= 5; }, std::chrono::milliseconds(300)),
+             watches() << " watches while the clock stood still");
+  // After the backoff it watches again.
+  BOOST_TEST(testing::AdvanceUntil(
+      clock, [&] { return watches() >= 2; }, o.retry_initial));
+  (*pub)->Stop();
+}
+
+// The driver's strings (the model from dmiDeviceInfo.name, up to 255 bytes;
+// the serial; a version that is not semver) over the API's 64-byte limit of
+// a string attribute: the pool is still published, with each cut to 64
+// bytes, rather than the API server refusing every slice of the node.
+BOOST_AUTO_TEST_CASE(driver_strings_over_64_bytes_are_cut_not_refused) {
+  auto pub = New("pub-long");
+  NodeInventory inv = ManyCards(2);
+  inv.cards[0].model = "K100_AI " + std::string(90, 'x');
+  inv.cards[1].serial = std::string(70, '7');
+  inv.driver_version = "hygon driver build " + std::string(60, 'z');
+  Status st = pub->SyncNow(inv);
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  std::string body = api.MustRequest(
+      "GET", "/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3Dpub-long");
+  rapidjson::Document d;
+  d.Parse(body.c_str());
+  BOOST_REQUIRE(d.IsObject());
+  int devices = 0;
+  for (const auto& item : d["items"].GetArray()) {
+    for (const auto& dev : item["spec"]["devices"].GetArray()) {
+      ++devices;
+      const auto& attrs = dev["attributes"];
+      for (const char* key : {"productName", "uuid", "driverVersionString"}) {
+        BOOST_REQUIRE_MESSAGE(attrs.HasMember(key), key);
+        BOOST_TEST(attrs[key]["string"].GetStringLength() <= 64u, key);
+      }
+    }
+  }
+  BOOST_TEST(devices == 2);
+}
+
 // A broken answer from the API server is an error naming it, not a crash,
 // and nothing is written on the strength of it.
 BOOST_AUTO_TEST_CASE(a_broken_list_answer_is_a_clear_error) {

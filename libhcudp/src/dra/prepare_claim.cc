@@ -86,6 +86,11 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
 StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
                                                 std::optional<Clock::TimePoint> deadline) {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
+  // In flight from before the GET: an Unprepare of this claim while the GET
+  // waits for the API server is told to retry, rather than answering "done"
+  // and leaving what this call then makes to nobody.
+  InFlight guard(this, ref.uid);
+  if (!guard.ok()) return ErrorAnswer(Describe(ref) + ": another call for it is in progress");
   StatusOr<std::string> json = fetch_(ref, deadline);
   if (!json.ok()) {
     Status st = json.status().WithContext("GET " + Describe(ref));
@@ -99,8 +104,6 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
   }
   if (!parsed->allocated) return FailedPreconditionError(Describe(ref) + " is not allocated");
 
-  InFlight guard(this, ref.uid);
-  if (!guard.ok()) return ErrorAnswer(Describe(ref) + ": another call for it is in progress");
   std::optional<PreparedClaim> known;  // prepared before (or recovered): no file read
   {
     MutexLock lock(mu_);

@@ -84,8 +84,18 @@ void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api
   bool gone = false;
   if (json.ok()) {
     StatusOr<ParsedClaim> parsed = ParseResourceClaim(*json, o_.driver_name);
-    gone = parsed.ok() && parsed->uid != ref.uid;
-    if (!parsed.ok()) LOG(WARNING) << "claim " << ref.uid << ": " << parsed.status().ToString();
+    if (!parsed.ok()) {
+      // Not a claim (a proxy's page, a broken answer): it tells nothing
+      // about this one, which is asked again later, neither kept for good
+      // nor unprepared.
+      LOG(WARNING) << "claim " << ref.namespace_name << "/" << ref.name
+                   << " could not be checked: " << parsed.status().ToString()
+                   << " (asked again later)";
+      ++result->pending;
+      AddPending(ref);
+      return;
+    }
+    gone = parsed->uid != ref.uid;
   } else if (ClaimIsGone(json.status(), ref)) {
     gone = true;
   } else {

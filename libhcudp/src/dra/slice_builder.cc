@@ -16,7 +16,18 @@ namespace {
 using Writer = internal::SliceWriter;
 using internal::WriteString;
 
+// The API's limit on a string attribute's value, in bytes.
+constexpr size_t kMaxAttributeString = 64;
+
+// The driver's strings (the model is up to 255 bytes) are cut to the limit,
+// at a UTF-8 character boundary: one too long makes the API server refuse
+// the whole slice.
 void Str(Writer& w, std::string_view key, std::string_view value) {
+  if (value.size() > kMaxAttributeString) {
+    size_t cut = kMaxAttributeString;
+    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+    value = value.substr(0, cut);
+  }
   w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
   w.StartObject();
   w.Key("string");

@@ -143,26 +143,35 @@ class SlicePublisher::Impl {
     list.allow_watch_bookmarks = true;
     std::chrono::milliseconds backoff = options_.retry_initial;
     for (;;) {
+      bool any_event = false;
       Status s = client_.Watch(
           ResourceSlicesPath(), list,
           [&](const WatchEvent& e) {
+            any_event = true;
             if (!e.resource_version.empty()) list.resource_version = e.resource_version;
             if (e.type == WatchEventType::kDeleted) RequestResync();
             return true;
           },
           &cancel_);
       if (IsGone(s)) list.resource_version.clear();
-      if (s.ok() || IsGone(s)) {
+      // A watch the server ended without a single event (not even the
+      // bookmark asked for) is no sign of health: a proxy or a broken server
+      // that closes every stream at once would otherwise be watched again
+      // in a tight loop. It waits the backoff like an error.
+      const bool healthy = (s.ok() && any_event) || IsGone(s);
+      if (healthy) {
         backoff = options_.retry_initial;
+      } else if (s.ok()) {
+        VLOG(1) << "ResourceSlice watch ended without an event";
       } else if (s.code() != StatusCode::kCancelled) {
         VLOG(1) << "ResourceSlice watch ended: " << s.ToString();
       }
       MutexLock lock(mu_);
       const Clock::TimePoint until =
-          clock_.Now() + (s.ok() ? std::chrono::milliseconds(0) : backoff);
+          clock_.Now() + (s.ok() && healthy ? std::chrono::milliseconds(0) : backoff);
       WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });
       if (stop_) return;
-      if (!s.ok()) backoff = std::min(backoff * 2, options_.retry_max);
+      if (!s.ok() || !any_event) backoff = std::min(backoff * 2, options_.retry_max);
     }
   }
 
