@@ -101,11 +101,16 @@ class PodCache::Impl {
       just_listed = false;
       if (s.ok()) {
         // The server ended the stream (timeout): resume from where we are.
-        // A server that keeps closing at once gets a pause, not a hot loop.
+        // A server that keeps closing at once gets a pause, longer each
+        // time (up to the cap), not a hot loop.
         bool quick = events == 0 && clock_.Now() - start < std::chrono::seconds(1);
         quick_ends = quick ? quick_ends + 1 : 0;
-        if (quick_ends >= 3) SleepMs(backoff_ms);
-        backoff_ms = options_.initial_backoff_ms;
+        if (quick_ends >= 3) {
+          SleepMs(backoff_ms);
+          backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+        } else {
+          backoff_ms = options_.initial_backoff_ms;
+        }
         continue;
       }
       need_list = true;
