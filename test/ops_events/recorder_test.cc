@@ -293,6 +293,34 @@ BOOST_AUTO_TEST_CASE(one_retry_layer_with_a_bounded_total_time) {
   api.ClearFaults();
 }
 
+// API Priority and Fairness answers 429 when the server is busy, and 500
+// is a server error: both are "cannot reach the server" (node_events.h),
+// retried after retry_delay, not dropped at once.
+BOOST_AUTO_TEST_CASE(throttled_and_server_error_answers_are_retried) {
+  for (int status : {429, 500}) {
+    BOOST_TEST_CONTEXT("HTTP " << status) {
+      api.ClearRequests();
+      SimClock clock;
+      EventRecorderOptions o = Options("throttled-node-" + std::to_string(status));
+      EventRecorder rec(o, clock);
+      BOOST_REQUIRE(rec.Start().ok());
+      api.AddFault(R"({"method":"POST","path":"events$","status":)" + std::to_string(status) +
+                   R"(,"count":1})");
+      rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "busy");
+      BOOST_REQUIRE(
+          Eventually([&] { return CountRequests(api.Requests(), "POST", kEvents) >= 1; }));
+      // The retry waits retry_delay on the recorder's clock.
+      if (clock.WaitForSleepers(1, milliseconds(2000))) clock.Advance(o.retry_delay);
+      BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+      BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == 2);
+      BOOST_TEST(rec.stats().created == 1u);
+      BOOST_TEST(rec.stats().failed == 0u);
+      rec.Stop();
+      api.ClearFaults();
+    }
+  }
+}
+
 // --events=auto: credentials the API server refuses turn events off after
 // the first refusal; without off_when_refused each event is tried alone.
 BOOST_AUTO_TEST_CASE(refused_credentials_turn_an_auto_recorder_off) {
