@@ -264,6 +264,24 @@ BOOST_AUTO_TEST_CASE(one_pool_follows_a_changed_ca) {
   }
 }
 
+// A body beyond the request's limit (a broken proxy, a wrong server) ends
+// the transfer with a clear error instead of growing without bound.
+BOOST_AUTO_TEST_CASE(a_body_larger_than_the_limit_is_refused_not_collected) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/huge$","status":200,"body":")" +
+               std::string(4096, 'x') + R"("})");
+  kube::HttpChannelPool pool;
+  kube::HttpRequest request;
+  request.url = api.server_url() + "/api/v1/nodes/huge";
+  request.headers = {"Authorization: Bearer " + api.token()};
+  request.max_body_bytes = 1024;
+  kube::TlsMaterial tls;
+  tls.ca_pem = testing::ReadFile(api.ca_file());
+  StatusOr<kube::HttpResponse> r = pool.Perform(tls, request);
+  BOOST_REQUIRE_MESSAGE(!r.ok(), "collected " << r->body.size() << " bytes");
+  BOOST_TEST(Code(r.status()) == "RESOURCE_EXHAUSTED", r.status().ToString());
+  BOOST_TEST(r.status().message().find("1024") != std::string::npos, r.status().ToString());
+}
+
 BOOST_AUTO_TEST_CASE(client_certificate_from_kubeconfig_authenticates) {
   StatusOr<KubeConfig> config = LoadKubeconfig(api.kubeconfig_cert_path());
   BOOST_REQUIRE_MESSAGE(config.ok(), config.status().ToString());
