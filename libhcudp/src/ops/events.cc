@@ -268,6 +268,9 @@ class EventRecorder::Impl {
     Status st;
     for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
       st = call(options);
+      // A retried POST meeting AlreadyExists: the attempt whose answer was
+      // lost created it (the name is this recorder's alone).
+      if (attempt > 1 && IsAlreadyExists(st)) st = OkStatus();
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
       const Clock::TimePoint next = clock_.Now() + options_.retry_delay;
       if (next > give_up) break;
