@@ -345,6 +345,16 @@ BOOST_AUTO_TEST_CASE(watch_from_a_compacted_resource_version_is_gone) {
   BOOST_TEST(IsGone(s), s.ToString());
 }
 
+// A watch stream that never ends a line (a broken proxy, a wrong server)
+// ends with a clear error once the line passes the body limit (64 MiB),
+// instead of being buffered without bound.
+BOOST_AUTO_TEST_CASE(a_watch_line_beyond_the_body_limit_ends_the_watch) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes$","query":"watch=true",)"
+               R"("status":200,"stream_bytes":67174400,"count":1})");  // 64 MiB + 64 KiB
+  Status s = client->Watch(NodePath(""), ListOptions(), [](const WatchEvent&) { return true; });
+  BOOST_TEST(Code(s) == "RESOURCE_EXHAUSTED", s.ToString());
+}
+
 BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {
   std::atomic<bool> cancel{false};
   std::thread canceller([&] {
