@@ -218,7 +218,15 @@ class KubeClient::Impl {
         VLOG(4) << what << " failed after " << elapsed_ms << " ms: " << failure.ToString();
       } else {
         VLOG(4) << what << " -> " << response->status << " in " << elapsed_ms << " ms";
-        if (response->status >= 200 && response->status < 300) return std::move(response->body);
+        if (response->status >= 200 && response->status < 300) {
+          // Callers parse it with RapidJSON, recursively: a hostile depth
+          // would overflow the stack.
+          if (!kube::JsonNestingWithin(response->body)) {
+            return InvalidArgumentError(what + ": response nests deeper than " +
+                                        std::to_string(kube::kMaxJsonDepth) + " levels");
+          }
+          return std::move(response->body);
+        }
         // A rotated token: re-read the file once and repeat.
         if (response->status == 401 && token_.from_file() && !reauthenticated) {
           token_.Invalidate();
