@@ -125,6 +125,31 @@ BOOST_AUTO_TEST_CASE(a_lock_for_a_pod_whose_allocate_is_still_to_come_is_left_al
   BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
 }
 
+// A pod of two containers is served its first, then fails before kubelet
+// asks for the second (kubelet's admission failed on another resource): its
+// lock is released by the sweep, not left to the scheduler's expiry.
+BOOST_AUTO_TEST_CASE(the_lock_of_a_pod_that_ends_between_its_containers_is_released) {
+  AgentFixture f([](HamiAgentOptions& o) { o.sweep_interval = std::chrono::milliseconds(100); });
+  f.Start();
+  const std::string devices =
+      std::string(kSn0) + ",HCU,8192,30:;" + std::string(kSn1) + ",HCU,8192,30:;";
+  f.api_.MustRequest(
+      "POST", "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"two","namespace":"default","annotations":{)"
+      R"("hami.io/vgpu-node":"node1","hami.io/bind-phase":"allocating",)"
+      R"("hami.io/bind-time":"1740796800","hami.io/hcu-devices-to-allocate":")" +
+          devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
+          R"("}},"spec":{"nodeName":"node1","containers":[{"name":"a"},{"name":"b"}]},)"
+          R"("status":{"phase":"Pending"}})");
+  f.Lock(LockOf("default", "two"));
+  auto first = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(first.ok(), first.status().ToString());
+  BOOST_REQUIRE(f.NodeAnnotations().count("hami.io/mutex.lock") == 1u);  // one more to come
+  f.api_.MustRequest("PATCH", "/api/v1/namespaces/default/pods/two/status",
+                     R"({"status":{"phase":"Failed"}})", "application/merge-patch+json");
+  BOOST_TEST(WaitUntil([&] { return f.NodeAnnotations().count("hami.io/mutex.lock") == 0; }));
+}
+
 BOOST_AUTO_TEST_CASE(allocate_against_a_silent_api_server_ends_by_its_deadline) {
   AgentFixture f([](HamiAgentOptions& o) {
     o.allocate_deadline = std::chrono::milliseconds(1500);
