@@ -16,7 +16,9 @@ Test control (needs the token too):
                                 fault can spare the test's own requests; "hang": true accepts
                                 the request and never answers it
                                 until the faults are cleared; count -1: every request;
-                                "body": this text is the answer, with "status")
+                                "body": this text is the answer, with "status";
+                                "stream_bytes": N, with status 200: a chunked body of N
+                                bytes of "x" and no newline)
   DELETE /_fake/faults         (also lets every hung request go: its connection is closed)
   GET    /_fake/requests       [{"method","path","query","content_type","watch",
                                  "peer_port"}]  (one peer port per TCP connection)
@@ -210,6 +212,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 0:
             return False
         self._read_body_quietly()
+        if fault.get("stream_bytes"):
+            # A stream that never ends a line: this many bytes of "x", chunked.
+            self._start_stream()
+            left = int(fault["stream_bytes"])
+            block = b"x" * 65536
+            try:
+                while left > 0:
+                    data = block[:min(left, len(block))]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    left -= len(data)
+                self._end_stream()
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass  # the client hung up first
+            self.close_connection = True
+            return True
         if fault.get("body") is not None:
             # A broken or hostile answer: this text, as is, with this status.
             data = fault["body"].encode()

@@ -8,6 +8,7 @@
 
 #include "hami/agent_fixture.h"
 #include "hcudp/vhcu_manager.h"
+#include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
 namespace hcudp::testing {
@@ -56,6 +57,28 @@ BOOST_AUTO_TEST_CASE(a_lock_left_by_an_earlier_process_is_released_and_its_pod_f
       [&] { return MarkNames(f.root_.path()).empty() && f.backend_->Discover()->vhcus.empty(); }));
 }
 
+// The first look at the node fails (the API server is busy at the daemon's
+// start): the lock then on the node is still recognised as the earlier
+// process's at the next try, 5 s later, not taken for a new one.
+BOOST_AUTO_TEST_CASE(an_earlier_lock_is_recognised_when_the_first_look_at_the_node_fails) {
+  SimClock clock(TestWallStart());
+  AgentFixture f([](HamiAgentOptions& o) { o.start_wait = std::chrono::milliseconds(0); },
+                 &clock);
+  f.CreatePod("default", "crashed", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  f.Lock(LockOf("default", "crashed"));
+  f.api_.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/node1$","status":403,"count":1,)"
+                  R"("user_agent":"hcu-device-plugin"})");
+  f.api_.ClearRequests();
+  f.agent_ = std::make_unique<HamiAgent>(f.backend_.get(), f.client_.get(), f.options_);
+  BOOST_REQUIRE(f.agent_->Start().ok());
+  BOOST_REQUIRE(WaitUntil([&] { return NodeGets(f.api_) >= 1; }));
+  // The sweep and the registration both wait on the clock.
+  BOOST_REQUIRE(clock.WaitForSleepers(2, std::chrono::seconds(10)));
+  clock.Advance(std::chrono::seconds(5));
+  BOOST_TEST(WaitUntil([&] { return f.NodeAnnotations().count("hami.io/mutex.lock") == 0; }));
+  BOOST_TEST(f.PodAnnotation("default", "crashed", "hami.io/bind-phase") == "failed");
+}
+
 BOOST_AUTO_TEST_CASE(an_earlier_lock_of_another_namespace_fails_no_pod_of_this_one) {
   AgentFixture f;
   f.CreatePod("default", "a", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
@@ -100,6 +123,31 @@ BOOST_AUTO_TEST_CASE(a_lock_for_a_pod_whose_allocate_is_still_to_come_is_left_al
   auto r = f.agent_->AllocateCount({1});
   BOOST_TEST(r.ok(), r.status().ToString());
   BOOST_TEST(f.NodeAnnotations().count("hami.io/mutex.lock") == 0u);
+}
+
+// A pod of two containers is served its first, then fails before kubelet
+// asks for the second (kubelet's admission failed on another resource): its
+// lock is released by the sweep, not left to the scheduler's expiry.
+BOOST_AUTO_TEST_CASE(the_lock_of_a_pod_that_ends_between_its_containers_is_released) {
+  AgentFixture f([](HamiAgentOptions& o) { o.sweep_interval = std::chrono::milliseconds(100); });
+  f.Start();
+  const std::string devices =
+      std::string(kSn0) + ",HCU,8192,30:;" + std::string(kSn1) + ",HCU,8192,30:;";
+  f.api_.MustRequest(
+      "POST", "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"two","namespace":"default","annotations":{)"
+      R"("hami.io/vgpu-node":"node1","hami.io/bind-phase":"allocating",)"
+      R"("hami.io/bind-time":"1740796800","hami.io/hcu-devices-to-allocate":")" +
+          devices + R"(","hami.io/hcu-devices-allocated":")" + devices +
+          R"("}},"spec":{"nodeName":"node1","containers":[{"name":"a"},{"name":"b"}]},)"
+          R"("status":{"phase":"Pending"}})");
+  f.Lock(LockOf("default", "two"));
+  auto first = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(first.ok(), first.status().ToString());
+  BOOST_REQUIRE(f.NodeAnnotations().count("hami.io/mutex.lock") == 1u);  // one more to come
+  f.api_.MustRequest("PATCH", "/api/v1/namespaces/default/pods/two/status",
+                     R"({"status":{"phase":"Failed"}})", "application/merge-patch+json");
+  BOOST_TEST(WaitUntil([&] { return f.NodeAnnotations().count("hami.io/mutex.lock") == 0; }));
 }
 
 BOOST_AUTO_TEST_CASE(allocate_against_a_silent_api_server_ends_by_its_deadline) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hcudp/kube_objects.h"
+#include "hcudp/kube_ops.h"
 #include "kube/http_request.h"
 #include "kube/kube_test_util.h"
 
@@ -264,6 +265,53 @@ BOOST_AUTO_TEST_CASE(one_pool_follows_a_changed_ca) {
   }
 }
 
+// A body beyond the request's limit (a broken proxy, a wrong server) ends
+// the transfer with a clear error instead of growing without bound.
+BOOST_AUTO_TEST_CASE(a_body_larger_than_the_limit_is_refused_not_collected) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/huge$","status":200,"body":")" +
+               std::string(4096, 'x') + R"("})");
+  kube::HttpChannelPool pool;
+  kube::HttpRequest request;
+  request.url = api.server_url() + "/api/v1/nodes/huge";
+  request.headers = {"Authorization: Bearer " + api.token()};
+  request.max_body_bytes = 1024;
+  kube::TlsMaterial tls;
+  tls.ca_pem = testing::ReadFile(api.ca_file());
+  StatusOr<kube::HttpResponse> r = pool.Perform(tls, request);
+  BOOST_REQUIRE_MESSAGE(!r.ok(), "collected " << r->body.size() << " bytes");
+  BOOST_TEST(Code(r.status()) == "RESOURCE_EXHAUSTED", r.status().ToString());
+  BOOST_TEST(r.status().message().find("1024") != std::string::npos, r.status().ToString());
+}
+
+// JSON nested a million levels deep (a hostile server) is refused with a
+// clear error; parsing it recursively would overflow the stack.
+BOOST_AUTO_TEST_CASE(a_body_nested_beyond_any_object_is_an_error_not_a_crash) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/deep$","status":200,"body":")" +
+               std::string(1000000, '[') + R"("})");
+  StatusOr<Node> node = GetNode(*client, "deep");
+  BOOST_REQUIRE(!node.ok());
+  BOOST_TEST(Code(node.status()) == "INVALID_ARGUMENT", node.status().ToString());
+}
+
+// The same in an error answer: the status comes back, with an excerpt.
+BOOST_AUTO_TEST_CASE(an_error_body_nested_beyond_any_object_is_an_excerpt_not_a_crash) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/deep-error$","status":403,"body":")" +
+               std::string(1000000, '[') + R"("})");
+  StatusOr<std::string> r = client->Get(NodePath("deep-error"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(Code(r.status()) == "PERMISSION_DENIED", r.status().ToString().substr(0, 200));
+}
+
+// The same on a watch stream: the watch ends with the error.
+BOOST_AUTO_TEST_CASE(a_watch_event_nested_beyond_any_object_ends_the_watch) {
+  const std::string line = R"({\"type\":\"ADDED\",\"object\":{\"a\":)" +
+                           std::string(1000000, '[') + std::string(1000000, ']') + R"(}}\n)";
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes$","query":"watch=true",)"
+               R"("status":200,"count":1,"body":")" + line + R"("})");
+  Status s = client->Watch(NodePath(""), ListOptions(), [](const WatchEvent&) { return true; });
+  BOOST_TEST(Code(s) == "INVALID_ARGUMENT", s.ToString());
+}
+
 BOOST_AUTO_TEST_CASE(client_certificate_from_kubeconfig_authenticates) {
   StatusOr<KubeConfig> config = LoadKubeconfig(api.kubeconfig_cert_path());
   BOOST_REQUIRE_MESSAGE(config.ok(), config.status().ToString());
@@ -325,6 +373,16 @@ BOOST_AUTO_TEST_CASE(watch_from_a_compacted_resource_version_is_gone) {
   o.resource_version = ParseNode(created)->metadata.resource_version;
   Status s = client->Watch(NodePath(""), o, [](const WatchEvent&) { return true; });
   BOOST_TEST(IsGone(s), s.ToString());
+}
+
+// A watch stream that never ends a line (a broken proxy, a wrong server)
+// ends with a clear error once the line passes the body limit (64 MiB),
+// instead of being buffered without bound.
+BOOST_AUTO_TEST_CASE(a_watch_line_beyond_the_body_limit_ends_the_watch) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes$","query":"watch=true",)"
+               R"("status":200,"stream_bytes":67174400,"count":1})");  // 64 MiB + 64 KiB
+  Status s = client->Watch(NodePath(""), ListOptions(), [](const WatchEvent&) { return true; });
+  BOOST_TEST(Code(s) == "RESOURCE_EXHAUSTED", s.ToString());
 }
 
 BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {

@@ -152,6 +152,63 @@ BOOST_AUTO_TEST_CASE(gone_relists_and_reports_what_was_missed) {
   BOOST_TEST(!events.Contains("updated g/stays"));  // unchanged: same resourceVersion
 }
 
+BOOST_AUTO_TEST_CASE(a_fresh_lists_version_refused_as_gone_is_relisted_after_a_backoff) {
+  // Every watch is answered 410 Gone at once, even one from the resource
+  // version of the LIST just made (a hostile or misrouted server): the cache
+  // must pause before the next LIST, not list and watch in a hot loop.
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":410,"count":-1})");
+  testing::SimClock clock;  // never advanced here: a backoff does not end
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-9";
+  o.initial_backoff_ms = 50;
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  BOOST_REQUIRE(Eventually([&] { return cache.HasSynced(); }));
+  const bool paused = clock.WaitForSleepers(1, std::chrono::milliseconds(2000));
+  const int lists = ListsStarted();
+  cache.Stop();
+  BOOST_TEST(paused);
+  BOOST_TEST(lists == 1);
+}
+
+BOOST_AUTO_TEST_CASE(watches_the_server_keeps_ending_at_once_get_growing_pauses) {
+  // Every watch is answered 200 with an empty body (a proxy that does not
+  // stream): after three such ends the cache pauses, longer each time.
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":200,"body":"","count":-1})");
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-10";
+  o.initial_backoff_ms = 50;
+  o.max_backoff_ms = 10000;
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  std::vector<int64_t> pauses_ms;
+  for (int i = 0; i < 4; ++i) {
+    // The next pause: a deadline ahead of the simulated now.
+    std::optional<Clock::TimePoint> next;
+    BOOST_REQUIRE(Eventually([&] {
+      next = clock.NextDeadline();
+      return next && *next > clock.Now();
+    }));
+    const auto pause = *next - clock.Now();
+    pauses_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(pause).count());
+    clock.Advance(pause);
+  }
+  cache.Stop();
+  BOOST_TEST(pauses_ms == (std::vector<int64_t>{50, 100, 200, 400}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {
   auto cache = StartCache("cache-node-6");
   api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"

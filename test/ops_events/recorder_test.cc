@@ -293,6 +293,64 @@ BOOST_AUTO_TEST_CASE(one_retry_layer_with_a_bounded_total_time) {
   api.ClearFaults();
 }
 
+// API Priority and Fairness answers 429 when the server is busy, and 500
+// is a server error: both are "cannot reach the server" (node_events.h),
+// retried after retry_delay, not dropped at once.
+BOOST_AUTO_TEST_CASE(throttled_and_server_error_answers_are_retried) {
+  for (int status : {429, 500}) {
+    BOOST_TEST_CONTEXT("HTTP " << status) {
+      api.ClearRequests();
+      SimClock clock;
+      EventRecorderOptions o = Options("throttled-node-" + std::to_string(status));
+      EventRecorder rec(o, clock);
+      BOOST_REQUIRE(rec.Start().ok());
+      api.AddFault(R"({"method":"POST","path":"events$","status":)" + std::to_string(status) +
+                   R"(,"count":1})");
+      rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "busy");
+      BOOST_REQUIRE(
+          Eventually([&] { return CountRequests(api.Requests(), "POST", kEvents) >= 1; }));
+      // The retry waits retry_delay on the recorder's clock.
+      if (clock.WaitForSleepers(1, milliseconds(2000))) clock.Advance(o.retry_delay);
+      BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+      BOOST_TEST(CountRequests(api.Requests(), "POST", kEvents) == 2);
+      BOOST_TEST(rec.stats().created == 1u);
+      BOOST_TEST(rec.stats().failed == 0u);
+      rec.Stop();
+      api.ClearFaults();
+    }
+  }
+}
+
+// The API server stores the Event but answers after the client's timeout:
+// the retry meets AlreadyExists. The Event is there: counted created, and
+// the next occurrence continues it as a series, not as a second Event.
+BOOST_AUTO_TEST_CASE(a_create_whose_answer_was_lost_continues_as_a_series) {
+  KubeClientOptions co;
+  co.request_timeout_ms = 300;
+  auto slow_client = std::move(KubeClient::New(testing::ConfigFor(api), co).value());
+  SimClock clock;
+  EventRecorderOptions o = Options("lost-answer-node");
+  o.client = slow_client.get();
+  EventRecorder rec(o, clock);
+  BOOST_REQUIRE(rec.Start().ok());
+  api.AddFault(R"({"method":"POST","path":"events$","delay_ms":800,"count":1})");
+  rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "slow server");
+  BOOST_REQUIRE(Eventually([&] { return CoreEvents("lost-answer-node")["items"].Size() == 1u; }));
+  // Through the retry's wait (and any further one, should a loaded machine
+  // make the retry miss the short timeout too) until the create is settled.
+  BOOST_REQUIRE(testing::AdvanceUntil(
+      clock, [&] { return rec.stats().created + rec.stats().failed >= 1; }, o.retry_delay));
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "slow server");
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  BOOST_TEST(rec.stats().failed == 0u);
+  BOOST_TEST(rec.stats().created == 1u);
+  auto d = CoreEvents("lost-answer-node");
+  BOOST_TEST(d["items"].Size() == 1u);
+  rec.Stop();
+  api.ClearFaults();
+}
+
 // --events=auto: credentials the API server refuses turn events off after
 // the first refusal; without off_when_refused each event is tried alone.
 BOOST_AUTO_TEST_CASE(refused_credentials_turn_an_auto_recorder_off) {

@@ -10,6 +10,8 @@
 //   429 ResourceExhausted        500 Internal    502/503 Unavailable
 //   504 and client timeouts DeadlineExceeded
 //   TLS verification failures Unauthenticated; connection failures Unavailable.
+//   A body over 64 MiB (or a watch line that long) ResourceExhausted; JSON
+//   nested deeper than 512 levels InvalidArgument (hostile servers).
 // 429, 500, 502, 503, 504 and connection failures are retried up to
 // max_retries (per call: CallOptions::max_retries) with capped exponential
 // backoff, honouring Retry-After.

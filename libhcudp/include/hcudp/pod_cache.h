@@ -4,8 +4,9 @@
 // One background thread LISTs (paged), then WATCHes from the list's
 // resourceVersion with bookmarks, and re-watches from the last seen
 // resourceVersion when the server ends the stream. On 410 Gone it relists at
-// once; on any other error it waits with capped exponential backoff, then
-// relists. A relist diffs against the cache and reports the differences as
+// once (unless the Gone is for the version of the LIST just made: that is
+// an error like any other); on any other error it waits with capped
+// exponential backoff, then relists. A relist diffs against the cache and reports the differences as
 // events, so a consumer never misses a deletion that happened while the
 // watch was down.
 //

@@ -89,6 +89,9 @@ void HamiAgent::Impl::OnPodEvent(const PodEvent& event) {
   if (gone) {
     ctx_.vhcus.ForgetFresh(gone->metadata.uid);
     ctx_.ledger.ClearFailed(gone->metadata.uid);
+    // No more of its containers will be served: its lock is no longer ours
+    // to keep (the sweep releases it).
+    ctx_.ledger.ErasePatchedOf(internal::PodKey(*gone), gone->metadata.uid);
   }
   sweeper_.Request();
 }

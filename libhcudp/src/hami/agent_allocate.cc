@@ -100,8 +100,9 @@ StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCount(
     const std::vector<int>& device_counts) {
   if (ctx_.stopping) return UnavailableError("HAMi: the device plugin is stopping");
   if (!ctx_.ready) {
-    return UnavailableError("HAMi: the pod cache of node " + ctx_.options.node_name +
-                            " has not synced yet; retry");
+    return UnavailableError("HAMi: node " + ctx_.options.node_name +
+                            " is not ready yet (pod cache sync, node lock check, vHCU "
+                            "recovery); retry");
   }
   // The whole Allocate, failure path included, ends by `hard`; the work
   // leaves failure_reserve of it for marking the pod failed and releasing

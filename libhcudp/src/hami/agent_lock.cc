@@ -13,12 +13,14 @@
 namespace hcudp::internal {
 
 void StaleLock::Release(bool first) {
-  if (first) inherited_known_ = true;
   auto node = GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
   if (!node.ok()) {
     LOG(WARNING) << "HAMi: cannot check the node lock: " << node.status().ToString();
     return;
   }
+  // Known only once the node was read: a later first look would take a lock
+  // the scheduler set since for one left by the earlier process.
+  if (first) inherited_known_ = true;
   auto it = node->metadata.annotations.find(std::string(hami::kNodeLockAnnotation));
   if (it == node->metadata.annotations.end()) {
     inherited_lock_.clear();

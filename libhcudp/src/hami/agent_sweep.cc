@@ -40,6 +40,8 @@ bool Sweeper::SyncAndRecover() {
   // First: a lock left by an earlier process fails its pod, so that the
   // journal replay below does not adopt a vHCU for it.
   stale_lock_.Release(/*first=*/!stale_lock_.inherited_known());
+  // The node could not be read: the earlier lock, if any, is not known yet.
+  if (!stale_lock_.inherited_known()) return false;
   auto recovered =
       ctx_.vhcus.Recover([this](const std::string& uid) { return ctx_.IsAllocating(uid); });
   if (!recovered.ok()) {

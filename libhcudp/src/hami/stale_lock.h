@@ -19,7 +19,7 @@ class StaleLock {
   // `first` at the first sync: the lock found then was left by an earlier
   // process.
   void Release(bool first);
-  // Whether Release(first=true) ran.
+  // Whether Release(first=true) ran and read the node.
   bool inherited_known() const { return inherited_known_; }
   // Retries the bind-phase=failed patches the failure path could not make.
   void MarkUnmarkedFailures();

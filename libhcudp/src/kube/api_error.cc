@@ -9,12 +9,37 @@ bool IsRetryableHttpStatus(long http_status) {  // NOLINT(runtime/int)
          http_status == 504;
 }
 
+bool JsonNestingWithin(std::string_view json, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
 Status ApiError(long http_status, std::string_view body, const std::string& what) {  // NOLINT
   std::string reason;
   std::string message;
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (!doc.HasParseError() && doc.IsObject()) {
+  const bool parsed =
+      JsonNestingWithin(body) && !doc.Parse(body.data(), body.size()).HasParseError();
+  if (parsed && doc.IsObject()) {
     auto m = doc.FindMember("message");
     if (m != doc.MemberEnd() && m->value.IsString()) message = m->value.GetString();
     auto r = doc.FindMember("reason");

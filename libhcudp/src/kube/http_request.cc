@@ -78,6 +78,7 @@ struct Transfer {
   const HttpRequest* request = nullptr;
   HttpResponse* response = nullptr;
   bool stopped_by_consumer = false;
+  bool body_too_large = false;
 };
 
 size_t OnHeader(char* data, size_t size, size_t nitems, void* user) {
@@ -113,6 +114,11 @@ size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
       return 0;  // a short write ends the transfer
     }
     return n;
+  }
+  if (n > t->request->max_body_bytes - std::min(t->request->max_body_bytes,
+                                                 t->response->body.size())) {
+    t->body_too_large = true;
+    return 0;  // a short write ends the transfer
   }
   t->response->body.append(data, n);
   return n;
@@ -254,7 +260,7 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
   curl_easy_reset(curl);  // keeps live connections and the TLS session cache
 
   HttpResponse response;
-  Transfer transfer{curl, &request, &response, false};
+  Transfer transfer{curl, &request, &response, false, false};
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
   curl_slist* headers = nullptr;
@@ -333,6 +339,11 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
 
   if (cancelled) return Status(StatusCode::kCancelled, what + ": cancelled");
   if (result == CURLE_WRITE_ERROR && transfer.stopped_by_consumer) result = CURLE_OK;
+  if (result == CURLE_WRITE_ERROR && transfer.body_too_large) {
+    return Status(StatusCode::kResourceExhausted,
+                  what + ": response body larger than " +
+                      std::to_string(request.max_body_bytes) + " bytes");
+  }
   if (result != CURLE_OK) return MapCurlError(result, error_buffer, what);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;

@@ -41,6 +41,10 @@ struct HttpRequest {
   // The transfer (connect included) is aborted with DeadlineExceeded when
   // this passes; one already past fails at once.
   std::optional<std::chrono::steady_clock::time_point> deadline;
+  // A collected (non-streamed) body longer than this ends the transfer with
+  // ResourceExhausted: a broken or hostile server cannot exhaust memory. The
+  // default is far above any object the API server stores (~1.5 MiB each).
+  size_t max_body_bytes = size_t{64} << 20;
 };
 
 struct HttpResponse {
@@ -82,7 +86,8 @@ class HttpChannelPool {
 // One request on a fresh connection.
 // Transport failures: DeadlineExceeded (timeout), Unauthenticated (server
 // certificate not trusted), Unavailable (connect/send/receive failed: worth
-// a retry), Cancelled (*cancel set), Internal (anything else). An HTTP error
+// a retry), Cancelled (*cancel set), ResourceExhausted (a collected body over
+// max_body_bytes), Internal (anything else). An HTTP error
 // status is not a failure here.
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
 

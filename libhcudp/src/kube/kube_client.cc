@@ -218,7 +218,15 @@ class KubeClient::Impl {
         VLOG(4) << what << " failed after " << elapsed_ms << " ms: " << failure.ToString();
       } else {
         VLOG(4) << what << " -> " << response->status << " in " << elapsed_ms << " ms";
-        if (response->status >= 200 && response->status < 300) return std::move(response->body);
+        if (response->status >= 200 && response->status < 300) {
+          // Callers parse it with RapidJSON, recursively: a hostile depth
+          // would overflow the stack.
+          if (!kube::JsonNestingWithin(response->body)) {
+            return InvalidArgumentError(what + ": response nests deeper than " +
+                                        std::to_string(kube::kMaxJsonDepth) + " levels");
+          }
+          return std::move(response->body);
+        }
         // A rotated token: re-read the file once and repeat.
         if (response->status == 401 && token_.from_file() && !reauthenticated) {
           token_.Invalidate();
@@ -261,10 +269,16 @@ class KubeClient::Impl {
     bool consumer_stopped = false;
     WatchEvent event;
     request.on_body_data = [&](std::string_view data) {
+      // Only the new bytes are searched for line ends: a long line costs
+      // linear time, not a rescan of all of it per chunk.
+      size_t scan_from = pending.size();
       pending.append(data);
+      size_t line_start = 0;
       size_t newline;
-      while ((newline = pending.find('\n')) != std::string::npos) {
-        std::string_view line(pending.data(), newline);
+      while ((newline = pending.find('\n', scan_from)) != std::string::npos) {
+        std::string_view line(pending.data() + line_start, newline - line_start);
+        line_start = newline + 1;
+        scan_from = line_start;
         if (!line.empty()) {
           Status parsed = ParseWatchLine(line, &event);
           if (!parsed.ok()) {
@@ -280,7 +294,15 @@ class KubeClient::Impl {
             return false;
           }
         }
-        pending.erase(0, newline + 1);
+      }
+      pending.erase(0, line_start);
+      // A line that never ends (a broken proxy, a wrong server) is not
+      // buffered without bound.
+      if (pending.size() > request.max_body_bytes) {
+        stream_status = Status(StatusCode::kResourceExhausted,
+                               what + ": a watch event line longer than " +
+                                   std::to_string(request.max_body_bytes) + " bytes");
+        return false;
       }
       return true;
     };

@@ -76,6 +76,7 @@ class PodCache::Impl {
   void Run() {
     int backoff_ms = options_.initial_backoff_ms;
     bool need_list = true;
+    bool just_listed = false;  // no watch has accepted the last LIST's version yet
     int quick_ends = 0;
     while (!stopping()) {
       if (need_list) {
@@ -88,22 +89,32 @@ class PodCache::Impl {
           continue;
         }
         need_list = false;
+        just_listed = true;
       }
       const Clock::TimePoint start = clock_.Now();
       int64_t events = 0;
       Status s = WatchOnce(&events);
       if (stopping()) break;
+      // Gone from the version of the LIST just made is no expiry: relisting
+      // at once would only repeat it, a LIST storm on the API server.
+      const bool gone_right_after_list = just_listed && events == 0;
+      just_listed = false;
       if (s.ok()) {
         // The server ended the stream (timeout): resume from where we are.
-        // A server that keeps closing at once gets a pause, not a hot loop.
+        // A server that keeps closing at once gets a pause, longer each
+        // time (up to the cap), not a hot loop.
         bool quick = events == 0 && clock_.Now() - start < std::chrono::seconds(1);
         quick_ends = quick ? quick_ends + 1 : 0;
-        if (quick_ends >= 3) SleepMs(backoff_ms);
-        backoff_ms = options_.initial_backoff_ms;
+        if (quick_ends >= 3) {
+          SleepMs(backoff_ms);
+          backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+        } else {
+          backoff_ms = options_.initial_backoff_ms;
+        }
         continue;
       }
       need_list = true;
-      if (IsGone(s)) {
+      if (IsGone(s) && !gone_right_after_list) {
         VLOG(2) << "pod cache: " << s.message() << "; relisting";
         continue;
       }

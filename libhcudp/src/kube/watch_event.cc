@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "kube/api_error.h"
+
 namespace hcudp::kube {
 namespace {
 
@@ -37,6 +39,10 @@ bool ParseEventType(std::string_view text, WatchEventType* type) {
 
 // Parses one watch line into `event`. InvalidArgument on malformed input.
 Status ParseWatchLine(std::string_view line, WatchEvent* event) {
+  if (!JsonNestingWithin(line)) {
+    return InvalidArgumentError("watch event nests deeper than " + std::to_string(kMaxJsonDepth) +
+                                " levels");
+  }
   rapidjson::Document doc;
   doc.Parse(line.data(), line.size());
   if (doc.HasParseError() || !doc.IsObject()) {

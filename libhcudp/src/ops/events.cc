@@ -44,10 +44,13 @@ struct Series {
   uint64_t order = 0;  // creation order, for forgetting the oldest
 };
 
-// Only a failure to reach the server is worth another try; an answer (403,
-// 422...) will be the same next time (client-go: "will not retry").
+// Only a failure to reach the server is worth another try (a connection
+// failure, 429, 5xx, a timeout: node_events.h); an answer (403, 422...) will
+// be the same next time (client-go: "will not retry"). The client maps 429 to
+// ResourceExhausted and 500 to Internal.
 bool Retriable(const Status& st) {
-  return st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded;
+  return st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded ||
+         st.code() == StatusCode::kResourceExhausted || st.code() == StatusCode::kInternal;
 }
 
 }  // namespace
@@ -265,6 +268,9 @@ class EventRecorder::Impl {
     Status st;
     for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
       st = call(options);
+      // A retried POST meeting AlreadyExists: the attempt whose answer was
+      // lost created it (the name is this recorder's alone).
+      if (attempt > 1 && IsAlreadyExists(st)) st = OkStatus();
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
       const Clock::TimePoint next = clock_.Now() + options_.retry_delay;
       if (next > give_up) break;
