@@ -110,8 +110,14 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   // Under the lock: no daemon create can be between its mark and our check.
   auto inv = (*backend)->Discover();
   if (!inv.ok()) return Fail(ctx, "vhcu destroy", inv.status());
-  const hcudp::Vhcu* vhcu = inv->FindVhcu(*id);
-  if (vhcu != nullptr && !force) {
+  // A vHCU discovery cannot read (its conf empty or torn) may still exist in
+  // the driver and be held: it is checked by id alone.
+  hcudp::Vhcu unread;
+  unread.id = *id;
+  unread.card = -1;
+  const hcudp::Vhcu* found = inv->FindVhcu(*id);
+  const hcudp::Vhcu* vhcu = found != nullptr ? found : &unread;
+  if (!force) {
     auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
     if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
     std::string held;

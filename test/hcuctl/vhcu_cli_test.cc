@@ -58,6 +58,25 @@ BOOST_AUTO_TEST_CASE(destroy_refuses_a_vhcu_a_pod_holds_names_the_pod_and_force_
   BOOST_TEST(!PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 
+// A power cut left vdev6.conf empty: discovery cannot read the vHCU (a
+// gap), but the driver still has it and the pod still holds it. The mark
+// file alone must still protect it.
+BOOST_AUTO_TEST_CASE(destroy_refuses_a_held_vhcu_whose_conf_cannot_be_read) {
+  TempDir root;
+  RunResult created = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
+  WriteFile(root.Join("root/etc/vdev/dynamic/" + std::string(kPodUid) + "_main_0_6"),
+            "2026-03-01 10:00:00");
+  WriteFile(root.Join("root/etc/vdev/vdev6.conf"), "");
+
+  RunResult refused = OnMixedNode(root, {"vhcu", "destroy", "vdev6"});
+  BOOST_TEST(refused.exit_code == 1, refused.err);
+  BOOST_TEST(Contains(refused.err, kPodUid), refused.err);
+  BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
+}
+
 BOOST_AUTO_TEST_CASE(create_waits_a_bounded_time_for_the_lock_and_names_its_holder) {
   TempDir root;
   {

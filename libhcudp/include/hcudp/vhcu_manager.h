@@ -148,8 +148,9 @@ struct VhcuClaim {
   std::string path;  // the mark or intent file
 };
 
-// Claims on `vhcu` under host_root (for hcuctl vhcu destroy). Errors only when
-// the mark directory cannot be listed.
+// Claims on `vhcu` under host_root (for hcuctl vhcu destroy). A `vhcu` whose
+// card is unknown (card < 0: its conf could not be read) is matched by id
+// alone. Errors only when the mark directory cannot be listed.
 HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root,
                                                              const Vhcu& vhcu);
 

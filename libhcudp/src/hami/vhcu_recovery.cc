@@ -27,17 +27,20 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, const Vhcu& vhcu) {
   std::vector<VhcuClaim> claims;
+  // Card unknown (its conf unreadable, its card not discovered): by id alone.
+  const bool card_known = vhcu.card >= 0;
   HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(host_root, nullptr));
   for (const MarkFile& m : marks) {
-    if (!m.name.whole_card() && m.name.vhcu_id == vhcu.id && m.name.card == vhcu.card) {
+    if (!m.name.whole_card() && m.name.vhcu_id == vhcu.id &&
+        (!card_known || m.name.card == vhcu.card)) {
       claims.push_back({m.name.pod_uid, m.name.container, m.path});
     }
   }
   auto journal = internal::ReadIntentJournal(HostPath(host_root, std::string(kVhcuIntentDir)));
   if (journal.ok()) {
     for (const auto& [r, path] : *journal) {
-      bool claimed = r.vhcu_id ? *r.vhcu_id == vhcu.id && OnIntentCard(vhcu, r)
-                               : OnIntentCard(vhcu, r) && OfIntentSize(vhcu, r) &&
+      bool claimed = r.vhcu_id ? *r.vhcu_id == vhcu.id && (!card_known || OnIntentCard(vhcu, r))
+                               : card_known && OnIntentCard(vhcu, r) && OfIntentSize(vhcu, r) &&
                                      r.prior_vhcu_ids.count(vhcu.id) == 0;
       if (claimed) claims.push_back({r.pod_uid, r.container, path});
     }
