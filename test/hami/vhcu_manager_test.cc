@@ -228,6 +228,23 @@ BOOST_AUTO_TEST_CASE(reconcile_drops_marks_of_vanished_or_moved_vhcus_without_de
   BOOST_TEST(PathExists(node.MarkPath("not-a-mark")));
 }
 
+// Card 1 was not discovered in this pass (its queries failed): its vHCU is on
+// no card (-1). Whether the mark still names it cannot be told, so neither
+// the vHCU nor the mark goes; dropping the mark would leak the vHCU for good.
+BOOST_AUTO_TEST_CASE(reconcile_keeps_the_mark_of_a_vhcu_whose_card_was_not_discovered) {
+  Node node;
+  int id = node.backend.AddVhcu(-1, 30, 8192);
+  node.backend.SetBdf(id, "0000:29:00.0");
+  const std::string mark = node.MarkPath("dead-pod_main_1_" + std::to_string(id));
+  testing::WriteFile(mark, "2026-03-01 10:00:00");
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto result = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(result->marks_removed == 0);
+  BOOST_TEST(node.backend.destroy_calls == 0);
+  BOOST_TEST(PathExists(mark));
+}
+
 // The manager's state directly (VhcuManager::Impl), to read the retry queue.
 BOOST_AUTO_TEST_CASE(busy_destroy_is_retried_with_capped_exponential_backoff_until_it_succeeds) {
   Node node;

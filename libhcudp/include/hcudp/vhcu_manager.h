@@ -67,7 +67,8 @@
 // mark file nor an intent that proves it ours (an admin's, or pre-split) —
 // left alone, logged at VLOG(2); a vHCU whose id now sits on another card than
 // its mark says (the node was reset and the index reused) — the stale mark is
-// removed.
+// removed; a vHCU whose card was not discovered in this pass (card -1) — it
+// and its mark wait for a pass that sees the card.
 //
 // Thread-safety: all methods may be called from any thread. The host-wide
 // lock serialises creates and destroys (threads of this process included);

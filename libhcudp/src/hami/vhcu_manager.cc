@@ -335,6 +335,15 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
     }
     if (IsQueued(m.vhcu_id)) continue;
     const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
+    if (vhcu != nullptr && vhcu->card < 0) {
+      // Its card was not discovered in this pass: whether the mark still
+      // names it is unknown. Removing the mark would leak the vHCU for good.
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                                << " whose card (" << vhcu->card_bdf
+                                << ") was not discovered: left alone until it is";
+      ++result.left_alone;
+      continue;
+    }
     if (vhcu != nullptr && vhcu->card != m.card) {
       LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id << " on card " << m.card
                    << " but it is on card " << vhcu->card
