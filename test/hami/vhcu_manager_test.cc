@@ -155,6 +155,74 @@ BOOST_AUTO_TEST_CASE(reconcile_destroys_a_dead_pods_vhcu_before_removing_its_mar
   BOOST_TEST(!PathExists(created->mark.path));
 }
 
+// A dead pod's vHCU whose conf cannot be read in this pass (a torn rewrite,
+// /etc/vdev briefly unreadable) is not "already gone": dropping its mark
+// would leak it for good. It is reclaimed once the conf reads again.
+BOOST_AUTO_TEST_CASE(reconcile_keeps_the_mark_of_a_vhcu_whose_conf_cannot_be_read) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  node.backend.unreadable = {created->vhcu.id};
+  auto hidden = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(hidden.ok());
+  BOOST_TEST(hidden->marks_removed == 0);
+  BOOST_TEST(PathExists(created->mark.path));
+
+  node.backend.unreadable.clear();
+  auto readable = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(readable.ok());
+  BOOST_TEST(readable->destroyed == 1);
+  BOOST_TEST(!node.backend.HasVhcu(created->vhcu.id));
+}
+
+// The same for an intent whose vHCU (recorded id) cannot be read: the intent
+// stays, and the vHCU is destroyed once it reads again.
+BOOST_AUTO_TEST_CASE(recovery_keeps_an_intent_whose_vhcu_conf_cannot_be_read) {
+  Node node;
+  {
+    VhcuManager crashing(&node.backend, node.Options([](VhcuCreateStep step) {
+                           return step == VhcuCreateStep::kIdRecorded;
+                         }),
+                         node.clock);
+    BOOST_REQUIRE(!crashing.CreateVhcu(kOwner, 0, 36, 8192).ok());
+  }
+  BOOST_REQUIRE(node.backend.vhcus().size() == 1u);
+  const int id = node.backend.vhcus()[0].id;
+  node.backend.unreadable = {id};
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto hidden = manager.Recover(Never());
+  BOOST_REQUIRE(hidden.ok());
+  BOOST_TEST(node.Intents() == 1u);
+
+  node.backend.unreadable.clear();
+  auto readable = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(readable.ok());
+  BOOST_TEST(!node.backend.HasVhcu(id));
+  BOOST_TEST(node.Intents() == 0u);
+}
+
+// A queued destroy whose vHCU cannot be read when it falls due is retried
+// later, not forgotten with its mark.
+BOOST_AUTO_TEST_CASE(a_queued_destroy_outlives_a_pass_that_cannot_read_its_vhcu) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  node.backend.busy_destroys = 1;
+  BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());
+  node.backend.unreadable = {created->vhcu.id};
+  node.clock.Advance(seconds(1));
+  manager.Tick();
+  BOOST_TEST(PathExists(created->mark.path));
+
+  node.backend.unreadable.clear();
+  node.clock.Advance(seconds(60));
+  BOOST_TEST(manager.Tick().destroyed == 1);
+  BOOST_TEST(!node.backend.HasVhcu(created->vhcu.id));
+  BOOST_TEST(!PathExists(created->mark.path));
+}
+
 BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
   Node node;
   VhcuManager manager(&node.backend, node.Options(), node.clock);

@@ -51,6 +51,10 @@
 //                         no longer the intent's card and size, the id was
 //                         reused by someone else: left alone, intent dropped.
 //   vhcu_id, vHCU gone    nothing to do; drop the intent.
+// A vHCU that discovery could not read (a gap: its conf torn or empty,
+// /etc/vdev unreadable) is not gone: intents and marks that may name it, and
+// queued destroys, wait for a pass that reads it (with a gap, no intent
+// without vhcu_id is resolved).
 // A destroy that fails keeps the intent (and the mark) until a retry succeeds,
 // so a second crash loses nothing either.
 //

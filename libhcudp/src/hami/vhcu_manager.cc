@@ -257,6 +257,11 @@ void VhcuManager::Impl::Queue(Retry retry, const Status& why, VhcuSweepResult* r
   ++result->queued;
 }
 
+bool VhcuManager::Impl::MayBeHidden(const NodeInventory& inventory, int id) {
+  return std::any_of(inventory.vhcu_gaps.begin(), inventory.vhcu_gaps.end(),
+                     [id](const VhcuStateGap& g) { return g.vhcu_id < 0 || g.vhcu_id == id; });
+}
+
 bool VhcuManager::Impl::IsQueued(int vhcu_id) const {
   MutexLock lock(mu_);
   return retries_.count(vhcu_id) > 0;
@@ -335,6 +340,14 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
     }
     if (IsQueued(m.vhcu_id)) continue;
     const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
+    if (vhcu == nullptr && MayBeHidden(inventory, m.vhcu_id)) {
+      // Not gone: its conf could not be read in this pass. Removing the mark
+      // would leak the vHCU for good.
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                                << " whose state cannot be read now: left alone until it can";
+      ++result.left_alone;
+      continue;
+    }
     if (vhcu != nullptr && vhcu->card < 0) {
       // Its card was not discovered in this pass: whether the mark still
       // names it is unknown. Removing the mark would leak the vHCU for good.
@@ -388,6 +401,10 @@ VhcuSweepResult VhcuManager::Impl::Tick() {
       continue;
     }
     const Vhcu* now = inventory->FindVhcu(retry.vhcu_id);
+    if (now == nullptr && MayBeHidden(*inventory, retry.vhcu_id)) {
+      Queue(retry, UnavailableError("its state cannot be read now"), &result);
+      continue;
+    }
     Vhcu gone;
     gone.id = -1;  // nothing to destroy: just the files
     if (now != nullptr && !retry.card_bdf.empty() &&

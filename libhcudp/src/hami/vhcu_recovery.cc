@@ -104,6 +104,10 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
     bool has_mark =
         std::any_of(marks.begin(), marks.end(), [&](const MarkFile& m) { return m.name == own; });
     const Vhcu* vhcu = inventory.FindVhcu(id);
+    if (!has_mark && vhcu == nullptr && MayBeHidden(inventory, id)) {
+      ++result->left_alone;  // not gone: unreadable in this pass; the intent stays
+      return;
+    }
     if (has_mark || vhcu == nullptr) {
       drop_intent();  // the mark owns it, or nothing is left
       return;
@@ -139,6 +143,13 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
   // No id recorded: only a vHCU that can be nothing but the one this create
   // made is ours — same card (by BDF), exactly the size asked for, created
   // after the snapshot, claimed by nobody else.
+  if (!inventory.vhcu_gaps.empty()) {
+    // What cannot be read may be the vHCU this create made (or another
+    // candidate): decide in a pass that reads everything.
+    VLOG(1) << "intent " << intent.path << ": vHCU state partly unreadable; kept";
+    ++result->left_alone;
+    return;
+  }
   std::vector<const Vhcu*> candidates;
   for (const Vhcu& v : inventory.vhcus) {
     if (OnIntentCard(v, r) && OfIntentSize(v, r) && r.prior_vhcu_ids.count(v.id) == 0 &&
