@@ -89,6 +89,15 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib, int
   if (!lock.ok()) return Fail(ctx, "vhcu create", lock.status());
   auto created = (*backend)->CreateVhcu(card, cu, static_cast<uint64_t>(mem_mib));
   if (!created.ok()) return Fail(ctx, "vhcu create", created.status());
+  // Still under the lock: a daemon create that crashed before it learnt its
+  // vHCU's id must never take this one for its own.
+  hcudp::Status excluded =
+      hcudp::ExcludeFromIntents(hcudp::EffectiveHostRoot(ctx.options()), *created);
+  if (!excluded.ok()) {
+    ctx.err() << "hcuctl: warning: vdev" << created->id
+              << " was created, but the daemon's recovery may take it for a crashed create's: "
+              << excluded.message() << std::endl;
+  }
   Report r;
   r.value = VhcuValue(*created);
   Table t(VhcuHeaders());

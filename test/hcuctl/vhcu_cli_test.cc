@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "hcudp/backend.h"
+#include "hcudp/options.h"
 #include "hcudp/vhcu_lock.h"
+#include "hcudp/vhcu_manager.h"
 #include "testing/testutil.h"
 
 namespace hcudp::testing {
@@ -74,6 +77,40 @@ BOOST_AUTO_TEST_CASE(destroy_refuses_a_held_vhcu_whose_conf_cannot_be_read) {
   RunResult refused = OnMixedNode(root, {"vhcu", "destroy", "vdev6"});
   BOOST_TEST(refused.exit_code == 1, refused.err);
   BOOST_TEST(Contains(refused.err, kPodUid), refused.err);
+  BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
+}
+
+// The daemon was killed inside a create, after its intent and before it
+// learnt the id; while it restarts, an administrator makes a vHCU of the same
+// size on the same card. Recovery must not take the admin's for the crashed
+// create's and destroy it.
+BOOST_AUTO_TEST_CASE(recovery_never_destroys_a_vhcu_hcuctl_made_after_a_crashed_create) {
+  TempDir root;
+  RunResult listed = OnMixedNode(root, {"vhcu", "list"});  // renders the node: vdev0-5
+  BOOST_REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  WriteFile(root.Join("root/var/lib/hcu-device-plugin/intents/" + std::string(kPodUid) +
+                      "_main_0_1-1.intent"),
+            "pod_uid: " + std::string(kPodUid) +
+                "\ncontainer: main\ncard: 0\ncard_bdf: 0000:0b:00.0\ncompute_units: 20\n"
+                "memory_mib: 4096\nprior_vhcu_ids: 0,1,2,3,4,5\n");
+  RunResult created = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
+
+  // The daemon's restart.
+  Options options;
+  options.backend = BackendKind::kSim;
+  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
+  options.host_root = root.Join("root");
+  auto backend = OpenBackend(options);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  VhcuManagerOptions mo;
+  mo.host_root = root.Join("root");
+  VhcuManager manager(backend->get(), mo);
+  auto recovered = manager.Recover([](const std::string&) { return false; });
+  BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.status().ToString());
+  BOOST_TEST(recovered->destroyed == 0);
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 

@@ -159,6 +159,13 @@ struct VhcuClaim {
 HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root,
                                                              const Vhcu& vhcu);
 
+// For a creator outside the manager (hcuctl vhcu create), with the host-wide
+// vHCU lock held and right after it made `vhcu`: adds `vhcu` to the snapshot
+// of every intent that has no vhcu_id (a create that crashed or failed), so
+// that recovery never takes it for the vHCU that create may have made. Under
+// the lock no create of the manager is running, so `vhcu` cannot be one.
+HCUDP_EXPORT Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu);
+
 // A vHCU CreateVhcu made: as the backend reported it (id, conf_path), and
 // its mark file (mark.name.vhcu_id == vhcu.id).
 struct CreatedVhcu {

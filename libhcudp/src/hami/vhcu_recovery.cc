@@ -48,6 +48,19 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
   return claims;
 }
 
+Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu) {
+  HCUDP_ASSIGN_OR_RETURN(auto journal, internal::ReadIntentJournal(
+                                           HostPath(host_root, std::string(kVhcuIntentDir))));
+  for (auto& [r, path] : journal) {
+    if (r.vhcu_id || !r.prior_vhcu_ids.insert(vhcu.id).second) continue;
+    HCUDP_RETURN_IF_ERROR(
+        file_util::WriteFileAtomic(path, internal::FormatIntentRecord(r), 0644,
+                                   file_util::Durability::kSyncFileAndDirectory)
+            .WithContext("excluding vHCU " + std::to_string(vhcu.id) + " from intent " + path));
+  }
+  return OkStatus();
+}
+
 StatusOr<VhcuSweepResult> VhcuManager::Impl::Recover(const PodLivenessFn& is_allocating) {
   VhcuSweepResult result;
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.lock_timeout));
