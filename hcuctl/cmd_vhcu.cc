@@ -2,10 +2,12 @@
 // manual vHCU management (what an admin does with `hy-smi virtual`). Create
 // and destroy hold the host-wide vHCU lock (hcudp/vhcu_lock.h) that the
 // daemon also takes, waiting at most --lock-wait seconds; destroy refuses a
-// vHCU a pod holds unless --force.
+// vHCU a pod holds unless --force, and a forced one removes the marks and
+// intents that name its id (they would claim the id's next vHCU).
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "command.h"
@@ -126,9 +128,9 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   unread.card = -1;
   const hcudp::Vhcu* found = inv->FindVhcu(*id);
   const hcudp::Vhcu* vhcu = found != nullptr ? found : &unread;
+  auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
+  if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
   if (!force) {
-    auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
-    if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
     std::string held;
     for (const hcudp::VhcuClaim& c : *claims) {
       held += (held.empty() ? "" : "; ") + std::string("pod ") + c.pod_uid + " (container " +
@@ -147,6 +149,16 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   Report r;
   r.value = Value::MakeObject().Set("destroyed", "vdev" + std::to_string(*id));
   r.notes.push_back("destroyed vdev" + std::to_string(*id));
+  // Still under the lock. A mark or intent that names this id would claim the
+  // next vHCU the driver numbers so, and the daemon would reclaim that one
+  // (someone else's) when the old pod goes.
+  for (const hcudp::VhcuClaim& c : *claims) {
+    if (!c.by_id) continue;
+    std::error_code ec;
+    std::filesystem::remove(c.path, ec);
+    r.notes.push_back(ec ? "cannot remove " + c.path + ": " + ec.message()
+                         : "removed " + c.path + " (pod " + c.pod_uid + ")");
+  }
   ctx.Print(r);
   return kExitOk;
 }

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,40 @@ BOOST_AUTO_TEST_CASE(recovery_never_destroys_a_vhcu_hcuctl_made_after_a_crashed_
   auto recovered = manager.Recover([](const std::string&) { return false; });
   BOOST_REQUIRE_MESSAGE(recovered.ok(), recovered.status().ToString());
   BOOST_TEST(recovered->destroyed == 0);
+  BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
+}
+
+// An administrator force-destroys a pod's vHCU, then makes a new one on that
+// card, which the driver numbers with the freed id. When the pod goes, the
+// daemon must not reclaim the new vHCU through the old pod's mark.
+BOOST_AUTO_TEST_CASE(a_forced_destroy_leaves_no_mark_that_could_claim_the_ids_next_vhcu) {
+  TempDir root;
+  RunResult created = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
+  WriteFile(root.Join("root/etc/vdev/dynamic/" + std::string(kPodUid) + "_main_0_6"),
+            "2026-03-01 10:00:00");
+  RunResult forced = OnMixedNode(root, {"vhcu", "destroy", "--force", "vdev6"});
+  BOOST_REQUIRE_MESSAGE(forced.exit_code == 0, forced.err);
+  RunResult again = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  BOOST_REQUIRE(Contains(again.out, "\"deviceId\": \"vdev6\""));
+
+  // The daemon's sweep once the pod is gone.
+  Options options;
+  options.backend = BackendKind::kSim;
+  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
+  options.host_root = root.Join("root");
+  auto backend = OpenBackend(options);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  VhcuManagerOptions mo;
+  mo.host_root = root.Join("root");
+  VhcuManager manager(backend->get(), mo);
+  auto swept = manager.Reconcile(std::set<std::string>{});
+  BOOST_REQUIRE_MESSAGE(swept.ok(), swept.status().ToString());
+  BOOST_TEST(swept->destroyed == 0);
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 

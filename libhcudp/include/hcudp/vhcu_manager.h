@@ -151,6 +151,10 @@ struct VhcuClaim {
   std::string pod_uid;
   std::string container;
   std::string path;  // the mark or intent file
+  // It names the vHCU by id (a mark, or an intent that recorded the id), not
+  // only by card and size: once the vHCU is destroyed it would claim the
+  // next vHCU the driver gives that id.
+  bool by_id = true;
 };
 
 // Claims on `vhcu` under host_root (for hcuctl vhcu destroy). A `vhcu` whose

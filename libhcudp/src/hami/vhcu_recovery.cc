@@ -42,7 +42,7 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
       bool claimed = r.vhcu_id ? *r.vhcu_id == vhcu.id && (!card_known || OnIntentCard(vhcu, r))
                                : card_known && OnIntentCard(vhcu, r) && OfIntentSize(vhcu, r) &&
                                      r.prior_vhcu_ids.count(vhcu.id) == 0;
-      if (claimed) claims.push_back({r.pod_uid, r.container, path});
+      if (claimed) claims.push_back({r.pod_uid, r.container, path, r.vhcu_id.has_value()});
     }
   }
   return claims;
