@@ -223,6 +223,25 @@ BOOST_AUTO_TEST_CASE(a_queued_destroy_outlives_a_pass_that_cannot_read_its_vhcu)
   BOOST_TEST(!PathExists(created->mark.path));
 }
 
+// A dead pod's mark still names vHCU N, whose vHCU went meanwhile (a reboot,
+// a vendor tool), and the driver gave N to a live pod's new vHCU. The stale
+// mark must not take the live pod's vHCU with it.
+BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu_through_a_stale_mark_of_its_id) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  const std::string stale =
+      node.MarkPath("dead-pod_main_0_" + std::to_string(created->vhcu.id));
+  testing::WriteFile(stale, "2026-03-01 10:00:00");
+  auto result = manager.Reconcile(kOwnerLive);
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(result->destroyed == 0);
+  BOOST_TEST(node.backend.HasVhcu(created->vhcu.id));
+  BOOST_TEST(PathExists(created->mark.path));
+  BOOST_TEST(!PathExists(stale));
+}
+
 BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
   Node node;
   VhcuManager manager(&node.backend, node.Options(), node.clock);

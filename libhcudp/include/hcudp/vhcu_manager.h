@@ -65,7 +65,8 @@
 // queue with capped exponential backoff, driven by Tick(). The queue is the
 // one owner of destroy retries: nothing below sleeps and retries.
 //
-// Never destroyed: a vHCU whose mark file names a live pod; one whose mark was
+// Never destroyed: a vHCU whose mark file names a live pod (whatever other,
+// stale marks of a dead pod name its id: they are removed); one whose mark was
 // written less than fresh_mark_grace ago by this process (the caller's pod
 // cache may lag behind an Allocate that just finished); a vHCU with neither a
 // mark file nor an intent that proves it ours (an admin's, or pre-split) —

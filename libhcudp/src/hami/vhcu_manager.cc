@@ -323,6 +323,15 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
     }
     for (const auto& [uid, when] : fresh_pods_) fresh.insert(uid);
   }
+  // vHCU ids a live (or fresh) pod's mark holds: never destroyed through
+  // another, stale mark of the same id (its vHCU went, the id was reused).
+  std::set<int> held;
+  for (const MarkFile& mark : marks) {
+    const hami::MarkFileName& m = mark.name;
+    if (!m.whole_card() && (fresh.count(m.pod_uid) > 0 || is_live(m.pod_uid))) {
+      held.insert(m.vhcu_id);
+    }
+  }
   std::set<int> marked;
   for (const MarkFile& mark : marks) {
     const hami::MarkFileName& m = mark.name;
@@ -339,6 +348,14 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
       continue;
     }
     if (IsQueued(m.vhcu_id)) continue;
+    if (held.count(m.vhcu_id) > 0) {
+      LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                   << ", which a live pod's mark holds (the id was reused): removing the stale "
+                   << "mark, keeping the vHCU";
+      if (file_util::RemoveFile(mark.path, file_util::Durability::kSyncFileAndDirectory).ok())
+        ++result.marks_removed;
+      continue;
+    }
     const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
     if (vhcu == nullptr && MayBeHidden(inventory, m.vhcu_id)) {
       // Not gone: its conf could not be read in this pass. Removing the mark
