@@ -97,9 +97,9 @@ BOOST_AUTO_TEST_CASE(a_mig_instance_whose_card_was_not_discovered_is_on_no_card)
   MigNode node;
   node.fake->failing_cards = {3};
   // 0000:b9:00.0 (card 3) is MIG device 1 on this node's probe order.
-  testing::WriteMigConf(node.root.path(), 1,
-                        testing::MakeMigConf("0000:b9:00.0", 2, 1, 16380,
-                                             "3c1d7a52-0b9e-4f55-8a51-6f0d2e9b7c14"));
+  testing::WriteMigConf(
+      node.root.path(), 1,
+      testing::MakeMigConf("0000:b9:00.0", 2, 1, 16380, "3c1d7a52-0b9e-4f55-8a51-6f0d2e9b7c14"));
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.FindCard(3) == nullptr);
   for (const MigInstance& m : inv.mig_instances) {

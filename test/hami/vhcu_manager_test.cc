@@ -182,8 +182,8 @@ BOOST_AUTO_TEST_CASE(recovery_keeps_an_intent_whose_vhcu_conf_cannot_be_read) {
   Node node;
   {
     VhcuManager crashing(&node.backend, node.Options([](VhcuCreateStep step) {
-                           return step == VhcuCreateStep::kIdRecorded;
-                         }),
+      return step == VhcuCreateStep::kIdRecorded;
+    }),
                          node.clock);
     BOOST_REQUIRE(!crashing.CreateVhcu(kOwner, 0, 36, 8192).ok());
   }
@@ -231,8 +231,7 @@ BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu_through_a_stale_m
   VhcuManager manager(&node.backend, node.Options(), node.clock);
   auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
   BOOST_REQUIRE(created.ok());
-  const std::string stale =
-      node.MarkPath("dead-pod_main_0_" + std::to_string(created->vhcu.id));
+  const std::string stale = node.MarkPath("dead-pod_main_0_" + std::to_string(created->vhcu.id));
   testing::WriteFile(stale, "2026-03-01 10:00:00");
   auto result = manager.Reconcile(kOwnerLive);
   BOOST_REQUIRE(result.ok());

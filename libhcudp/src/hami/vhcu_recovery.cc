@@ -49,8 +49,8 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
 }
 
 Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu) {
-  HCUDP_ASSIGN_OR_RETURN(auto journal, internal::ReadIntentJournal(
-                                           HostPath(host_root, std::string(kVhcuIntentDir))));
+  HCUDP_ASSIGN_OR_RETURN(
+      auto journal, internal::ReadIntentJournal(HostPath(host_root, std::string(kVhcuIntentDir))));
   for (auto& [r, path] : journal) {
     if (r.vhcu_id || !r.prior_vhcu_ids.insert(vhcu.id).second) continue;
     HCUDP_RETURN_IF_ERROR(
