@@ -101,6 +101,14 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib, int
               << excluded.message() << std::endl;
   }
   Report r;
+  auto stale = hcudp::RemoveStaleMarksOf(hcudp::EffectiveHostRoot(ctx.options()), *created);
+  if (!stale.ok()) {
+    ctx.err() << "hcuctl: warning: vdev" << created->id
+              << " was created, but an older mark naming its id may have the daemon reclaim it: "
+              << stale.status().message() << std::endl;
+  } else {
+    for (const std::string& path : *stale) r.notes.push_back("removed the stale mark " + path);
+  }
   r.value = VhcuValue(*created);
   Table t(VhcuHeaders());
   t.AddRow(VhcuRow(*created));

@@ -149,6 +149,35 @@ BOOST_AUTO_TEST_CASE(a_forced_destroy_leaves_no_mark_that_could_claim_the_ids_ne
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 
+// A pod's mark outlived its vHCU 6 (a vendor tool destroyed it, or a
+// reboot). An administrator's new vHCU gets id 6; when that pod goes, the
+// daemon must not reclaim the administrator's vHCU through the old mark.
+BOOST_AUTO_TEST_CASE(create_leaves_no_older_mark_that_claims_the_new_vhcus_id) {
+  TempDir root;
+  RunResult listed = OnMixedNode(root, {"vhcu", "list"});  // renders the node: vdev0-5
+  BOOST_REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  WriteFile(root.Join("root/etc/vdev/dynamic/" + std::string(kPodUid) + "_main_0_6"),
+            "2026-03-01 10:00:00");
+  RunResult created = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
+
+  Options options;
+  options.backend = BackendKind::kSim;
+  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
+  options.host_root = root.Join("root");
+  auto backend = OpenBackend(options);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  VhcuManagerOptions mo;
+  mo.host_root = root.Join("root");
+  VhcuManager manager(backend->get(), mo);
+  auto swept = manager.Reconcile(std::set<std::string>{});
+  BOOST_REQUIRE_MESSAGE(swept.ok(), swept.status().ToString());
+  BOOST_TEST(swept->destroyed == 0);
+  BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
+}
+
 BOOST_AUTO_TEST_CASE(create_waits_a_bounded_time_for_the_lock_and_names_its_holder) {
   TempDir root;
   {

@@ -170,6 +170,12 @@ HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& 
 // that recovery never takes it for the vHCU that create may have made. Under
 // the lock no create of the manager is running, so `vhcu` cannot be one.
 HCUDP_EXPORT Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu);
+// The same creator, the same moment: removes the mark files that name
+// `vhcu`'s id. They are stale (the id was free until now: their vHCU went
+// without them), and would have the daemon reclaim `vhcu` when their pod
+// goes. Returns the paths removed.
+HCUDP_EXPORT StatusOr<std::vector<std::string>> RemoveStaleMarksOf(const std::string& host_root,
+                                                                   const Vhcu& vhcu);
 
 // A vHCU CreateVhcu made: as the backend reported it (id, conf_path), and
 // its mark file (mark.name.vhcu_id == vhcu.id).

@@ -61,6 +61,19 @@ Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu) {
   return OkStatus();
 }
 
+StatusOr<std::vector<std::string>> RemoveStaleMarksOf(const std::string& host_root,
+                                                      const Vhcu& vhcu) {
+  HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(host_root, nullptr));
+  std::vector<std::string> removed;
+  for (const MarkFile& m : marks) {
+    if (m.name.whole_card() || m.name.vhcu_id != vhcu.id) continue;
+    HCUDP_RETURN_IF_ERROR(
+        file_util::RemoveFile(m.path, file_util::Durability::kSyncFileAndDirectory));
+    removed.push_back(m.path);
+  }
+  return removed;
+}
+
 StatusOr<VhcuSweepResult> VhcuManager::Impl::Recover(const PodLivenessFn& is_allocating) {
   VhcuSweepResult result;
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock host_lock, Lock(options_.lock_timeout));
