@@ -241,6 +241,26 @@ BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu_through_a_stale_m
   BOOST_TEST(!PathExists(stale));
 }
 
+// A destroy waits for its retry; meanwhile someone else destroys that vHCU
+// and the driver gives its id to a new vHCU of the same size for another pod.
+// The retry must not destroy the other pod's vHCU.
+BOOST_AUTO_TEST_CASE(a_queued_destroy_never_takes_a_vhcu_another_pods_mark_now_holds) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto first = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(first.ok());
+  node.backend.busy_destroys = 1;
+  BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());                // queued
+  BOOST_REQUIRE(node.backend.DestroyVhcu(first->vhcu.id).ok());  // a vendor tool
+  auto second = manager.CreateVhcu({"other-pod", "main"}, 0, 36, 8192);
+  BOOST_REQUIRE(second.ok());
+  BOOST_REQUIRE_EQUAL(second->vhcu.id, first->vhcu.id);
+  node.clock.Advance(seconds(1));
+  manager.Tick();
+  BOOST_TEST(node.backend.HasVhcu(second->vhcu.id));
+  BOOST_TEST(PathExists(second->mark.path));
+}
+
 BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
   Node node;
   VhcuManager manager(&node.backend, node.Options(), node.clock);

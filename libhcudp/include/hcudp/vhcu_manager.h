@@ -63,7 +63,9 @@
 // it succeeded (or the vHCU is already gone) is the mark file removed.
 // Unavailable (DEVICE_BUSY) and other failures go to the manager's retry
 // queue with capped exponential backoff, driven by Tick(). The queue is the
-// one owner of destroy retries: nothing below sleeps and retries.
+// one owner of destroy retries: nothing below sleeps and retries. A retry
+// whose id another owner's mark names by then is dropped, its vHCU left
+// alone (the one queued went, and the driver gave its id to theirs).
 //
 // Never destroyed: a vHCU whose mark file names a live pod (whatever other,
 // stale marks of a dead pod name its id: they are removed); one whose mark was

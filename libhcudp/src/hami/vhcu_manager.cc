@@ -412,13 +412,25 @@ VhcuSweepResult VhcuManager::Impl::Tick() {
   StatusOr<VhcuHostLock> host_lock = Lock(options_.sweep_lock_timeout);
   StatusOr<NodeInventory> inventory =
       host_lock.ok() ? backend_->Discover() : StatusOr<NodeInventory>(host_lock.status());
+  StatusOr<std::vector<MarkFile>> marks = inventory.ok()
+                                              ? ListMarkFiles(options_.host_root, nullptr)
+                                              : StatusOr<std::vector<MarkFile>>(inventory.status());
   for (const Retry& retry : due) {
-    if (!inventory.ok()) {
-      Queue(retry, inventory.status(), &result);
+    if (!marks.ok()) {
+      Queue(retry, marks.status(), &result);
       continue;
     }
-    const Vhcu* now = inventory->FindVhcu(retry.vhcu_id);
-    if (now == nullptr && MayBeHidden(*inventory, retry.vhcu_id)) {
+    // Another owner's mark names the id: the vHCU went meanwhile and the id
+    // was given to theirs. Only this retry's files are left to remove.
+    const bool taken_over = std::any_of(marks->begin(), marks->end(), [&retry](const MarkFile& m) {
+      return !m.name.whole_card() && m.name.vhcu_id == retry.vhcu_id &&
+             !(retry.mark && m.name == retry.mark->name);
+    });
+    const Vhcu* now = taken_over ? nullptr : inventory->FindVhcu(retry.vhcu_id);
+    if (taken_over) {
+      LOG(WARNING) << "vHCU " << retry.vhcu_id << " whose destroy was queued went meanwhile; "
+                   << "its id now belongs to another pod's vHCU: left alone";
+    } else if (now == nullptr && MayBeHidden(*inventory, retry.vhcu_id)) {
       Queue(retry, UnavailableError("its state cannot be read now"), &result);
       continue;
     }
