@@ -2,10 +2,12 @@
 // manual vHCU management (what an admin does with `hy-smi virtual`). Create
 // and destroy hold the host-wide vHCU lock (hcudp/vhcu_lock.h) that the
 // daemon also takes, waiting at most --lock-wait seconds; destroy refuses a
-// vHCU a pod holds unless --force.
+// vHCU a pod holds unless --force, and a forced one removes the marks and
+// intents that name its id (they would claim the id's next vHCU).
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "cmd_dra_prepared.h"
@@ -90,7 +92,24 @@ int Create(Context& ctx, const Command& self, int card, int cu, int mem_mib, int
   if (!lock.ok()) return Fail(ctx, "vhcu create", lock.status());
   auto created = (*backend)->CreateVhcu(card, cu, static_cast<uint64_t>(mem_mib));
   if (!created.ok()) return Fail(ctx, "vhcu create", created.status());
+  // Still under the lock: a daemon create that crashed before it learnt its
+  // vHCU's id must never take this one for its own.
+  hcudp::Status excluded =
+      hcudp::ExcludeFromIntents(hcudp::EffectiveHostRoot(ctx.options()), *created);
+  if (!excluded.ok()) {
+    ctx.err() << "hcuctl: warning: vdev" << created->id
+              << " was created, but the daemon's recovery may take it for a crashed create's: "
+              << excluded.message() << std::endl;
+  }
   Report r;
+  auto stale = hcudp::RemoveStaleMarksOf(hcudp::EffectiveHostRoot(ctx.options()), *created);
+  if (!stale.ok()) {
+    ctx.err() << "hcuctl: warning: vdev" << created->id
+              << " was created, but an older mark naming its id may have the daemon reclaim it: "
+              << stale.status().message() << std::endl;
+  } else {
+    for (const std::string& path : *stale) r.notes.push_back("removed the stale mark " + path);
+  }
   r.value = VhcuValue(*created);
   Table t(VhcuHeaders());
   t.AddRow(VhcuRow(*created));
@@ -111,10 +130,16 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   // Under the lock: no daemon create can be between its mark and our check.
   auto inv = (*backend)->Discover();
   if (!inv.ok()) return Fail(ctx, "vhcu destroy", inv.status());
-  const hcudp::Vhcu* vhcu = inv->FindVhcu(*id);
-  if (vhcu != nullptr && !force) {
-    auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
-    if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
+  // A vHCU discovery cannot read (its conf empty or torn) may still exist in
+  // the driver and be held: it is checked by id alone.
+  hcudp::Vhcu unread;
+  unread.id = *id;
+  unread.card = -1;
+  const hcudp::Vhcu* found = inv->FindVhcu(*id);
+  const hcudp::Vhcu* vhcu = found != nullptr ? found : &unread;
+  auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
+  if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
+  if (!force) {
     std::string held;
     for (const hcudp::VhcuClaim& c : *claims) {
       held += (held.empty() ? "" : "; ") + std::string("pod ") + c.pod_uid + " (container " +
@@ -135,6 +160,16 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   Report r;
   r.value = Value::MakeObject().Set("destroyed", "vdev" + std::to_string(*id));
   r.notes.push_back("destroyed vdev" + std::to_string(*id));
+  // Still under the lock. A mark or intent that names this id would claim the
+  // next vHCU the driver numbers so, and the daemon would reclaim that one
+  // (someone else's) when the old pod goes.
+  for (const hcudp::VhcuClaim& c : *claims) {
+    if (!c.by_id) continue;
+    std::error_code ec;
+    std::filesystem::remove(c.path, ec);
+    r.notes.push_back(ec ? "cannot remove " + c.path + ": " + ec.message()
+                         : "removed " + c.path + " (pod " + c.pod_uid + ")");
+  }
   ctx.Print(r);
   return kExitOk;
 }

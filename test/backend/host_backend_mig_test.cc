@@ -91,6 +91,22 @@ BOOST_AUTO_TEST_CASE(ci_confs_become_mig_instances) {
              boost::test_tools::per_element());
 }
 
+// dev<N> is the MIG library's index: when the card at the conf's pci was not
+// discovered, N names some other card, whose DRI nodes it would be served with.
+BOOST_AUTO_TEST_CASE(a_mig_instance_whose_card_was_not_discovered_is_on_no_card) {
+  MigNode node;
+  node.fake->failing_cards = {3};
+  // 0000:b9:00.0 (card 3) is MIG device 1 on this node's probe order.
+  testing::WriteMigConf(
+      node.root.path(), 1,
+      testing::MakeMigConf("0000:b9:00.0", 2, 1, 16380, "3c1d7a52-0b9e-4f55-8a51-6f0d2e9b7c14"));
+  NodeInventory inv = node.Discover();
+  BOOST_REQUIRE(inv.FindCard(3) == nullptr);
+  for (const MigInstance& m : inv.mig_instances) {
+    if (m.card_bdf == "0000:b9:00.0") BOOST_TEST(m.card == -1, m.conf_path);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(profile_names_use_the_first_gpu_node_in_numeric_order) {
   MigNode node;
   // Node 10 sorts before 4 as text; it has 4 SEs, so taking it would halve

@@ -92,6 +92,23 @@ BOOST_AUTO_TEST_CASE(the_parent_card_follows_the_conf_bdf) {
   BOOST_TEST(inv->FindVhcu(6)->card == 3);
 }
 
+// The conf's device_id is the driver's (DMI) index, another index space:
+// when the card at PciBusId was not discovered (its queries failed), that
+// index names some other card, whose DRI nodes the vHCU would be served with.
+BOOST_AUTO_TEST_CASE(a_vhcu_whose_parent_card_was_not_discovered_is_on_no_card) {
+  VhcuNode node;
+  node.fake->failing_cards = {3};
+  // Card 3 (0000:8e:00.0) is DMI card 1 on this node's probe order.
+  testing::WriteVdevConf(node.root,
+                         testing::MakeVdevConf(6, 1, node.fake->cards[3].bdf, 2, 100, 2));
+  node.fake->vhcus[6] = DriverView(1, 2, 100);
+  NodeInventory inv = node.Discover();
+  BOOST_REQUIRE(inv.FindCard(3) == nullptr);
+  BOOST_REQUIRE(inv.FindVhcu(6) != nullptr);
+  BOOST_TEST(inv.FindVhcu(6)->card == -1);
+  BOOST_TEST(inv.VhcuCount(1) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(create_learns_the_new_id_from_the_new_conf) {
   VhcuNode node;
   const std::string root = node.root;

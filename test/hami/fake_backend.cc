@@ -19,7 +19,18 @@ FakeBackend::FakeBackend(std::string host_root) : host_root_(std::move(host_root
 
 StatusOr<NodeInventory> FakeBackend::Discover() {
   std::lock_guard<std::mutex> lock(mu_);
-  return inventory_;
+  NodeInventory inv = inventory_;
+  for (int id : unreadable) {
+    inv.vhcus.erase(std::remove_if(inv.vhcus.begin(), inv.vhcus.end(),
+                                   [id](const Vhcu& v) { return v.id == id; }),
+                    inv.vhcus.end());
+    VhcuStateGap gap;
+    gap.vhcu_id = id;
+    gap.path = host_root_ + "/etc/vdev/vdev" + std::to_string(id) + ".conf";
+    gap.reason = "fake: unreadable";
+    inv.vhcu_gaps.push_back(gap);
+  }
+  return inv;
 }
 
 StatusOr<std::vector<CardHealthReport>> FakeBackend::QueryHealth() {

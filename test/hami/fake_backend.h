@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class FakeBackend final : public Backend {
   bool fail_create_after_it = false;       // CreateVhcu creates a vHCU, then fails
   std::function<void(int id)> on_destroy;  // called before a successful destroy
   std::function<void()> on_create;         // called first in CreateVhcu (another creator)
+  // vHCUs whose conf cannot be read (torn, empty): Discover leaves them out
+  // and reports a gap for each; the driver still has them.
+  std::set<int> unreadable;
   int destroy_calls = 0;
 
  private:

@@ -155,6 +155,112 @@ BOOST_AUTO_TEST_CASE(reconcile_destroys_a_dead_pods_vhcu_before_removing_its_mar
   BOOST_TEST(!PathExists(created->mark.path));
 }
 
+// A dead pod's vHCU whose conf cannot be read in this pass (a torn rewrite,
+// /etc/vdev briefly unreadable) is not "already gone": dropping its mark
+// would leak it for good. It is reclaimed once the conf reads again.
+BOOST_AUTO_TEST_CASE(reconcile_keeps_the_mark_of_a_vhcu_whose_conf_cannot_be_read) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  node.backend.unreadable = {created->vhcu.id};
+  auto hidden = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(hidden.ok());
+  BOOST_TEST(hidden->marks_removed == 0);
+  BOOST_TEST(PathExists(created->mark.path));
+
+  node.backend.unreadable.clear();
+  auto readable = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(readable.ok());
+  BOOST_TEST(readable->destroyed == 1);
+  BOOST_TEST(!node.backend.HasVhcu(created->vhcu.id));
+}
+
+// The same for an intent whose vHCU (recorded id) cannot be read: the intent
+// stays, and the vHCU is destroyed once it reads again.
+BOOST_AUTO_TEST_CASE(recovery_keeps_an_intent_whose_vhcu_conf_cannot_be_read) {
+  Node node;
+  {
+    VhcuManager crashing(&node.backend, node.Options([](VhcuCreateStep step) {
+      return step == VhcuCreateStep::kIdRecorded;
+    }),
+                         node.clock);
+    BOOST_REQUIRE(!crashing.CreateVhcu(kOwner, 0, 36, 8192).ok());
+  }
+  BOOST_REQUIRE(node.backend.vhcus().size() == 1u);
+  const int id = node.backend.vhcus()[0].id;
+  node.backend.unreadable = {id};
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto hidden = manager.Recover(Never());
+  BOOST_REQUIRE(hidden.ok());
+  BOOST_TEST(node.Intents() == 1u);
+
+  node.backend.unreadable.clear();
+  auto readable = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(readable.ok());
+  BOOST_TEST(!node.backend.HasVhcu(id));
+  BOOST_TEST(node.Intents() == 0u);
+}
+
+// A queued destroy whose vHCU cannot be read when it falls due is retried
+// later, not forgotten with its mark.
+BOOST_AUTO_TEST_CASE(a_queued_destroy_outlives_a_pass_that_cannot_read_its_vhcu) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  node.backend.busy_destroys = 1;
+  BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());
+  node.backend.unreadable = {created->vhcu.id};
+  node.clock.Advance(seconds(1));
+  manager.Tick();
+  BOOST_TEST(PathExists(created->mark.path));
+
+  node.backend.unreadable.clear();
+  node.clock.Advance(seconds(60));
+  BOOST_TEST(manager.Tick().destroyed == 1);
+  BOOST_TEST(!node.backend.HasVhcu(created->vhcu.id));
+  BOOST_TEST(!PathExists(created->mark.path));
+}
+
+// A dead pod's mark still names vHCU N, whose vHCU went meanwhile (a reboot,
+// a vendor tool), and the driver gave N to a live pod's new vHCU. The stale
+// mark must not take the live pod's vHCU with it.
+BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu_through_a_stale_mark_of_its_id) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(created.ok());
+  const std::string stale = node.MarkPath("dead-pod_main_0_" + std::to_string(created->vhcu.id));
+  testing::WriteFile(stale, "2026-03-01 10:00:00");
+  auto result = manager.Reconcile(kOwnerLive);
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(result->destroyed == 0);
+  BOOST_TEST(node.backend.HasVhcu(created->vhcu.id));
+  BOOST_TEST(PathExists(created->mark.path));
+  BOOST_TEST(!PathExists(stale));
+}
+
+// A destroy waits for its retry; meanwhile someone else destroys that vHCU
+// and the driver gives its id to a new vHCU of the same size for another pod.
+// The retry must not destroy the other pod's vHCU.
+BOOST_AUTO_TEST_CASE(a_queued_destroy_never_takes_a_vhcu_another_pods_mark_now_holds) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto first = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE(first.ok());
+  node.backend.busy_destroys = 1;
+  BOOST_REQUIRE(manager.Reconcile(kNoPods).ok());                // queued
+  BOOST_REQUIRE(node.backend.DestroyVhcu(first->vhcu.id).ok());  // a vendor tool
+  auto second = manager.CreateVhcu({"other-pod", "main"}, 0, 36, 8192);
+  BOOST_REQUIRE(second.ok());
+  BOOST_REQUIRE_EQUAL(second->vhcu.id, first->vhcu.id);
+  node.clock.Advance(seconds(1));
+  manager.Tick();
+  BOOST_TEST(node.backend.HasVhcu(second->vhcu.id));
+  BOOST_TEST(PathExists(second->mark.path));
+}
+
 BOOST_AUTO_TEST_CASE(reconcile_never_destroys_a_live_pods_vhcu) {
   Node node;
   VhcuManager manager(&node.backend, node.Options(), node.clock);
@@ -226,6 +332,23 @@ BOOST_AUTO_TEST_CASE(reconcile_drops_marks_of_vanished_or_moved_vhcus_without_de
   BOOST_TEST(node.backend.destroy_calls == 0);
   BOOST_TEST(node.backend.HasVhcu(admins));
   BOOST_TEST(PathExists(node.MarkPath("not-a-mark")));
+}
+
+// Card 1 was not discovered in this pass (its queries failed): its vHCU is on
+// no card (-1). Whether the mark still names it cannot be told, so neither
+// the vHCU nor the mark goes; dropping the mark would leak the vHCU for good.
+BOOST_AUTO_TEST_CASE(reconcile_keeps_the_mark_of_a_vhcu_whose_card_was_not_discovered) {
+  Node node;
+  int id = node.backend.AddVhcu(-1, 30, 8192);
+  node.backend.SetBdf(id, "0000:29:00.0");
+  const std::string mark = node.MarkPath("dead-pod_main_1_" + std::to_string(id));
+  testing::WriteFile(mark, "2026-03-01 10:00:00");
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto result = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(result->marks_removed == 0);
+  BOOST_TEST(node.backend.destroy_calls == 0);
+  BOOST_TEST(PathExists(mark));
 }
 
 // The manager's state directly (VhcuManager::Impl), to read the retry queue.

@@ -48,7 +48,7 @@ struct Card {
 // A vHCU (virtual HCU): a slice of one card, recorded in /etc/vdev/vdev<id>.conf.
 struct Vhcu {
   int id = 0;                 // node-global vdev index N of vdevN
-  int card = 0;               // parent card index
+  int card = 0;               // parent card index; -1: its card was not discovered
   std::string card_bdf;       // parent card BDF
   int compute_units = 0;
   uint64_t memory_mib = 0;
@@ -63,7 +63,7 @@ struct Vhcu {
 
 // A MIG compute instance, from /etc/dmi_mig_config/ci/dev<d>gi<g>ci<c>.conf.
 struct MigInstance {
-  int card = 0;               // physical card index (the <d> of the file name)
+  int card = 0;               // card index, by the conf's pci; -1: not discovered
   std::string card_bdf;
   int gpu_instance = 0;       // GI id
   int compute_instance = 0;   // CI id

@@ -51,6 +51,10 @@
 //                         no longer the intent's card and size, the id was
 //                         reused by someone else: left alone, intent dropped.
 //   vhcu_id, vHCU gone    nothing to do; drop the intent.
+// A vHCU that discovery could not read (a gap: its conf torn or empty,
+// /etc/vdev unreadable) is not gone: intents and marks that may name it, and
+// queued destroys, wait for a pass that reads it (with a gap, no intent
+// without vhcu_id is resolved).
 // A destroy that fails keeps the intent (and the mark) until a retry succeeds,
 // so a second crash loses nothing either.
 //
@@ -59,15 +63,19 @@
 // it succeeded (or the vHCU is already gone) is the mark file removed.
 // Unavailable (DEVICE_BUSY) and other failures go to the manager's retry
 // queue with capped exponential backoff, driven by Tick(). The queue is the
-// one owner of destroy retries: nothing below sleeps and retries.
+// one owner of destroy retries: nothing below sleeps and retries. A retry
+// whose id another owner's mark names by then is dropped, its vHCU left
+// alone (the one queued went, and the driver gave its id to theirs).
 //
-// Never destroyed: a vHCU whose mark file names a live pod; one whose mark was
+// Never destroyed: a vHCU whose mark file names a live pod (whatever other,
+// stale marks of a dead pod name its id: they are removed); one whose mark was
 // written less than fresh_mark_grace ago by this process (the caller's pod
 // cache may lag behind an Allocate that just finished); a vHCU with neither a
 // mark file nor an intent that proves it ours (an admin's, or pre-split) —
 // left alone, logged at VLOG(2); a vHCU whose id now sits on another card than
 // its mark says (the node was reset and the index reused) — the stale mark is
-// removed.
+// removed; a vHCU whose card was not discovered in this pass (card -1) — it
+// and its mark wait for a pass that sees the card.
 //
 // Thread-safety: all methods may be called from any thread. The host-wide
 // lock serialises creates and destroys (threads of this process included);
@@ -146,12 +154,30 @@ struct VhcuClaim {
   std::string pod_uid;
   std::string container;
   std::string path;  // the mark or intent file
+  // It names the vHCU by id (a mark, or an intent that recorded the id), not
+  // only by card and size: once the vHCU is destroyed it would claim the
+  // next vHCU the driver gives that id.
+  bool by_id = true;
 };
 
-// Claims on `vhcu` under host_root (for hcuctl vhcu destroy). Errors only when
-// the mark directory cannot be listed.
+// Claims on `vhcu` under host_root (for hcuctl vhcu destroy). A `vhcu` whose
+// card is unknown (card < 0: its conf could not be read) is matched by id
+// alone. Errors only when the mark directory cannot be listed.
 HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root,
                                                              const Vhcu& vhcu);
+
+// For a creator outside the manager (hcuctl vhcu create), with the host-wide
+// vHCU lock held and right after it made `vhcu`: adds `vhcu` to the snapshot
+// of every intent that has no vhcu_id (a create that crashed or failed), so
+// that recovery never takes it for the vHCU that create may have made. Under
+// the lock no create of the manager is running, so `vhcu` cannot be one.
+HCUDP_EXPORT Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu);
+// The same creator, the same moment: removes the mark files that name
+// `vhcu`'s id. They are stale (the id was free until now: their vHCU went
+// without them), and would have the daemon reclaim `vhcu` when their pod
+// goes. Returns the paths removed.
+HCUDP_EXPORT StatusOr<std::vector<std::string>> RemoveStaleMarksOf(const std::string& host_root,
+                                                                   const Vhcu& vhcu);
 
 // A vHCU CreateVhcu made: as the backend reported it (id, conf_path), and
 // its mark file (mark.name.vhcu_id == vhcu.id).

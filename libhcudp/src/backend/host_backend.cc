@@ -161,9 +161,11 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   if (inv.mig_enabled) {
     inv.mig_instances = ScanMigInstances(options_.host_root);
     // A conf's devN is the MIG library's (DMI) index; its `pci` names the
-    // card, so the BDF decides which discovered card it is on.
+    // card, so the BDF decides which discovered card it is on. Not
+    // discovered: on no card (-1), never the card whose index is N.
     for (MigInstance& mig : inv.mig_instances) {
-      if (const Card* card = inv.FindCardByBdf(Lower(mig.card_bdf))) mig.card = card->index;
+      const Card* card = inv.FindCardByBdf(Lower(mig.card_bdf));
+      mig.card = card != nullptr ? card->index : -1;
     }
   }
   return inv;

@@ -69,7 +69,7 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
 
   Vhcu vhcu;
   vhcu.id = id;
-  vhcu.card = conf->device_id;
+  vhcu.card = -1;  // set below from the BDF
   vhcu.card_bdf = conf->pci_bus_id;
   vhcu.compute_units = conf->cu_count;
   vhcu.memory_mib = conf->mem_mib;
@@ -78,7 +78,8 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   vhcu.cu_mask_hi = conf->cu_mask_hi;
   vhcu.conf_path = ConfPath(id);
   // The card is the one at PciBusId. device_id is the card's DMI index,
-  // not an index of `cards`; it is used only when no card has that BDF.
+  // not an index of `cards`: when no card has that BDF (it was not
+  // discovered), the parent is unknown (-1), never another card.
   for (const Card& card : cards) {
     if (card.bdf == conf->pci_bus_id) vhcu.card = card.index;
   }

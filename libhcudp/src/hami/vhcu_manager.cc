@@ -257,6 +257,11 @@ void VhcuManager::Impl::Queue(Retry retry, const Status& why, VhcuSweepResult* r
   ++result->queued;
 }
 
+bool VhcuManager::Impl::MayBeHidden(const NodeInventory& inventory, int id) {
+  return std::any_of(inventory.vhcu_gaps.begin(), inventory.vhcu_gaps.end(),
+                     [id](const VhcuStateGap& g) { return g.vhcu_id < 0 || g.vhcu_id == id; });
+}
+
 bool VhcuManager::Impl::IsQueued(int vhcu_id) const {
   MutexLock lock(mu_);
   return retries_.count(vhcu_id) > 0;
@@ -318,6 +323,15 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
     }
     for (const auto& [uid, when] : fresh_pods_) fresh.insert(uid);
   }
+  // vHCU ids a live (or fresh) pod's mark holds: never destroyed through
+  // another, stale mark of the same id (its vHCU went, the id was reused).
+  std::set<int> held;
+  for (const MarkFile& mark : marks) {
+    const hami::MarkFileName& m = mark.name;
+    if (!m.whole_card() && (fresh.count(m.pod_uid) > 0 || is_live(m.pod_uid))) {
+      held.insert(m.vhcu_id);
+    }
+  }
   std::set<int> marked;
   for (const MarkFile& mark : marks) {
     const hami::MarkFileName& m = mark.name;
@@ -334,7 +348,32 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
       continue;
     }
     if (IsQueued(m.vhcu_id)) continue;
+    if (held.count(m.vhcu_id) > 0) {
+      LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                   << ", which a live pod's mark holds (the id was reused): removing the stale "
+                   << "mark, keeping the vHCU";
+      if (file_util::RemoveFile(mark.path, file_util::Durability::kSyncFileAndDirectory).ok())
+        ++result.marks_removed;
+      continue;
+    }
     const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
+    if (vhcu == nullptr && MayBeHidden(inventory, m.vhcu_id)) {
+      // Not gone: its conf could not be read in this pass. Removing the mark
+      // would leak the vHCU for good.
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                                << " whose state cannot be read now: left alone until it can";
+      ++result.left_alone;
+      continue;
+    }
+    if (vhcu != nullptr && vhcu->card < 0) {
+      // Its card was not discovered in this pass: whether the mark still
+      // names it is unknown. Removing the mark would leak the vHCU for good.
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
+                                << " whose card (" << vhcu->card_bdf
+                                << ") was not discovered: left alone until it is";
+      ++result.left_alone;
+      continue;
+    }
     if (vhcu != nullptr && vhcu->card != m.card) {
       LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id << " on card " << m.card
                    << " but it is on card " << vhcu->card
@@ -373,12 +412,28 @@ VhcuSweepResult VhcuManager::Impl::Tick() {
   StatusOr<VhcuHostLock> host_lock = Lock(options_.sweep_lock_timeout);
   StatusOr<NodeInventory> inventory =
       host_lock.ok() ? backend_->Discover() : StatusOr<NodeInventory>(host_lock.status());
+  StatusOr<std::vector<MarkFile>> marks = inventory.ok()
+                                              ? ListMarkFiles(options_.host_root, nullptr)
+                                              : StatusOr<std::vector<MarkFile>>(inventory.status());
   for (const Retry& retry : due) {
-    if (!inventory.ok()) {
-      Queue(retry, inventory.status(), &result);
+    if (!marks.ok()) {
+      Queue(retry, marks.status(), &result);
       continue;
     }
-    const Vhcu* now = inventory->FindVhcu(retry.vhcu_id);
+    // Another owner's mark names the id: the vHCU went meanwhile and the id
+    // was given to theirs. Only this retry's files are left to remove.
+    const bool taken_over = std::any_of(marks->begin(), marks->end(), [&retry](const MarkFile& m) {
+      return !m.name.whole_card() && m.name.vhcu_id == retry.vhcu_id &&
+             !(retry.mark && m.name == retry.mark->name);
+    });
+    const Vhcu* now = taken_over ? nullptr : inventory->FindVhcu(retry.vhcu_id);
+    if (taken_over) {
+      LOG(WARNING) << "vHCU " << retry.vhcu_id << " whose destroy was queued went meanwhile; "
+                   << "its id now belongs to another pod's vHCU: left alone";
+    } else if (now == nullptr && MayBeHidden(*inventory, retry.vhcu_id)) {
+      Queue(retry, UnavailableError("its state cannot be read now"), &result);
+      continue;
+    }
     Vhcu gone;
     gone.id = -1;  // nothing to destroy: just the files
     if (now != nullptr && !retry.card_bdf.empty() &&
