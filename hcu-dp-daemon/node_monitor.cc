@@ -169,8 +169,9 @@ void NodeMonitor::Loop() {
   Clock::TimePoint next_pulse = clock_.Now() + pulse;
   Clock::TimePoint confirm_at = Clock::TimePoint::max();
   Clock::TimePoint restart_check_at = CheckRestart(clock_.Now());
+  Clock::TimePoint cdi_retry_at = RetryCdiSpec(clock_.Now());
   for (;;) {
-    Clock::TimePoint deadline = std::min(confirm_at, restart_check_at);
+    Clock::TimePoint deadline = std::min({confirm_at, restart_check_at, cdi_retry_at});
     if (periodic) deadline = std::min(deadline, next_pulse);
     const bool event = WaitForChange(deadline);
     {
@@ -182,6 +183,7 @@ void NodeMonitor::Loop() {
     bool due_confirm = now >= confirm_at;
     if (!event && !due_pulse && !due_confirm) {
       if (now >= restart_check_at) restart_check_at = CheckRestart(now);
+      if (now >= cdi_retry_at) cdi_retry_at = RetryCdiSpec(now);
       continue;
     }
     if (event) VLOG(2) << "node files changed; re-discovering";
@@ -190,6 +192,7 @@ void NodeMonitor::Loop() {
     // After the publish, so a test that sees the log line sees the list too.
     vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
     restart_check_at = CheckRestart(clock_.Now());
+    cdi_retry_at = cdi_pending_.empty() ? Clock::TimePoint::max() : clock_.Now() + kCdiRetry;
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
@@ -220,6 +223,23 @@ Clock::TimePoint NodeMonitor::CheckRestart(Clock::TimePoint now) {
   LOG(ERROR) << "exiting (code 1) so that the DaemonSet restarts the plugin: " << restart.message();
   restart_requested_ = true;
   if (on_restart_) on_restart_();
+  return Clock::TimePoint::max();
+}
+
+Status NodeMonitor::WriteSpec(std::string json) {
+  Status st = WriteCdiSpec(options_.cdi_spec_dir, json);
+  if (st.ok()) {
+    cdi_pending_.clear();
+  } else {
+    cdi_pending_ = std::move(json);
+  }
+  return st;
+}
+
+Clock::TimePoint NodeMonitor::RetryCdiSpec(Clock::TimePoint now) {
+  if (cdi_pending_.empty()) return Clock::TimePoint::max();
+  if (!WriteSpec(cdi_pending_).ok()) return now + kCdiRetry;
+  LOG(INFO) << "CDI spec written to " << options_.cdi_spec_dir << " after an earlier failure";
   return Clock::TimePoint::max();
 }
 
@@ -328,10 +348,11 @@ Status NodeMonitor::Refresh(bool initial) {
   if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {
     CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
     for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
-    Status st = WriteCdiSpec(options_.cdi_spec_dir, spec.json);
+    Status st = WriteSpec(std::move(spec.json));
     if (!st.ok()) {
       if (initial) return st.WithContext("--cdi-spec-dir");
-      LOG(ERROR) << "CDI spec: " << st.ToString();
+      LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
+                 << kCdiRetry.count() << " ms";
     }
   }
   for (const Resource& r : ordered) {

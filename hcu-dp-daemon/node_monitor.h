@@ -11,7 +11,8 @@
 //     or two, without waiting for a pulse);
 //   - ~1 s after any reading that disagrees with the reported health.
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
-// first publish and after every change.
+// first publish and after every change; a write that fails is retried every
+// kCdiRetry on its own (no look at the node) until one succeeds.
 //
 // Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
 // the life of the process): a look that meets it keeps the last good
@@ -91,6 +92,8 @@ class NodeMonitor {
   // not restart in a tight loop, short enough to recover soon.
   static constexpr std::chrono::seconds kRestartGrace{5};
   static constexpr std::chrono::milliseconds kRestartCheck{1000};
+  // Between attempts to write a CDI spec whose write failed.
+  static constexpr std::chrono::milliseconds kCdiRetry{1000};
 
  private:
   // Checks Backend::RestartRequired(); returns when to check next (max():
@@ -103,6 +106,11 @@ class NodeMonitor {
   // One look at the node: discover, read health, publish if changed.
   // Returns an error only when nothing could be discovered.
   Status Refresh(bool initial);
+  // Writes the CDI spec `json`; on failure keeps it for RetryCdiSpec.
+  Status WriteSpec(std::string json);
+  // Writes the spec a failed write left pending, if any; returns when to
+  // try again (max(): nothing pending).
+  Clock::TimePoint RetryCdiSpec(Clock::TimePoint now);
 
   const Options options_;
   Backend& backend_;
@@ -112,6 +120,7 @@ class NodeMonitor {
   VhcuKeeper vhcus_;                          // logs vHCU state gaps; monitor thread only
   NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
+  std::string cdi_pending_;                   // a spec whose write failed; monitor thread only
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(); the poller thread reads it
   Clock& clock_;
   // Wakes the monitor thread; a leaf lock (nothing is locked or called under it).
