@@ -117,6 +117,16 @@ void ConnectNodeOps(NodeMonitor& monitor, NodeOps* node_ops) {
       [node_ops](const NodeInventory& inventory) { node_ops->OnInventory(inventory); });
 }
 
+// Stops the monitor; if a look is stuck in a vendor call past the monitor's
+// budget, the process ends here with `exit_code` (the thread still uses the
+// backend and the node state, which must not be destroyed).
+void StopMonitorOrExit(NodeMonitor& monitor, int exit_code) {
+  if (monitor.Stop()) return;
+  LOG(WARNING) << "stopped with a look at the node still running; exiting without waiting for it";
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
+}
+
 // The end of an orderly stop, once the kubelet-facing servers are stopped.
 // `servers_stopped` false: a kubelet call never returned and still uses the
 // node state and the mode's objects, so none of them may be destroyed; our
@@ -130,7 +140,7 @@ int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOp
   }
   // A scrape reads the mode's registrations, which go first.
   if (metrics != nullptr) metrics->StopServing();
-  monitor.Stop();
+  StopMonitorOrExit(monitor, exit_code);
   node_ops.Stop();
   LOG(INFO) << "stopped";
   return exit_code;
@@ -171,7 +181,7 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   guard.Disarm();
   if (Status st = dra.Start(); !st.ok()) {
     dra.Stop();
-    monitor.Stop();
+    StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
     node_ops->Stop();
     if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
     if (IsInputError(st)) return StartupError(st);
@@ -257,7 +267,7 @@ int RunDaemon(const Options& options) {
   guard.Disarm();
   if (hami) {
     if (Status st = hami->Start(); !st.ok()) {
-      monitor.Stop();
+      StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
       if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
       LOG(ERROR) << "HAMi mode: " << st.ToString();
       return 1;
@@ -270,7 +280,7 @@ int RunDaemon(const Options& options) {
   if (Status st = manager.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     if (hami) hami->Stop();
-    monitor.Stop();
+    StopMonitorOrExit(monitor, 1);
     return 1;
   }
 

@@ -141,16 +141,29 @@ Status NodeMonitor::Start() {
   return OkStatus();
 }
 
-void NodeMonitor::Stop() {
-  if (!thread_.joinable()) return;
+bool NodeMonitor::Stop() {
+  if (!thread_.joinable()) return true;
+  // Real time: a bound on a thread's exit, not a schedule of the monitor.
+  Clock& real = Clock::Real();
+  const Clock::TimePoint deadline = real.Now() + kStopBudget;
   {
     MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   backend_.StopEvents();  // bounded: Backend::kEventStopBound
+  {
+    MutexLock lock(mu_);
+    if (!WaitUntil(real, mu_, cv_, deadline, [this]() HCUDP_REQUIRES(mu_) { return loop_done_; })) {
+      LOG(WARNING) << "the node monitor is still inside a look at the node after "
+                   << kStopBudget.count() << " ms; not waiting for it";
+      thread_.detach();
+      return false;
+    }
+  }
   thread_.join();
   poller_->Stop();
+  return true;
 }
 
 bool NodeMonitor::WaitForChange(Clock::TimePoint deadline) {
@@ -201,6 +214,11 @@ void NodeMonitor::Loop() {
       confirm_at = Clock::TimePoint::max();
     }
   }
+  {
+    MutexLock lock(mu_);
+    loop_done_ = true;
+  }
+  cv_.notify_all();
 }
 
 Clock::TimePoint NodeMonitor::CheckRestart(Clock::TimePoint now) {

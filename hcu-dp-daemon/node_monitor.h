@@ -67,7 +67,12 @@ class NodeMonitor {
   // First discovery and publish; an error here is fatal for the daemon
   // (nothing to serve). Then starts the monitor thread.
   Status Start();
-  void Stop();
+  // Bounded: a look may be inside a vendor call that takes long (hymgr
+  // unreachable: seconds per call, many calls per look). If the monitor
+  // thread has not returned kStopBudget after the stop began, it is left
+  // running and false is returned: the caller must then end the process
+  // without destroying what the thread uses (backend, state). Idempotent.
+  bool Stop();
 
   // Called once, on the monitor thread, when the backend has required a
   // restart for kRestartGrace. Set before Start().
@@ -92,6 +97,8 @@ class NodeMonitor {
   // not restart in a tight loop, short enough to recover soon.
   static constexpr std::chrono::seconds kRestartGrace{5};
   static constexpr std::chrono::milliseconds kRestartCheck{1000};
+  // How long Stop() waits for the monitor thread (real time).
+  static constexpr std::chrono::milliseconds kStopBudget{2000};
   // Between attempts to write a CDI spec whose write failed.
   static constexpr std::chrono::milliseconds kCdiRetry{1000};
 
@@ -128,6 +135,7 @@ class NodeMonitor {
   std::condition_variable cv_;
   bool changed_ HCUDP_GUARDED_BY(mu_) = false;  // a watched path changed
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
+  bool loop_done_ HCUDP_GUARDED_BY(mu_) = false;  // the monitor thread is about to return
   std::unique_ptr<FdPoller> poller_;  // watcher_'s descriptor; after what its handler uses
   std::function<void()> on_restart_;
   HealthListener on_health_;

@@ -131,6 +131,27 @@ BOOST_AUTO_TEST_CASE(sigterm_while_a_vendor_call_blocks_at_start_up_exits_within
   std::remove(gate.c_str());
 }
 
+// SIGTERM while a look at the node waits on the vendor library (hymgr
+// unreachable: every DMI query answers 32 and is retried with backoff,
+// seconds per call and many calls per look): the daemon still exits 0
+// within 5 s.
+BOOST_AUTO_TEST_CASE(sigterm_while_a_look_waits_on_an_unreachable_hymgr_exits_within_five_seconds) {
+  BOOST_REQUIRE(UsingHostBackend());
+  TempDir dir;
+  const std::string control = dir.Join("control");
+  WriteFile(control, "");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1", "--log-level=1"},
+                  {"HCUDP_STUB_CONTROL=" + control});
+  h.Start();
+  h.RequireRegistered(kHcu);
+  WriteFile(control, "dmi_fail_count=-1\ndmi_fail_code=32\n");
+  BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("retrying in 800 ms", kRegisterTimeout),
+                        "no look met the unreachable hymgr:\n"
+                            << h.daemon().Log());
+  CheckSigtermExit(h.daemon(), "a look waiting on an unreachable hymgr");
+  BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
+}
+
 BOOST_AUTO_TEST_CASE(without_event_support_the_daemon_says_so_and_the_poll_carries_health) {
   BOOST_REQUIRE(UsingHostBackend());
   TempDir dir;
