@@ -192,11 +192,12 @@ void NodeMonitor::Loop() {
       if (stopping_) break;
     }
     const auto now = clock_.Now();
+    // Whatever else is due: a pulse every second must not keep postponing it.
+    if (now >= cdi_retry_at) cdi_retry_at = RetryCdiSpec(now);
     bool due_pulse = periodic && now >= next_pulse;
     bool due_confirm = now >= confirm_at;
     if (!event && !due_pulse && !due_confirm) {
       if (now >= restart_check_at) restart_check_at = CheckRestart(now);
-      if (now >= cdi_retry_at) cdi_retry_at = RetryCdiSpec(now);
       continue;
     }
     if (event) VLOG(2) << "node files changed; re-discovering";
@@ -205,7 +206,11 @@ void NodeMonitor::Loop() {
     // After the publish, so a test that sees the log line sees the list too.
     vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
     restart_check_at = CheckRestart(clock_.Now());
-    cdi_retry_at = cdi_pending_.empty() ? Clock::TimePoint::max() : clock_.Now() + kCdiRetry;
+    if (cdi_pending_.empty()) {
+      cdi_retry_at = Clock::TimePoint::max();
+    } else if (cdi_retry_at == Clock::TimePoint::max()) {
+      cdi_retry_at = clock_.Now() + kCdiRetry;  // this look's write failed
+    }
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
