@@ -3,10 +3,12 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "dra_mode.h"
 #include "hami_mode.h"
@@ -34,6 +36,50 @@ sigset_t TerminationSignals() {
   sigaddset(&set, SIGUSR1);
   return set;
 }
+
+// Start-up steps can block for long in the vendor library (Init waits for
+// the driver, minutes by design; a first look may hang with the driver),
+// with SIGTERM blocked in every thread. Until Disarm(), a thread of its own
+// takes SIGTERM/SIGINT and ends the process at once with 0: nothing of ours
+// needs cleaning up before the kubelet sockets are served. Disarm before
+// anything that serves or takes the signals itself (the manager, HAMi's
+// and DRA's Start); a signal not taken by then stays pending for them.
+class StartupSignalGuard {
+ public:
+  StartupSignalGuard() : thread_([this] { Run(); }) {}
+  ~StartupSignalGuard() { Disarm(); }
+  StartupSignalGuard(const StartupSignalGuard&) = delete;
+  StartupSignalGuard& operator=(const StartupSignalGuard&) = delete;
+
+  // Returns once the thread no longer takes signals (it may end the process
+  // first, if one had just arrived).
+  void Disarm() {
+    if (!thread_.joinable()) return;
+    disarmed_ = true;
+    thread_.join();
+  }
+
+ private:
+  void Run() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    const timespec poll{0, 50 * 1000 * 1000};
+    while (!disarmed_) {
+      const int signal = sigtimedwait(&set, nullptr, &poll);
+      if (signal != SIGTERM && signal != SIGINT) continue;
+      LOG(INFO) << "received " << (signal == SIGTERM ? "SIGTERM" : "SIGINT")
+                << " during start-up, before serving; exiting";
+      CancelVendorTools();
+      std::fflush(nullptr);
+      std::_Exit(0);
+    }
+  }
+
+  std::atomic<bool> disarmed_{false};
+  std::thread thread_;
+};
 
 // One plain line (no log prefix), like a bad flag: exit 2 for bad input,
 // 1 for anything else.
@@ -71,6 +117,16 @@ void ConnectNodeOps(NodeMonitor& monitor, NodeOps* node_ops) {
       [node_ops](const NodeInventory& inventory) { node_ops->OnInventory(inventory); });
 }
 
+// Stops the monitor; if a look is stuck in a vendor call past the monitor's
+// budget, the process ends here with `exit_code` (the thread still uses the
+// backend and the node state, which must not be destroyed).
+void StopMonitorOrExit(NodeMonitor& monitor, int exit_code) {
+  if (monitor.Stop()) return;
+  LOG(WARNING) << "stopped with a look at the node still running; exiting without waiting for it";
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
+}
+
 // The end of an orderly stop, once the kubelet-facing servers are stopped.
 // `servers_stopped` false: a kubelet call never returned and still uses the
 // node state and the mode's objects, so none of them may be destroyed; our
@@ -84,7 +140,7 @@ int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOp
   }
   // A scrape reads the mode's registrations, which go first.
   if (metrics != nullptr) metrics->StopServing();
-  monitor.Stop();
+  StopMonitorOrExit(monitor, exit_code);
   node_ops.Stop();
   LOG(INFO) << "stopped";
   return exit_code;
@@ -94,7 +150,8 @@ int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOp
 // `metrics` (null when off) is already the active instance; DraMode reports
 // Prepare/Unprepare and its API requests to it and makes /metrics answer
 // once kubelet has registered the plugin.
-int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetrics* metrics) {
+int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetrics* metrics,
+           StartupSignalGuard& guard) {
   if (metrics != nullptr) metrics->EnableDra();
   auto made = DraMode::New(options, node, state);
   if (!made.ok()) return StartupError(made.status());
@@ -121,9 +178,10 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
     node_ops->Stop();
     return 1;
   }
+  guard.Disarm();
   if (Status st = dra.Start(); !st.ok()) {
     dra.Stop();
-    monitor.Stop();
+    StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
     node_ops->Stop();
     if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
     if (IsInputError(st)) return StartupError(st);
@@ -147,6 +205,7 @@ int RunDaemon(const Options& options) {
   // Start-up input (node file, host root, kubeconfig, socket directory) is
   // checked before anything runs; a problem there is one plain line and
   // exit 2, as for a bad flag.
+  StartupSignalGuard guard;
   NodeState state;
   // Bound first: a port in use is a start-up error before any waiting.
   std::unique_ptr<DaemonMetrics> metrics;
@@ -162,7 +221,9 @@ int RunDaemon(const Options& options) {
   if (!backend.ok()) return StartupError(backend.status());
   std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
   Backend& node = metered ? *metered : **backend;
-  if (options.strategy == Strategy::kDra) return RunDra(options, node, state, metrics.get());
+  if (options.strategy == Strategy::kDra) {
+    return RunDra(options, node, state, metrics.get(), guard);
+  }
   // The HAMi agent reports its start-up recovery (in Start, below) to the
   // NodeOps built after it, on its API client.
   NodeOps* node_ops = nullptr;
@@ -203,9 +264,10 @@ int RunDaemon(const Options& options) {
     LOG(ERROR) << st.ToString();
     return 1;
   }
+  guard.Disarm();
   if (hami) {
     if (Status st = hami->Start(); !st.ok()) {
-      monitor.Stop();
+      StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
       if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
       LOG(ERROR) << "HAMi mode: " << st.ToString();
       return 1;
@@ -218,7 +280,7 @@ int RunDaemon(const Options& options) {
   if (Status st = manager.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     if (hami) hami->Stop();
-    monitor.Stop();
+    StopMonitorOrExit(monitor, 1);
     return 1;
   }
 

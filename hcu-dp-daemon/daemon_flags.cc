@@ -80,6 +80,15 @@ Status Validate(const Options& o) {
   HCUDP_RETURN_IF_ERROR(ValidateNodeOpsOptions(o));
   if (!o.metrics_address.empty())
     HCUDP_RETURN_IF_ERROR(CivetListenSpec(o.metrics_address).status());
+  // DRA mode checks its own (dra_mode.cc); the device-plugin modes write the
+  // spec with CDI devices on, and the runtime reads it from an absolute path.
+  if (o.strategy != Strategy::kDra && o.device_list_strategy != DeviceListStrategy::kDevices &&
+      (o.cdi_spec_dir.empty() || o.cdi_spec_dir.front() != '/')) {
+    return InvalidArgumentError(
+        "--cdi-spec-dir: \"" + o.cdi_spec_dir +
+        "\" is not an absolute path (required with --device-list-strategy=" +
+        (o.device_list_strategy == DeviceListStrategy::kCdi ? "cdi" : "both") + ")");
+  }
   if (o.strategy == Strategy::kHami && o.node_name.empty()) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=hami (set it, or NODE_NAME, to this node's name)");

@@ -280,10 +280,14 @@ StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string&
                                                               const NodeState& state) {
   HCUDP_ASSIGN_OR_RETURN(std::string listen, CivetListenSpec(address));
   std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
+  // The one worker serves connections in turn, and a connection that sends
+  // nothing holds it for a whole read timeout: at 2 s one such client can
+  // no longer fail the chart's readiness probe (timeoutSeconds: 5), while a
+  // real scraper's request and a response of a few KiB take milliseconds.
   try {
     m->exposer_ = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", listen, "num_threads",
-                                 std::to_string(kServerThreads), "request_timeout_ms", "10000"});
+                                 std::to_string(kServerThreads), "request_timeout_ms", "2000"});
   } catch (...) {
     // civetweb's CivetException says only "problem binding to port".
     return InvalidArgumentError("--metrics-address " + address +

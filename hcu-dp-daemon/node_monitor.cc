@@ -141,16 +141,29 @@ Status NodeMonitor::Start() {
   return OkStatus();
 }
 
-void NodeMonitor::Stop() {
-  if (!thread_.joinable()) return;
+bool NodeMonitor::Stop() {
+  if (!thread_.joinable()) return true;
+  // Real time: a bound on a thread's exit, not a schedule of the monitor.
+  Clock& real = Clock::Real();
+  const Clock::TimePoint deadline = real.Now() + kStopBudget;
   {
     MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   backend_.StopEvents();  // bounded: Backend::kEventStopBound
+  {
+    MutexLock lock(mu_);
+    if (!WaitUntil(real, mu_, cv_, deadline, [this]() HCUDP_REQUIRES(mu_) { return loop_done_; })) {
+      LOG(WARNING) << "the node monitor is still inside a look at the node after "
+                   << kStopBudget.count() << " ms; not waiting for it";
+      thread_.detach();
+      return false;
+    }
+  }
   thread_.join();
   poller_->Stop();
+  return true;
 }
 
 bool NodeMonitor::WaitForChange(Clock::TimePoint deadline) {
@@ -169,8 +182,9 @@ void NodeMonitor::Loop() {
   Clock::TimePoint next_pulse = clock_.Now() + pulse;
   Clock::TimePoint confirm_at = Clock::TimePoint::max();
   Clock::TimePoint restart_check_at = CheckRestart(clock_.Now());
+  Clock::TimePoint cdi_retry_at = RetryCdiSpec(clock_.Now());
   for (;;) {
-    Clock::TimePoint deadline = std::min(confirm_at, restart_check_at);
+    Clock::TimePoint deadline = std::min({confirm_at, restart_check_at, cdi_retry_at});
     if (periodic) deadline = std::min(deadline, next_pulse);
     const bool event = WaitForChange(deadline);
     {
@@ -178,6 +192,8 @@ void NodeMonitor::Loop() {
       if (stopping_) break;
     }
     const auto now = clock_.Now();
+    // Whatever else is due: a pulse every second must not keep postponing it.
+    if (now >= cdi_retry_at) cdi_retry_at = RetryCdiSpec(now);
     bool due_pulse = periodic && now >= next_pulse;
     bool due_confirm = now >= confirm_at;
     if (!event && !due_pulse && !due_confirm) {
@@ -190,6 +206,11 @@ void NodeMonitor::Loop() {
     // After the publish, so a test that sees the log line sees the list too.
     vhcus_.Log(last_inventory_.vhcu_gaps, clock_.Now());
     restart_check_at = CheckRestart(clock_.Now());
+    if (cdi_pending_.empty()) {
+      cdi_retry_at = Clock::TimePoint::max();
+    } else if (cdi_retry_at == Clock::TimePoint::max()) {
+      cdi_retry_at = clock_.Now() + kCdiRetry;  // this look's write failed
+    }
     if (due_pulse) next_pulse = now + pulse;
     // An event or an unconfirmed disagreement gets one re-read a second later.
     if (event || tracker_.AnyPending()) {
@@ -198,6 +219,11 @@ void NodeMonitor::Loop() {
       confirm_at = Clock::TimePoint::max();
     }
   }
+  {
+    MutexLock lock(mu_);
+    loop_done_ = true;
+  }
+  cv_.notify_all();
 }
 
 Clock::TimePoint NodeMonitor::CheckRestart(Clock::TimePoint now) {
@@ -220,6 +246,23 @@ Clock::TimePoint NodeMonitor::CheckRestart(Clock::TimePoint now) {
   LOG(ERROR) << "exiting (code 1) so that the DaemonSet restarts the plugin: " << restart.message();
   restart_requested_ = true;
   if (on_restart_) on_restart_();
+  return Clock::TimePoint::max();
+}
+
+Status NodeMonitor::WriteSpec(std::string json) {
+  Status st = WriteCdiSpec(options_.cdi_spec_dir, json);
+  if (st.ok()) {
+    cdi_pending_.clear();
+  } else {
+    cdi_pending_ = std::move(json);
+  }
+  return st;
+}
+
+Clock::TimePoint NodeMonitor::RetryCdiSpec(Clock::TimePoint now) {
+  if (cdi_pending_.empty()) return Clock::TimePoint::max();
+  if (!WriteSpec(cdi_pending_).ok()) return now + kCdiRetry;
+  LOG(INFO) << "CDI spec written to " << options_.cdi_spec_dir << " after an earlier failure";
   return Clock::TimePoint::max();
 }
 
@@ -328,10 +371,11 @@ Status NodeMonitor::Refresh(bool initial) {
   if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {
     CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
     for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
-    Status st = WriteCdiSpec(options_.cdi_spec_dir, spec.json);
+    Status st = WriteSpec(std::move(spec.json));
     if (!st.ok()) {
       if (initial) return st.WithContext("--cdi-spec-dir");
-      LOG(ERROR) << "CDI spec: " << st.ToString();
+      LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
+                 << kCdiRetry.count() << " ms";
     }
   }
   for (const Resource& r : ordered) {

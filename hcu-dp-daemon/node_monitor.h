@@ -11,7 +11,8 @@
 //     or two, without waiting for a pulse);
 //   - ~1 s after any reading that disagrees with the reported health.
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
-// first publish and after every change.
+// first publish and after every change; a write that fails is retried every
+// kCdiRetry on its own (no look at the node) until one succeeds.
 //
 // Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
 // the life of the process): a look that meets it keeps the last good
@@ -66,7 +67,12 @@ class NodeMonitor {
   // First discovery and publish; an error here is fatal for the daemon
   // (nothing to serve). Then starts the monitor thread.
   Status Start();
-  void Stop();
+  // Bounded: a look may be inside a vendor call that takes long (hymgr
+  // unreachable: seconds per call, many calls per look). If the monitor
+  // thread has not returned kStopBudget after the stop began, it is left
+  // running and false is returned: the caller must then end the process
+  // without destroying what the thread uses (backend, state). Idempotent.
+  bool Stop();
 
   // Called once, on the monitor thread, when the backend has required a
   // restart for kRestartGrace. Set before Start().
@@ -91,6 +97,10 @@ class NodeMonitor {
   // not restart in a tight loop, short enough to recover soon.
   static constexpr std::chrono::seconds kRestartGrace{5};
   static constexpr std::chrono::milliseconds kRestartCheck{1000};
+  // How long Stop() waits for the monitor thread (real time).
+  static constexpr std::chrono::milliseconds kStopBudget{2000};
+  // Between attempts to write a CDI spec whose write failed.
+  static constexpr std::chrono::milliseconds kCdiRetry{1000};
 
  private:
   // Checks Backend::RestartRequired(); returns when to check next (max():
@@ -103,6 +113,11 @@ class NodeMonitor {
   // One look at the node: discover, read health, publish if changed.
   // Returns an error only when nothing could be discovered.
   Status Refresh(bool initial);
+  // Writes the CDI spec `json`; on failure keeps it for RetryCdiSpec.
+  Status WriteSpec(std::string json);
+  // Writes the spec a failed write left pending, if any; returns when to
+  // try again (max(): nothing pending).
+  Clock::TimePoint RetryCdiSpec(Clock::TimePoint now);
 
   const Options options_;
   Backend& backend_;
@@ -112,6 +127,7 @@ class NodeMonitor {
   VhcuKeeper vhcus_;                          // logs vHCU state gaps; monitor thread only
   NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
+  std::string cdi_pending_;                   // a spec whose write failed; monitor thread only
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(); the poller thread reads it
   Clock& clock_;
   // Wakes the monitor thread; a leaf lock (nothing is locked or called under it).
@@ -119,6 +135,7 @@ class NodeMonitor {
   std::condition_variable cv_;
   bool changed_ HCUDP_GUARDED_BY(mu_) = false;  // a watched path changed
   bool stopping_ HCUDP_GUARDED_BY(mu_) = false;
+  bool loop_done_ HCUDP_GUARDED_BY(mu_) = false;  // the monitor thread is about to return
   std::unique_ptr<FdPoller> poller_;  // watcher_'s descriptor; after what its handler uses
   std::function<void()> on_restart_;
   HealthListener on_health_;

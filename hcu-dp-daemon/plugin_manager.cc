@@ -175,6 +175,7 @@ void PluginManager::StartAttempt(Endpoint& e, uint64_t kubelet_inode) {
   p.endpoint = e.socket_path.substr(e.socket_path.find_last_of('/') + 1);
   p.resource_name = e.resource_name;
   p.preferred_allocation = OffersPreferredAllocation(e.kind);
+  e.server->service().ExpectKubeletStream();
   e.attempt = std::make_unique<Attempt>();
   Attempt* a = e.attempt.get();
   a->serve_generation = e.serve_generation;
@@ -281,7 +282,7 @@ void PluginManager::Reconcile() {
         continue;
       }
       for (Endpoint& e : endpoints_) {
-        if (e.resource_name == it->first && e.server && e.server->service().active_streams() == 0 &&
+        if (e.resource_name == it->first && e.server && !e.server->service().kubelet_stream_open() &&
             e.registered) {
           LOG(INFO) << e.resource_name << ": no ListAndWatch stream; registering again";
           e.registered = false;
@@ -326,7 +327,7 @@ void PluginManager::Reconcile() {
     bool stale = e.registered && e.registered_kubelet_inode != kubelet_inode;
     // kubelet opens ListAndWatch right after Register; a registration
     // without a stream for a whole backstop period has been lost.
-    bool streamless = e.registered && e.server && e.server->service().active_streams() == 0 &&
+    bool streamless = e.registered && e.server && !e.server->service().kubelet_stream_open() &&
                       now - e.registered_at >= kBackstop;
     if (streamless) LOG(INFO) << e.resource_name << ": kubelet opened no stream; registering again";
     if (force_register_ || stale || streamless) {

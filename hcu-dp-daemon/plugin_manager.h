@@ -7,8 +7,9 @@
 // registered with the kubelet.sock currently on disk. It wakes on:
 //   - inotify on the socket directory (kubelet.sock created, a socket of
 //     ours deleted);
-//   - a ListAndWatch stream ending unexpectedly (re-register if no stream of
-//     that resource is open again within kStreamGrace);
+//   - a ListAndWatch stream ending unexpectedly (re-register if kubelet's
+//     stream of that resource, the first opened after our Register, is not
+//     open again within kStreamGrace; other clients' streams do not count);
 //   - a new snapshot (a new resource gets a server and a registration);
 //   - a 5 s stat backstop (own sockets exist? kubelet.sock inode changed?
 //     registered for 5 s but kubelet never opened a stream?).

@@ -81,6 +81,8 @@ grpc::Status PluginService::ListAndWatch(
     grpc::ServerContext* context, const v1beta1::Empty*,
     grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   ++active_streams_;
+  const uint64_t id = ++next_stream_;
+  if (expect_kubelet_.exchange(false)) kubelet_stream_ = id;
   auto snapshot = state_.Current();
   v1beta1::ListAndWatchResponse sent = DeviceList(snapshot->FindResource(resource_name_));
   bool ok = writer->Write(sent);
@@ -98,9 +100,15 @@ grpc::Status PluginService::ListAndWatch(
     }
   }
   --active_streams_;
+  uint64_t mine = id;
+  const bool kubelets = kubelet_stream_.compare_exchange_strong(mine, 0);
   if (stopping_) return grpc::Status::OK;
-  LOG(WARNING) << resource_name_ << ": ListAndWatch stream ended ("
-               << (ok ? "cancelled by kubelet" : "send failed") << ")";
+  if (kubelets) {
+    LOG(WARNING) << resource_name_ << ": kubelet's ListAndWatch stream ended ("
+                 << (ok ? "cancelled by kubelet" : "send failed") << ")";
+  } else {
+    VLOG(1) << resource_name_ << ": a ListAndWatch stream of another client ended";
+  }
   if (on_stream_end_) on_stream_end_();
   return grpc::Status(grpc::StatusCode::CANCELLED, "stream ended");
 }

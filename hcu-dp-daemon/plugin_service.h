@@ -32,7 +32,8 @@ inline bool OffersPreferredAllocation(DeviceKind kind) { return kind == DeviceKi
 class PluginService final : public v1beta1::DevicePlugin::Service {
  public:
   // `on_stream_end` is called (from a gRPC thread) when a ListAndWatch stream
-  // ends for a reason other than Stop(): kubelet went away or cancelled it.
+  // ends for a reason other than Stop(): its client went away or cancelled
+  // it (kubelet_stream_open() tells whether kubelet's own is still open).
   PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
                 const AllocationBuilder& builder, DeviceListStrategy list_strategy,
                 std::function<void()> on_stream_end, AllocateDelegate delegate = nullptr);
@@ -40,6 +41,13 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   // Makes every ListAndWatch return promptly; call before shutting the server.
   void Stop();
   int active_streams() const { return active_streams_.load(); }
+  // Called before each Register: the first ListAndWatch opened after it is
+  // taken as kubelet's (kubelet opens its stream right after Register), so
+  // that another client's stream (grpcurl, hcuctl) neither hides the end of
+  // kubelet's nor passes for it.
+  void ExpectKubeletStream() { expect_kubelet_ = true; }
+  // True while the stream taken as kubelet's latest is open.
+  bool kubelet_stream_open() const { return kubelet_stream_.load() != 0; }
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* context, const v1beta1::Empty* request,
                                       v1beta1::DevicePluginOptions* response) override;
@@ -69,6 +77,9 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   const AllocateDelegate delegate_;  // HAMi kinds only; may be empty
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_streams_{0};
+  std::atomic<bool> expect_kubelet_{false};
+  std::atomic<uint64_t> next_stream_{0};
+  std::atomic<uint64_t> kubelet_stream_{0};  // its id while open, else 0
 };
 
 // Copies `a` into a kubelet container response as `strategy` says.

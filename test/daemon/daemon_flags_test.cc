@@ -157,6 +157,26 @@ BOOST_AUTO_TEST_CASE(invalid_values_give_one_line_naming_flag_and_accepted_value
   }
 }
 
+// CDI_SPEC_DIR="" (an empty Helm value) with CDI devices on: one line and
+// exit 2 like any bad value, not a failed spec write at start-up (exit 1).
+BOOST_AUTO_TEST_CASE(a_cdi_spec_dir_that_is_not_absolute_is_refused_when_cdi_is_on) {
+  for (const std::string strategy : {"cdi", "both"}) {
+    for (const std::string dir : {"", "cdi"}) {
+      auto r = Parse({"--device-list-strategy=" + strategy, "--cdi-spec-dir=" + dir});
+      BOOST_TEST_CONTEXT(strategy << " \"" << dir << "\"") {
+        BOOST_REQUIRE(!r.ok());
+        BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+        BOOST_TEST(r.status().message() ==
+                   "--cdi-spec-dir: \"" + dir +
+                       "\" is not an absolute path (required with --device-list-strategy=" +
+                       strategy + ")");
+      }
+    }
+  }
+  // Not used without CDI devices.
+  BOOST_TEST(Parse({"--cdi-spec-dir="}).ok());
+}
+
 BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
   auto c = Parse({"--log-severity=WARN"});
   BOOST_REQUIRE(c.ok());

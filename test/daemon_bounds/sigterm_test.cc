@@ -10,6 +10,8 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "daemon_bounds/bounds_util.h"
@@ -46,6 +48,35 @@ std::string BigNodeYaml(int n) {
   y += "links:\n  default: {type: HSL, hops: 1, weight: 15}\n";
   return y;
 }
+
+// A kubelet.sock whose Register handler never answers (a kubelet wedged
+// after accepting the call): released only when the test ends.
+class SilentRegistration final : public v1beta1::Registration::Service {
+ public:
+  grpc::Status Register(grpc::ServerContext* context, const v1beta1::RegisterRequest*,
+                        v1beta1::Empty*) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++calls_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_ || context->IsCancelled(); });
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "released");
+  }
+  bool WaitForCall(milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return calls_ > 0; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int calls_ = 0;
+  bool released_ = false;
+};
 
 BOOST_AUTO_TEST_SUITE(daemon_sigterm)
 
@@ -117,6 +148,26 @@ BOOST_AUTO_TEST_CASE(during_a_preferred_allocation_search_on_1024_cards) {
       << (status.ok() ? "answered" : status.error_message()) << " in "
       << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start).count()
       << " ms");
+}
+
+BOOST_AUTO_TEST_CASE(during_a_register_call_kubelet_never_answers) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"});
+  fs::create_directories(h.plugin_dir());
+  SilentRegistration silent;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + h.plugin_dir() + "/kubelet.sock",
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(&silent);
+  std::unique_ptr<grpc::Server> kubelet = builder.BuildAndStart();
+  BOOST_REQUIRE(kubelet);
+  h.StartDaemon();
+  BOOST_REQUIRE_MESSAGE(silent.WaitForCall(milliseconds(10000 * kSanitizerSlowdown)),
+                        "no Register call:\n"
+                            << h.daemon().Log());
+  CheckSigtermExit(h.daemon(), "a Register call kubelet never answers");
+  BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
+  silent.Release();
+  kubelet->Shutdown(std::chrono::system_clock::now() + milliseconds(100));
 }
 
 BOOST_AUTO_TEST_CASE(after_a_fifo_is_swapped_in_for_the_node_file) {

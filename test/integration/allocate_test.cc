@@ -329,6 +329,44 @@ BOOST_AUTO_TEST_CASE(both_mode_returns_cdi_devices_and_the_classic_fields) {
   BOOST_TEST(Mounts(r).count(kHyhal));
 }
 
+// A spec write that failed (the CDI directory briefly unusable: /var/run
+// full or remounted) is retried by itself, not only at the next change of
+// the devices: until then Allocate names CDI devices (or the spec keeps
+// devices) the runtime cannot resolve. --pulse=0 on the sim backend (its node
+// edits are file events): no periodic look helps. The host backend's
+// stand-ins answer the edit at the next pulse, and a pulse that finds no
+// change wrote nothing either.
+BOOST_AUTO_TEST_CASE(a_failed_cdi_spec_write_is_retried_without_a_further_change) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--device-list-strategy=cdi",
+                                               UsingHostBackend() ? "--pulse=1" : "--pulse=0"});
+  h.Start();
+  h.RequireRegistered("hygon.com/hcu");
+  const std::string spec = h.cdi_dir() + "/hygon.com-hcu.json";
+  BOOST_REQUIRE(PathExists(spec));
+  const size_t before = YAML::LoadFile(spec)["devices"].size();
+  fs::remove_all(h.cdi_dir());
+  WriteFile(h.cdi_dir(), "not a directory\n");  // the write fails
+  h.EditNode([](YAML::Node& node) {
+    YAML::Node kept;
+    for (const YAML::Node& card : node["cards"]) {
+      if (card["index"].as<int>() != 7) kept.push_back(card);
+    }
+    node["cards"] = kept;
+  });
+  std::set<std::string> seven(K100Bdfs().begin(), K100Bdfs().end() - 1);
+  h.RequireIds("hygon.com/hcu", seven, kHealthTimeout);
+  BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("write CDI spec", milliseconds(5000)),
+                        "the failed write was not reported");
+  fs::remove(h.cdi_dir());
+  fs::create_directories(h.cdi_dir());
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(5000);
+  while (!PathExists(spec) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  BOOST_REQUIRE_MESSAGE(PathExists(spec), "no CDI spec written once the directory was usable");
+  BOOST_TEST(YAML::LoadFile(spec)["devices"].size() == before - 1);
+}
+
 BOOST_AUTO_TEST_CASE(cdi_spec_of_a_vhcu_node_validates) {
   DaemonHarness h("demo/nodes/z100l-mixed.yaml", {"--device-list-strategy=cdi"});
   h.Start();

@@ -314,6 +314,30 @@ BOOST_AUTO_TEST_CASE(a_stream_closed_by_kubelet_leads_to_reregistration) {
   BOOST_TEST(h.kubelet().Allocate("hygon.com/hcu", {{K100Bdfs()[0]}}, &response).ok());
 }
 
+// Another client (grpcurl while debugging, a monitoring tool) watching the
+// same socket must not hide the end of kubelet's own stream: kubelet never
+// reopens one by itself, so without a new Register the resource stays at
+// allocatable 0.
+BOOST_AUTO_TEST_CASE(a_stream_closed_by_kubelet_leads_to_reregistration_while_another_client_watches) {
+  DaemonHarness h("demo/nodes/k100ai-8.yaml");
+  h.Start();
+  ResourceSnapshot first = h.RequireRegistered("hygon.com/hcu");
+  auto channel = grpc::CreateChannel("unix://" + h.plugin_dir() + "/" + first.endpoint,
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::DevicePlugin::NewStub(channel);
+  grpc::ClientContext watcher;
+  watcher.set_deadline(std::chrono::system_clock::now() + seconds(60));
+  auto reader = stub->ListAndWatch(&watcher, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse list;
+  BOOST_REQUIRE(reader->Read(&list));
+  BOOST_REQUIRE(h.kubelet().CancelStream("hygon.com/hcu"));
+  auto again = h.kubelet().WaitForRegistration("hygon.com/hcu", kRegisterTimeout,
+                                               first.registrations + 1);
+  BOOST_TEST(again.has_value(), "no Register after kubelet's stream ended");
+  watcher.TryCancel();
+  reader->Finish();
+}
+
 BOOST_AUTO_TEST_CASE(a_deleted_plugin_socket_leads_to_reregistration) {
   DaemonHarness h("demo/nodes/k100ai-8.yaml");
   h.Start();

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "daemon_bounds/bounds_util.h"
 #include "integration/daemon_harness.h"
 
 namespace hcudp::testing {
@@ -104,6 +105,51 @@ BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
   h.RequireRegistered(kHcu);
   BOOST_REQUIRE(h.daemon().WaitForLog("card health events: on", kRegisterTimeout));
   BOOST_TEST(WaitHealth(h, K100Bdfs()[2], "Unhealthy", kHealthTimeout));
+}
+
+// A vendor call that blocks during start-up (here the event subscription of
+// the first look; on a node, the library waiting for the driver, minutes by
+// design) must not hold up SIGTERM: the DaemonSet's pod is deleted while the
+// driver is not live, and the daemon exits 0 within 5 s, not when the call
+// returns (the gate holds it 10 s).
+BOOST_AUTO_TEST_CASE(sigterm_while_a_vendor_call_blocks_at_start_up_exits_within_five_seconds) {
+  BOOST_REQUIRE(UsingHostBackend());
+  TempDir dir;
+  const std::string control = dir.Join("control");
+  const std::string gate = dir.Join("gate");
+  WriteFile(gate, "");
+  WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
+  h.Start();
+  const auto deadline = SteadyClock::now() + kRegisterTimeout;
+  while (!PathExists(gate + ".entered")) {
+    BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  CheckSigtermExit(h.daemon(), "a vendor call blocking at start-up");
+  BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
+  std::remove(gate.c_str());
+}
+
+// SIGTERM while a look at the node waits on the vendor library (hymgr
+// unreachable: every DMI query answers 32 and is retried with backoff,
+// seconds per call and many calls per look): the daemon still exits 0
+// within 5 s.
+BOOST_AUTO_TEST_CASE(sigterm_while_a_look_waits_on_an_unreachable_hymgr_exits_within_five_seconds) {
+  BOOST_REQUIRE(UsingHostBackend());
+  TempDir dir;
+  const std::string control = dir.Join("control");
+  WriteFile(control, "");
+  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=1", "--log-level=1"},
+                  {"HCUDP_STUB_CONTROL=" + control});
+  h.Start();
+  h.RequireRegistered(kHcu);
+  WriteFile(control, "dmi_fail_count=-1\ndmi_fail_code=32\n");
+  BOOST_REQUIRE_MESSAGE(h.daemon().WaitForLog("retrying in 800 ms", kRegisterTimeout),
+                        "no look met the unreachable hymgr:\n"
+                            << h.daemon().Log());
+  CheckSigtermExit(h.daemon(), "a look waiting on an unreachable hymgr");
+  BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
 }
 
 BOOST_AUTO_TEST_CASE(without_event_support_the_daemon_says_so_and_the_poll_carries_health) {

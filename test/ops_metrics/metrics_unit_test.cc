@@ -3,6 +3,11 @@
 // counted once per change, and the Backend decorator counting vHCU creates
 // and destroys by result. The daemon end to end is metrics_test.cc.
 #define BOOST_TEST_MODULE ops_metrics_unit
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
@@ -174,6 +179,30 @@ BOOST_AUTO_TEST_CASE(the_server_runs_at_most_two_threads) {
   std::string all;
   for (const std::string& n : names) all += n + " ";
   BOOST_TEST(names.size() - before <= 2u, all);
+}
+
+// The chart's readiness probe GETs /metrics with a 5 s timeout (HttpGet's
+// deadline too). A client that connects and sends nothing (a stalled
+// scraper, a port scan) must not hold the one worker past it: the pod would
+// turn unready and a DaemonSet rollout stall.
+BOOST_AUTO_TEST_CASE(an_idle_connection_does_not_hold_a_scrape_past_the_probe_timeout) {
+  NodeState state;
+  Options options;
+  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{}; });
+  const int idle = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  BOOST_REQUIRE(idle >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>((*m)->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // Accepted before the scrape's connection: the worker takes it first.
+  BOOST_REQUIRE(::connect(idle, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  auto got = HttpGet((*m)->port(), "/metrics");
+  BOOST_TEST(got.ok(), got.status().ToString());
+  if (got.ok()) BOOST_TEST(got->status == 200);
+  ::close(idle);
 }
 
 BOOST_AUTO_TEST_CASE(serve_acts_once_and_stop_serving_stops_reading_registrations) {
