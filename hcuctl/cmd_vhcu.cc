@@ -190,8 +190,8 @@ int RunVhcu(Context& ctx, const std::vector<std::string>& args) {
                              "(var/lib/hcu-device-plugin/vhcu.lock under the host root)",
                              &wait_s, 0, 600));
   flags.Add(hcudp::Flag::Bool("force", "",
-                              "destroy: even a vHCU a pod holds (HAMi mark file, journal "
-                              "or kubelet pod-resources)",
+                              "destroy: even a vHCU a pod or a DRA claim holds (HAMi mark "
+                              "file, journal, kubelet pod-resources or DRA checkpoint)",
                               &force));
   int code = kExitOk;
   auto rest = ParseCommandArgs(ctx, self, flags, args, &code);
