@@ -39,6 +39,22 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// The daemon's vHCU sweep on that node once no pod is live.
+VhcuSweepResult SweepWithNoLivePods(const TempDir& root) {
+  Options options;
+  options.backend = BackendKind::kSim;
+  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
+  options.host_root = root.Join("root");
+  auto backend = OpenBackend(options);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  VhcuManagerOptions mo;
+  mo.host_root = root.Join("root");
+  VhcuManager manager(backend->get(), mo);
+  auto swept = manager.Reconcile(std::set<std::string>{});
+  BOOST_REQUIRE_MESSAGE(swept.ok(), swept.status().ToString());
+  return *swept;
+}
+
 BOOST_AUTO_TEST_SUITE(hcuctl_vhcu)
 
 BOOST_AUTO_TEST_CASE(destroy_refuses_a_vhcu_a_pod_holds_names_the_pod_and_force_overrides) {
@@ -134,18 +150,7 @@ BOOST_AUTO_TEST_CASE(a_forced_destroy_leaves_no_mark_that_could_claim_the_ids_ne
   BOOST_REQUIRE(Contains(again.out, "\"deviceId\": \"vdev6\""));
 
   // The daemon's sweep once the pod is gone.
-  Options options;
-  options.backend = BackendKind::kSim;
-  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
-  options.host_root = root.Join("root");
-  auto backend = OpenBackend(options);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  VhcuManagerOptions mo;
-  mo.host_root = root.Join("root");
-  VhcuManager manager(backend->get(), mo);
-  auto swept = manager.Reconcile(std::set<std::string>{});
-  BOOST_REQUIRE_MESSAGE(swept.ok(), swept.status().ToString());
-  BOOST_TEST(swept->destroyed == 0);
+  BOOST_TEST(SweepWithNoLivePods(root).destroyed == 0);
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 
@@ -163,18 +168,7 @@ BOOST_AUTO_TEST_CASE(create_leaves_no_older_mark_that_claims_the_new_vhcus_id) {
   BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
 
-  Options options;
-  options.backend = BackendKind::kSim;
-  options.sim_node_path = SourcePath("demo/nodes/z100l-mixed.yaml");
-  options.host_root = root.Join("root");
-  auto backend = OpenBackend(options);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  VhcuManagerOptions mo;
-  mo.host_root = root.Join("root");
-  VhcuManager manager(backend->get(), mo);
-  auto swept = manager.Reconcile(std::set<std::string>{});
-  BOOST_REQUIRE_MESSAGE(swept.ok(), swept.status().ToString());
-  BOOST_TEST(swept->destroyed == 0);
+  BOOST_TEST(SweepWithNoLivePods(root).destroyed == 0);
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 

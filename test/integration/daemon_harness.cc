@@ -174,6 +174,16 @@ void DaemonHarness::SetCardHealth(int card_index, const std::string& health) {
   });
 }
 
+void DaemonHarness::RemoveCard(int card_index) {
+  EditNode([&](YAML::Node& node) {
+    YAML::Node kept;
+    for (const YAML::Node& card : node["cards"]) {
+      if (card["index"].as<int>() != card_index) kept.push_back(card);
+    }
+    node["cards"] = kept;
+  });
+}
+
 std::vector<std::string> DaemonHarness::PluginSockets() const {
   std::vector<std::string> names;
   std::error_code ec;

@@ -71,6 +71,8 @@ class DaemonHarness {
   void EditNode(const std::function<void(YAML::Node&)>& edit);
   // Sets `health:` of the card with this index.
   void SetCardHealth(int card_index, const std::string& health);
+  // Takes the card with this index off the node (a card the driver lost).
+  void RemoveCard(int card_index);
 
   FakeKubelet& kubelet() { return *kubelet_; }
   DaemonProcess& daemon() { return daemon_; }

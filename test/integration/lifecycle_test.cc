@@ -214,13 +214,7 @@ BOOST_AUTO_TEST_CASE(a_card_removed_from_the_node_disappears_without_a_restart) 
   h.Start();
   h.RequireRegistered("hygon.com/hcu");
   const pid_t pid = h.daemon().pid();
-  h.EditNode([](YAML::Node& node) {
-    YAML::Node kept;
-    for (const YAML::Node& card : node["cards"]) {
-      if (card["index"].as<int>() != 7) kept.push_back(card);
-    }
-    node["cards"] = kept;
-  });
+  h.RemoveCard(7);
   std::set<std::string> seven(K100Bdfs().begin(), K100Bdfs().end() - 1);
   h.RequireIds("hygon.com/hcu", seven, kHealthTimeout);
   BOOST_TEST(h.daemon().Running());

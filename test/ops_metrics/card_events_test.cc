@@ -39,6 +39,16 @@ bool WaitHealth(DaemonHarness& h, const std::string& id, const std::string& heal
 
 BOOST_AUTO_TEST_SUITE(card_events)
 
+// Waits until the stand-in library holds the daemon's event subscription at
+// `gate` (the library creates <gate>.entered when the call reaches it).
+void RequireHeldAtGate(const std::string& gate) {
+  const auto deadline = SteadyClock::now() + kRegisterTimeout;
+  while (!PathExists(gate + ".entered")) {
+    BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(an_rsmi_event_brings_a_health_change_to_list_and_watch_without_a_pulse) {
   BOOST_REQUIRE_MESSAGE(UsingHostBackend(), "run with HCUDP_TEST_BACKEND=host");
   TempDir dir;
@@ -93,11 +103,7 @@ BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
   WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
   h.Start();
-  const auto deadline = SteadyClock::now() + kRegisterTimeout;
-  while (!PathExists(gate + ".entered")) {
-    BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  RequireHeldAtGate(gate);
   // Card 2 fails before its event file is open.
   WriteFile(control, "rsmi_event_init_gate=" + gate + "\nhysmi_word=2:Error\nrsmi_event=1:2:" +
                          std::to_string(kRsmiEvtGpuPreReset) + ":reset requested\n");
@@ -121,11 +127,7 @@ BOOST_AUTO_TEST_CASE(sigterm_while_a_vendor_call_blocks_at_start_up_exits_within
   WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
   DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
   h.Start();
-  const auto deadline = SteadyClock::now() + kRegisterTimeout;
-  while (!PathExists(gate + ".entered")) {
-    BOOST_REQUIRE_MESSAGE(SteadyClock::now() < deadline, "the daemon never subscribed to events");
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  RequireHeldAtGate(gate);
   CheckSigtermExit(h.daemon(), "a vendor call blocking at start-up");
   BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
   std::remove(gate.c_str());
