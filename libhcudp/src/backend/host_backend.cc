@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "backend/dri.h"
 #include "backend/mig_scan.h"
@@ -167,6 +168,13 @@ StatusOr<NodeInventory> HostBackend::Discover() {
       const Card* card = inv.FindCardByBdf(Lower(mig.card_bdf));
       mig.card = card != nullptr ? card->index : -1;
     }
+    // The scan sorted by devN (the driver's probe order); the inventory's
+    // order is by the discovered card (device.h).
+    std::sort(inv.mig_instances.begin(), inv.mig_instances.end(),
+              [](const MigInstance& a, const MigInstance& b) {
+                return std::tie(a.card, a.gpu_instance, a.compute_instance) <
+                       std::tie(b.card, b.gpu_instance, b.compute_instance);
+              });
   }
   return inv;
 }
