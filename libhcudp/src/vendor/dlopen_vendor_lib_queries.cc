@@ -360,6 +360,10 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   return left;
 }
 
+bool DlopenVendorLib::VhcuUnknownLocked(int vhcu_id) const {
+  return DmiInfoLocked(vhcu_id, /*vhcu=*/true).status().code() == StatusCode::kNotFound;
+}
+
 Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
                                    int* created_id) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
@@ -385,13 +389,10 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     // unlink never ran, a vendor tool): the driver may give its id out again,
     // on the same card and of the same size, so it is no "before". After the
     // create, one the driver still does not know is still stale, not ours.
-    const auto unknown_to_driver = [this](int vhcu_id) {
-      return DmiInfoLocked(vhcu_id, /*vhcu=*/true).status().code() == StatusCode::kNotFound;
-    };
     std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
     std::vector<int> stale;
     for (auto it = before.begin(); it != before.end();) {
-      if (unknown_to_driver(it->first)) {
+      if (VhcuUnknownLocked(it->first)) {
         stale.push_back(it->first);
         it = before.erase(it);
       } else {
@@ -404,7 +405,7 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     if (st.ok()) {
       std::map<int, VdevConf> after = ReadVdevConfs(options_.host_root);
       for (int stale_id : stale) {
-        if (after.count(stale_id) != 0 && unknown_to_driver(stale_id)) after.erase(stale_id);
+        if (after.count(stale_id) != 0 && VhcuUnknownLocked(stale_id)) after.erase(stale_id);
       }
       StatusOr<int> found = FindCreatedVhcu(before, after, bdf, compute_units, memory_mib,
                                             options_.host_root);
