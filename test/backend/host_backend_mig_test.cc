@@ -107,6 +107,25 @@ BOOST_AUTO_TEST_CASE(a_mig_instance_whose_card_was_not_discovered_is_on_no_card)
   }
 }
 
+// devN is the MIG library's index, which follows the driver's probe order,
+// not PCI order: on this node MIG device 1 is the card at 0000:b9:00.0
+// (card 3). The inventory stays sorted by the discovered card (device.h).
+BOOST_AUTO_TEST_CASE(mig_instances_are_sorted_by_discovered_card_when_probe_order_is_not_pci_order) {
+  MigNode node;
+  testing::WriteMigConf(
+      node.root.path(), 1,
+      testing::MakeMigConf("0000:b9:00.0", 2, 1, 16380, "3c1d7a52-0b9e-4f55-8a51-6f0d2e9b7c14"));
+  NodeInventory inv = node.Discover();
+  std::vector<int> cards;
+  std::vector<int> gis;
+  for (const MigInstance& m : inv.mig_instances) {
+    cards.push_back(m.card);
+    gis.push_back(m.gpu_instance);
+  }
+  BOOST_TEST(cards == (std::vector<int>{0, 2, 3, 3}), boost::test_tools::per_element());
+  BOOST_TEST(gis == (std::vector<int>{3, 0, 1, 2}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(profile_names_use_the_first_gpu_node_in_numeric_order) {
   MigNode node;
   // Node 10 sorts before 4 as text; it has 4 SEs, so taking it would halve

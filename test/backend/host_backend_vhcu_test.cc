@@ -207,6 +207,26 @@ BOOST_AUTO_TEST_CASE(destroy_of_an_unknown_vhcu_is_not_found) {
              boost::test_tools::per_element());
 }
 
+// Killed between the driver's destroy and the unlink: the retry finds a
+// vHCU the driver no longer knows, and its conf must not stay behind.
+BOOST_AUTO_TEST_CASE(destroy_of_a_vhcu_the_driver_forgot_removes_its_leftover_conf) {
+  VhcuNode node;
+  node.fake->vhcus.erase(1);
+  node.fake->stop_result = NotFoundError("VDEV_NOT_EXIST");
+  Status s = node.backend->DestroyVhcu(1);
+  BOOST_TEST(static_cast<int>(s.code()) == static_cast<int>(StatusCode::kNotFound));
+  BOOST_TEST(!testing::PathExists(node.ConfPath(1)));
+  BOOST_TEST(testing::PathExists(node.ConfPath(2)));
+}
+
+BOOST_AUTO_TEST_CASE(destroy_keeps_the_conf_of_a_vhcu_the_driver_still_knows) {
+  VhcuNode node;
+  node.fake->stop_result = NotFoundError("VDEV_NOT_EXIST");
+  Status s = node.backend->DestroyVhcu(1);
+  BOOST_TEST(static_cast<int>(s.code()) == static_cast<int>(StatusCode::kNotFound));
+  BOOST_TEST(testing::PathExists(node.ConfPath(1)));
+}
+
 BOOST_AUTO_TEST_CASE(destroy_of_a_busy_vhcu_is_unavailable_and_keeps_the_conf) {
   VhcuNode node;
   node.fake->destroy_result = UnavailableError("DEVICE_BUSY");

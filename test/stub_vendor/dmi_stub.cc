@@ -3,7 +3,12 @@
 // library numbers them (§1.9), and, like it, the stand-in initialises once
 // per process: when hymgr is down at the first call (knob hymgr=down), every
 // later call answers NOT_INITIALIZED (13), whatever the knobs say then.
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
 
 #include "stub_control.h"
 #include "stub_core.h"
@@ -60,6 +65,18 @@ dmiStatus Gate() {
     return static_cast<dmiStatus>(hcudp::stub::KnobInt("dmi_fail_code", DMI_STATUS_ERROR));
   }
   return DMI_STATUS_SUCCESS;
+}
+
+// The vdev of knob stale_vdev while the driver does not know it (until a
+// create gives its id out again), or -1.
+int StaleVdev() {
+  if (hcudp::stub::StaleVdevReused()) return -1;
+  return static_cast<int>(hcudp::stub::KnobInt("stale_vdev", -1));
+}
+
+std::string VdevConfFile(int id) {
+  return hcudp::stub::Knob("host_root").value_or("") + "/etc/vdev/vdev" + std::to_string(id) +
+         ".conf";
 }
 
 // RESET_REQUIRED for calls about the SimNode card named by knob reset_required.
@@ -130,6 +147,7 @@ HCUDP_STUB_API dmiStatus dmiGetVDeviceInfo(int vdevice_id, dmiDeviceInfo* info) 
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
   HCUDP_STUB_GATE();
   if (info == nullptr) return DMI_STATUS_INVALID_ARGUMENTS;
+  if (vdevice_id >= 0 && vdevice_id == StaleVdev()) return DMI_STATUS_VDEV_NOT_EXIST;
   StatusOr<hcudp::DmiDeviceInfo> got = Sim()->VhcuInfo(vdevice_id);
   if (!got.ok()) return ToDmi(got.status());
   Fill(*got, hcudp::stub::DmiIndexForSim(got->parent_card), info);
@@ -161,17 +179,42 @@ HCUDP_STUB_API dmiStatus dmiCreateVDevices(int device_id, int vdev_count, int* v
   // A library that acts on another card than asked (the fault a wrong index
   // map causes): knob create_on_card=<SimNode index>.
   card = static_cast<int>(hcudp::stub::KnobInt("create_on_card", card));
-  for (int i = 0; i < vdev_count; ++i) {
-    if (vdev_cus[i] <= 0 || vdev_mem_size[i] <= 0) return DMI_STATUS_INVALID_ARGUMENTS;
-    const Status st = Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]));
-    if (!st.ok()) return ToDmi(st);
+  // A stale conf (knob stale_vdev) names an id the driver considers free:
+  // the sim may hand it out (lowest free id first); if it does not, the
+  // stale conf stays as it was.
+  const int stale = StaleVdev();
+  std::optional<std::string> stale_text;
+  if (stale >= 0) {
+    std::ifstream in(VdevConfFile(stale));
+    if (in) {
+      std::ostringstream text;
+      text << in.rdbuf();
+      stale_text = text.str();
+      std::remove(VdevConfFile(stale).c_str());
+    }
   }
-  return DMI_STATUS_SUCCESS;
+  dmiStatus result = DMI_STATUS_SUCCESS;
+  for (int i = 0; i < vdev_count && result == DMI_STATUS_SUCCESS; ++i) {
+    if (vdev_cus[i] <= 0 || vdev_mem_size[i] <= 0) {
+      result = DMI_STATUS_INVALID_ARGUMENTS;
+      break;
+    }
+    int id = -1;
+    const Status st =
+        Sim()->CreateVhcu(card, vdev_cus[i], static_cast<uint64_t>(vdev_mem_size[i]), &id);
+    if (!st.ok()) result = ToDmi(st);
+    if (st.ok() && stale >= 0 && id == stale) hcudp::stub::StaleVdevReused() = true;
+  }
+  if (stale_text && !hcudp::stub::StaleVdevReused()) {
+    std::ofstream(VdevConfFile(stale)) << *stale_text;
+  }
+  return result;
 }
 
 HCUDP_STUB_API dmiStatus dmiStopVDevice(int vdevice_id) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
   HCUDP_STUB_GATE();
+  if (vdevice_id >= 0 && vdevice_id == StaleVdev()) return DMI_STATUS_VDEV_NOT_EXIST;
   return ToDmi(Sim()->StopVhcu(vdevice_id));
 }
 
@@ -179,5 +222,6 @@ HCUDP_STUB_API dmiStatus dmiDestroySingleVDevice(int vdevice_id) {
   if (Sim() == nullptr) return DMI_STATUS_SYS_NODE_NOT_EXIST;
   HCUDP_STUB_GATE();
   if (hcudp::stub::ConsumeFault("destroy_busy")) return DMI_STATUS_DEVICE_BUSY;
+  if (vdevice_id >= 0 && vdevice_id == StaleVdev()) return DMI_STATUS_VDEV_NOT_EXIST;
   return ToDmi(Sim()->DestroyVhcu(vdevice_id));
 }

@@ -23,6 +23,11 @@
 //   dmi_fail_code       the dmiStatus those calls return (default 1, ERROR)
 //   reset_required      DMI calls about this SimNode card answer 35
 //   create_on_card      dmiCreateVDevices acts on this SimNode card instead
+//   stale_vdev          this vdev id is unknown to the driver (VDEV_NOT_EXIST)
+//                       though its vdev<N>.conf stays in /etc/vdev (a destroy
+//                       whose unlink never ran), until a dmiCreateVDevices
+//                       gives the id out again and rewrites the conf; the
+//                       stale conf still counts against the card's capacity
 //   hysmi               "fail" (exit 1), "hang" (ignores SIGTERM, sleeps
 //                       60 s), "empty", "odd" (odd lines among good ones)
 //   hysmi_count         file the fake hy-smi appends a line to per run

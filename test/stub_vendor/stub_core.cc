@@ -25,6 +25,7 @@ struct State {
   int rsmi_inits = 0;
   int dmi_calls = 0;
   bool dmi_never_initialised = false;
+  bool stale_vdev_reused = false;
 };
 
 State& TheState() {
@@ -120,6 +121,7 @@ int& RsmiUnbalancedShutdowns() {
 
 int& DmiCalls() { return TheState().dmi_calls; }
 bool& DmiNeverInitialised() { return TheState().dmi_never_initialised; }
+bool& StaleVdevReused() { return TheState().stale_vdev_reused; }
 
 bool ConsumeFault(const std::string& key) {
   std::lock_guard lock(Mu());
@@ -152,6 +154,7 @@ HCUDP_STUB_API void hcudp_stub_reset() {
   state.rsmi_inits = 0;
   state.dmi_calls = 0;
   state.dmi_never_initialised = false;
+  state.stale_vdev_reused = false;
 }
 
 // On a real node the driver's files exist before anyone loads the vendor

@@ -43,6 +43,9 @@ int& RsmiUnbalancedShutdowns();
 // down (libhydmi then answers NOT_INITIALIZED for the life of the process).
 int& DmiCalls();
 bool& DmiNeverInitialised();
+// Whether a create gave the id of knob stale_vdev out again (since the last
+// reset); from then on that vdev is a real one.
+bool& StaleVdevReused();
 
 // Consumes one failure from a countdown knob ("rsmi_init_failures",
 // "destroy_busy"); true when this call must fail. -1 means always.

@@ -185,6 +185,43 @@ BOOST_AUTO_TEST_CASE(CreateReportsTheIdOfTheVhcuItMade) {
   BOOST_CHECK_EQUAL(id, 1);
 }
 
+// A vdev<N>.conf outlives its vHCU when the plugin is killed between the
+// destroy and the unlink (or a vendor tool leaves it). The driver gives N
+// out again, on the same card and of the same size: the conf looks unchanged,
+// yet it is the new vHCU.
+BOOST_AUTO_TEST_CASE(CreateFindsItsVhcuWhenTheDriverReusesTheIdOfAStaleConf) {
+  StubNode node(K100());
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  int first = -1;
+  BOOST_REQUIRE(lib->CreateVhcu(1, 30, 16384, &first).ok());
+  BOOST_REQUIRE_EQUAL(first, 0);
+  node.Control("stale_vdev=0\n");  // destroyed by the driver, its conf left behind
+  BOOST_REQUIRE(testing::PathExists(node.host_root() + "/etc/vdev/vdev0.conf"));
+  BOOST_REQUIRE(lib->VhcuInfo(0).status().code() == StatusCode::kNotFound);
+  int id = -1;
+  const Status st = lib->CreateVhcu(1, 30, 16384, &id);
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  BOOST_CHECK_EQUAL(id, 0);
+  BOOST_CHECK(lib->VhcuInfo(0).ok());
+}
+
+// A stale conf the driver does not reuse stays stale: it is not a second
+// candidate next to the vHCU the create made.
+BOOST_AUTO_TEST_CASE(CreateIgnoresAStaleConfOfThatCardAndSizeTheDriverDidNotReuse) {
+  StubNode node(K100());
+  std::unique_ptr<VendorLib> lib = OpenAndInit(node);
+  BOOST_REQUIRE(lib->CreateVhcu(1, 30, 16384).ok());  // vdev0
+  BOOST_REQUIRE(lib->CreateVhcu(1, 30, 16384).ok());  // vdev1
+  node.Control("stale_vdev=1\n");
+  BOOST_REQUIRE(lib->DestroyVhcu(0).ok());  // id 0 is free again: the driver takes it first
+  int id = -1;
+  const Status st = lib->CreateVhcu(1, 30, 16384, &id);
+  BOOST_REQUIRE_MESSAGE(st.ok(), st.ToString());
+  BOOST_CHECK_EQUAL(id, 0);
+  BOOST_CHECK(testing::PathExists(node.host_root() + "/etc/vdev/vdev1.conf"));
+  BOOST_CHECK(lib->VhcuInfo(1).status().code() == StatusCode::kNotFound);
+}
+
 BOOST_AUTO_TEST_CASE(ReportsMigModeFromTheMigLibrary) {
   StubNode mig(SourcePath("demo/nodes/bw-mig.yaml"));
   StatusOr<bool> on = OpenAndInit(mig)->MigEnabled();

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "backend/dri.h"
 #include "backend/mig_scan.h"
@@ -167,6 +168,13 @@ StatusOr<NodeInventory> HostBackend::Discover() {
       const Card* card = inv.FindCardByBdf(Lower(mig.card_bdf));
       mig.card = card != nullptr ? card->index : -1;
     }
+    // The scan sorted by devN (the driver's probe order); the inventory's
+    // order is by the discovered card (device.h).
+    std::sort(inv.mig_instances.begin(), inv.mig_instances.end(),
+              [](const MigInstance& a, const MigInstance& b) {
+                return std::tie(a.card, a.gpu_instance, a.compute_instance) <
+                       std::tie(b.card, b.gpu_instance, b.compute_instance);
+              });
   }
   return inv;
 }
@@ -242,15 +250,26 @@ Status HostBackend::DestroyVhcu(int id) {
 }
 
 Status HostBackend::DestroyVhcuLocked(int id) {
+  const std::string conf =
+      HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf");
   Status stopped = vendor_->StopVhcu(id);
-  if (stopped.code() == StatusCode::kNotFound) return stopped;
+  if (stopped.code() == StatusCode::kNotFound) {
+    // Gone already (a destroy killed before its unlink, a vendor tool): a
+    // conf left behind would stay until the driver reuses the id. Removed
+    // only when the driver confirms it does not know the vHCU.
+    if (node_files::Exists(conf) &&
+        vendor_->VhcuInfo(id).status().code() == StatusCode::kNotFound) {
+      Status removed = node_files::RemoveFile(conf);
+      LOG(WARNING) << "vHCU " << id << " is unknown to the driver; its leftover conf "
+                   << (removed.ok() ? "was removed" : "stays: " + removed.message());
+    }
+    return stopped;
+  }
   if (!stopped.ok()) {
     // A vHCU that was never started cannot be stopped; destroy decides.
     LOG(INFO) << "stopping vHCU " << id << ": " << stopped.ToString() << "; destroying anyway";
   }
   HCUDP_RETURN_IF_ERROR(vendor_->DestroyVhcu(id));
-  const std::string conf =
-      HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf");
   Status removed = node_files::RemoveFile(conf);
   if (!removed.ok()) {
     // The vHCU is gone; a leftover conf is skipped by discovery as stale.

@@ -126,6 +126,8 @@ class DlopenVendorLib final : public VendorLib {
     return s.status();
   }
   StatusOr<DmiDeviceInfo> DmiInfoLocked(int dmi_index, bool vhcu) const HCUDP_REQUIRES_SHARED(mu_);
+  // True when dmiGetVDeviceInfo says the driver has no vHCU `vhcu_id`.
+  bool VhcuUnknownLocked(int vhcu_id) const HCUDP_REQUIRES_SHARED(mu_);
   Status DestroyOnceShared(int vhcu_id);
 
   // Exclusive. Start-up steps.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "vendor/created_vhcu.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
@@ -359,6 +360,10 @@ StatusOr<DmiRemaining> DlopenVendorLib::Remaining(int card) {
   return left;
 }
 
+bool DlopenVendorLib::VhcuUnknownLocked(int vhcu_id) const {
+  return DmiInfoLocked(vhcu_id, /*vhcu=*/true).status().code() == StatusCode::kNotFound;
+}
+
 Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
                                    int* created_id) {
   HCUDP_RETURN_IF_ERROR(CheckCard(card));
@@ -380,13 +385,30 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     ReaderLock lock(mu_);
     HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiIndexLocked(card));
     HCUDP_ASSIGN_OR_RETURN(const std::string bdf, BdfLocked(card));
-    const std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
+    // A conf whose vHCU the driver does not know is stale (a destroy whose
+    // unlink never ran, a vendor tool): the driver may give its id out again,
+    // on the same card and of the same size, so it is no "before". After the
+    // create, one the driver still does not know is still stale, not ours.
+    std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
+    std::vector<int> stale;
+    for (auto it = before.begin(); it != before.end();) {
+      if (VhcuUnknownLocked(it->first)) {
+        stale.push_back(it->first);
+        it = before.erase(it);
+      } else {
+        ++it;
+      }
+    }
     int cus = compute_units;
     int mib = static_cast<int>(memory_mib);
     st = DmiLocked(api_->dmi.create_vdevices(dmi, 1, &cus, &mib), "dmiCreateVDevices");
     if (st.ok()) {
-      StatusOr<int> found = FindCreatedVhcu(before, ReadVdevConfs(options_.host_root), bdf,
-                                            compute_units, memory_mib, options_.host_root);
+      std::map<int, VdevConf> after = ReadVdevConfs(options_.host_root);
+      for (int stale_id : stale) {
+        if (after.count(stale_id) != 0 && VhcuUnknownLocked(stale_id)) after.erase(stale_id);
+      }
+      StatusOr<int> found = FindCreatedVhcu(before, after, bdf, compute_units, memory_mib,
+                                            options_.host_root);
       if (found.ok()) {
         id = *found;
       } else {
