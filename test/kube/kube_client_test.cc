@@ -477,6 +477,33 @@ BOOST_AUTO_TEST_CASE(sequential_calls_reuse_one_connection) {
   BOOST_TEST(ports.size() == 1u);
 }
 
+// A watch the server accepted and then went silent on (its peer gone, a
+// proxy that dropped it) ends once no byte, not even an asked-for bookmark,
+// came for the stall timeout; not after the server's timeout plus 30 s.
+BOOST_AUTO_TEST_CASE(a_silent_watch_with_bookmarks_ends_after_the_stall_timeout) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes$","query":"watch=true",)"
+               R"("status":200,"stall":true,"count":1})");
+  KubeClientOptions o = testing::FastOptions();  // server timeout 10 s (+30 s)
+  o.watch_stall_timeout_s = 1;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  ListOptions list;
+  list.allow_watch_bookmarks = true;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> done{false};
+  Status s;
+  const auto start = SteadyClock::now();
+  std::thread watcher([&] {
+    s = c->Watch(
+        NodePath(""), list, [](const WatchEvent&) { return true; }, &cancel);
+    done = true;
+  });
+  const bool ended = testing::Eventually([&] { return done.load(); }, 10000);
+  cancel = true;  // one that did not end is not waited for
+  watcher.join();
+  BOOST_TEST(ended, "still watching after " << MillisSince(start) << " ms");
+  BOOST_TEST(Code(s) == "DEADLINE_EXCEEDED", s.ToString());
+}
+
 // The keepalive settings of this process's TCP socket bound to local `port`.
 struct SocketKeepalive {
   int on = 0;

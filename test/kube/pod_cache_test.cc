@@ -246,6 +246,28 @@ BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   cache.Stop();
 }
 
+// A watch that went silent (its peer gone, a proxy that dropped it) is
+// ended after the client's stall timeout and watched again from the cache's
+// version: changes made since reach the cache, and nothing is relisted.
+BOOST_AUTO_TEST_CASE(a_stalled_watch_is_watched_again_from_where_it_was) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":200,"stall":true,"count":1})");
+  KubeClientOptions client_options = testing::FastOptions();  // server timeout 10 s (+30 s)
+  client_options.watch_stall_timeout_s = 1;
+  auto stall_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-11";
+  o.initial_backoff_ms = 50;
+  PodCache cache(stall_client.get(), o);
+  cache.Start();
+  BOOST_REQUIRE(Eventually([&] { return cache.HasSynced(); }));
+  CreatePod("s", "after-stall", "cache-node-11");
+  BOOST_TEST(Eventually([&] { return cache.Get("s", "after-stall").has_value(); }, 10000));
+  cache.Stop();
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/pods", true) >= 2);
+  BOOST_TEST(ListsStarted() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {
   auto cache = StartCache("cache-node-8");
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -123,6 +123,11 @@ struct KubeClientOptions {
   // client gives up when no byte (events or bookmarks) arrives for this long
   // plus 30 s. Default 300.
   int watch_timeout_s = 300;
+  // A watch that asked for bookmarks (the API server sends one about every
+  // minute) and receives no byte for this long is stalled (a dead peer, a
+  // proxy that dropped it): it ends with DeadlineExceeded and the caller
+  // re-watches. Default 90.
+  int watch_stall_timeout_s = 90;
   // Retries after the first attempt on 429/5xx/connection failure. Default 4.
   int max_retries = 4;
   // Backoff before retry n is initial * 2^n, capped at max; a Retry-After

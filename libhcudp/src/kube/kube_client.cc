@@ -262,6 +262,11 @@ class KubeClient::Impl {
     int server_timeout_s =
         options.timeout_seconds > 0 ? options.timeout_seconds : options_.watch_timeout_s;
     request.idle_timeout_s = server_timeout_s + 30;
+    // With bookmarks asked for, silence means the stream is dead, long
+    // before the server's own timeout would end it.
+    if (options.allow_watch_bookmarks) {
+      request.idle_timeout_s = std::min(request.idle_timeout_s, options_.watch_stall_timeout_s);
+    }
     request.cancel = cancel;
 
     std::string pending;
@@ -346,7 +351,8 @@ StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
     return InvalidArgumentError("kube client: client certificate and key must be set together");
   }
   if (options.connect_timeout_ms <= 0 || options.request_timeout_ms <= 0 ||
-      options.watch_timeout_s <= 0 || options.max_retries < 0) {
+      options.watch_timeout_s <= 0 || options.watch_stall_timeout_s <= 0 ||
+      options.max_retries < 0) {
     return InvalidArgumentError("kube client: timeouts must be > 0 and max_retries >= 0");
   }
   return std::unique_ptr<KubeClient>(

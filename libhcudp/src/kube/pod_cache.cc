@@ -113,6 +113,16 @@ class PodCache::Impl {
         }
         continue;
       }
+      if (s.code() == StatusCode::kDeadlineExceeded) {
+        // A stalled stream (no byte, not even a bookmark, for the client's
+        // stall timeout): the cache is current to its last version, so it
+        // watches again from there after the backoff; no LIST.
+        LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; watching again in "
+                     << backoff_ms << " ms";
+        SleepMs(backoff_ms);
+        backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+        continue;
+      }
       need_list = true;
       if (IsGone(s) && !gone_right_after_list) {
         VLOG(2) << "pod cache: " << s.message() << "; relisting";
