@@ -3,6 +3,8 @@
 
 #include <boost/test/unit_test.hpp>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hcudp/kube_ops.h"
@@ -266,6 +268,44 @@ BOOST_AUTO_TEST_CASE(a_stalled_watch_is_watched_again_from_where_it_was) {
   cache.Stop();
   BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/pods", true) >= 2);
   BOOST_TEST(ListsStarted() == 1);
+}
+
+// The pause the cache takes after its watch was refused with 429 and
+// Retry-After: `retry_after_s` (simulated time).
+int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int max_backoff_ms) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":429,"retry_after":)" +
+               std::to_string(retry_after_s) + R"(,"count":1})");
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-12";
+  o.initial_backoff_ms = 50;
+  o.max_backoff_ms = max_backoff_ms;
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  std::optional<Clock::TimePoint> next;
+  const bool paused = Eventually([&] {
+    next = clock.NextDeadline();
+    return next && *next > clock.Now();
+  });
+  const auto pause = paused ? *next - clock.Now() : Clock::TimePoint::duration(0);
+  cache.Stop();
+  BOOST_REQUIRE(paused);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(pause).count();
+}
+
+// An API server shedding load answers the watch 429 with Retry-After: the
+// cache waits that long before its next request (a LIST), not its own 50 ms.
+BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_pauses_that_long) {
+  BOOST_TEST(PauseAfterWatch429(api, 3, 10000) == 3000);
+}
+
+BOOST_AUTO_TEST_CASE(a_watch_retry_after_is_capped_at_the_max_backoff) {
+  BOOST_TEST(PauseAfterWatch429(api, 3600, 2000) == 2000);
 }
 
 BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {

@@ -183,10 +183,14 @@ class HCUDP_EXPORT KubeClient {
   // server ends the stream (OK), `on_event` returns false (OK), `*cancel`
   // becomes true (Cancelled; checked at least every 100 ms), or an error.
   // An ERROR event with code 410 ends the watch with OutOfRange: relist.
-  // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy.
+  // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy;
+  // when the server refused the watch with a Retry-After header (429, 503)
+  // its seconds are stored in `*retry_after_s` (else it is reset), for that
+  // policy to honour.
   Status Watch(const ResourcePath& collection, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& on_event,
-               const std::atomic<bool>* cancel = nullptr);
+               const std::atomic<bool>* cancel = nullptr,
+               std::optional<int>* retry_after_s = nullptr);
 
   const std::string& server() const;
 

@@ -8,9 +8,10 @@
 // an error like any other). A watch that stalls or times out
 // (DeadlineExceeded: no byte for the client's watch_stall_timeout_s) is
 // watched again from the last version after the backoff. On any other error
-// it waits with capped exponential backoff, then relists. A relist diffs
-// against the cache and reports the differences as events, so a consumer
-// never misses a deletion that happened while the watch was down.
+// it waits with capped exponential backoff (at least the server's
+// Retry-After, up to the cap), then relists. A relist diffs against the cache
+// and reports the differences as events, so a consumer never misses a
+// deletion that happened while the watch was down.
 //
 // Thread-safety: Get/List/HasSynced may be called from any thread. The event
 // callback runs on the cache thread, without the cache lock held (it may call

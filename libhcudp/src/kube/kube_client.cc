@@ -253,7 +253,8 @@ class KubeClient::Impl {
 
   Status Watch(const ResourcePath& collection, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& on_event,
-               const std::atomic<bool>* cancel) {
+               const std::atomic<bool>* cancel, std::optional<int>* retry_after_s) {
+    if (retry_after_s != nullptr) retry_after_s->reset();
     const std::string path_and_query =
         collection.ToString() + ListQuery(options, true, options_.watch_timeout_s);
     const std::string what = "WATCH " + path_and_query;
@@ -321,6 +322,7 @@ class KubeClient::Impl {
     if (!response.ok()) return response.status();
     if (response->status == 401 && token_.from_file()) token_.Invalidate();
     if (response->status < 200 || response->status >= 300) {
+      if (retry_after_s != nullptr) *retry_after_s = response->retry_after_s;
       return kube::ApiError(response->status, response->body, what);
     }
     VLOG(4) << what << " ended by the server";
@@ -418,8 +420,8 @@ StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteO
 
 Status KubeClient::Watch(const ResourcePath& collection, const ListOptions& options,
                          const std::function<bool(const WatchEvent&)>& on_event,
-                         const std::atomic<bool>* cancel) {
-  return impl_->Watch(collection, options, on_event, cancel);
+                         const std::atomic<bool>* cancel, std::optional<int>* retry_after_s) {
+  return impl_->Watch(collection, options, on_event, cancel, retry_after_s);
 }
 
 }  // namespace hcudp

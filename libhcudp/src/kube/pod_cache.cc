@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "hcudp/kube_ops.h"
@@ -93,7 +94,8 @@ class PodCache::Impl {
       }
       const Clock::TimePoint start = clock_.Now();
       int64_t events = 0;
-      Status s = WatchOnce(&events);
+      std::optional<int> retry_after_s;
+      Status s = WatchOnce(&events, &retry_after_s);
       if (stopping()) break;
       // Gone from the version of the LIST just made is no expiry: relisting
       // at once would only repeat it, a LIST storm on the API server.
@@ -128,9 +130,17 @@ class PodCache::Impl {
         VLOG(2) << "pod cache: " << s.message() << "; relisting";
         continue;
       }
-      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << backoff_ms
+      // A server that asked for a pause (429 + Retry-After) gets it, up to
+      // the cap, as the client's own retries give it.
+      int pause_ms = backoff_ms;
+      if (retry_after_s) {
+        pause_ms = std::max<int>(
+            pause_ms, static_cast<int>(std::min<int64_t>(int64_t{*retry_after_s} * 1000,
+                                                         options_.max_backoff_ms)));
+      }
+      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << pause_ms
                    << " ms";
-      SleepMs(backoff_ms);
+      SleepMs(pause_ms);
       backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
     }
   }
@@ -186,7 +196,7 @@ class PodCache::Impl {
     return OkStatus();
   }
 
-  Status WatchOnce(int64_t* events_seen) {
+  Status WatchOnce(int64_t* events_seen, std::optional<int>* retry_after_s) {
     ListOptions o = BaseOptions();
     o.resource_version = ResourceVersion();
     o.allow_watch_bookmarks = true;
@@ -199,7 +209,7 @@ class PodCache::Impl {
           apply_error = Apply(e);
           return apply_error.ok();
         },
-        &stop_);
+        &stop_, retry_after_s);
     if (!apply_error.ok()) return apply_error;
     return s;
   }
