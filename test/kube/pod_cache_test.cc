@@ -299,13 +299,37 @@ int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int m
 }
 
 // An API server shedding load answers the watch 429 with Retry-After: the
-// cache waits that long before its next request (a LIST), not its own 50 ms.
+// cache waits that long before its next request, not its own 50 ms.
 BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_pauses_that_long) {
   BOOST_TEST(PauseAfterWatch429(api, 3, 10000) == 3000);
 }
 
 BOOST_AUTO_TEST_CASE(a_watch_retry_after_is_capped_at_the_max_backoff) {
   BOOST_TEST(PauseAfterWatch429(api, 3600, 2000) == 2000);
+}
+
+// After that pause it asks for the watch again from its version: a LIST (a
+// full read, from etcd) is the heaviest request to send a server that is
+// shedding load, and nothing was missed.
+BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_is_watched_again_without_a_list) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":429,"retry_after":1,"count":1})");
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-13";
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  BOOST_REQUIRE(clock.WaitForSleepers(1, std::chrono::milliseconds(5000)));
+  clock.Advance(std::chrono::seconds(1));
+  const bool rewatched = Eventually(
+      [&] { return CountRequests(api.Requests(), "GET", "/api/v1/pods", true) == 2; });
+  cache.Stop();
+  BOOST_TEST(rewatched);
+  BOOST_TEST(ListsStarted() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {

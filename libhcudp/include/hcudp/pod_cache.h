@@ -6,10 +6,11 @@
 // resourceVersion when the server ends the stream. On 410 Gone it relists at
 // once (unless the Gone is for the version of the LIST just made: that is
 // an error like any other). A watch that stalls or times out
-// (DeadlineExceeded: no byte for the client's watch_stall_timeout_s) is
-// watched again from the last version after the backoff. On any other error
-// it waits with capped exponential backoff (at least the server's
-// Retry-After, up to the cap), then relists. A relist diffs against the cache
+// (DeadlineExceeded: no byte for the client's watch_stall_timeout_s), or that
+// the server refused with a Retry-After (429: shedding load), is watched
+// again from the last version after the backoff (at least the Retry-After,
+// up to the cap). On any other error it waits with capped exponential
+// backoff, then relists. A relist diffs against the cache
 // and reports the differences as events, so a consumer never misses a
 // deletion that happened while the watch was down.
 //

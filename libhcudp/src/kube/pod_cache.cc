@@ -115,13 +115,23 @@ class PodCache::Impl {
         }
         continue;
       }
-      if (s.code() == StatusCode::kDeadlineExceeded) {
-        // A stalled stream (no byte, not even a bookmark, for the client's
-        // stall timeout): the cache is current to its last version, so it
-        // watches again from there after the backoff; no LIST.
+      // A stalled stream (DeadlineExceeded: no byte, not even a bookmark,
+      // for the client's stall timeout) or a refusal that asked for a pause
+      // (429 + Retry-After: API Priority and Fairness shedding load) leaves
+      // the cache current to its last version: it watches again from there
+      // after the pause. A LIST would only add load, on an overloaded server
+      // the heaviest request of all.
+      if (s.code() == StatusCode::kDeadlineExceeded || (retry_after_s && !IsGone(s))) {
+        int pause_ms = backoff_ms;
+        if (retry_after_s) {
+          // The pause asked for, up to the cap, as the client's own retries.
+          pause_ms = std::max<int>(
+              pause_ms, static_cast<int>(std::min<int64_t>(int64_t{*retry_after_s} * 1000,
+                                                           options_.max_backoff_ms)));
+        }
         LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; watching again in "
-                     << backoff_ms << " ms";
-        SleepMs(backoff_ms);
+                     << pause_ms << " ms";
+        SleepMs(pause_ms);
         backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
         continue;
       }
@@ -130,17 +140,9 @@ class PodCache::Impl {
         VLOG(2) << "pod cache: " << s.message() << "; relisting";
         continue;
       }
-      // A server that asked for a pause (429 + Retry-After) gets it, up to
-      // the cap, as the client's own retries give it.
-      int pause_ms = backoff_ms;
-      if (retry_after_s) {
-        pause_ms = std::max<int>(
-            pause_ms, static_cast<int>(std::min<int64_t>(int64_t{*retry_after_s} * 1000,
-                                                         options_.max_backoff_ms)));
-      }
-      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << pause_ms
+      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << backoff_ms
                    << " ms";
-      SleepMs(pause_ms);
+      SleepMs(backoff_ms);
       backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
     }
   }
