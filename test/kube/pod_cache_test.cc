@@ -325,8 +325,8 @@ BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_is_watched_again_without_a
   cache.Start();
   BOOST_REQUIRE(clock.WaitForSleepers(1, std::chrono::milliseconds(5000)));
   clock.Advance(std::chrono::seconds(1));
-  const bool rewatched = Eventually(
-      [&] { return CountRequests(api.Requests(), "GET", "/api/v1/pods", true) == 2; });
+  const bool rewatched =
+      Eventually([&] { return CountRequests(api.Requests(), "GET", "/api/v1/pods", true) == 2; });
   cache.Stop();
   BOOST_TEST(rewatched);
   BOOST_TEST(ListsStarted() == 1);

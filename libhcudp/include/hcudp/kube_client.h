@@ -121,7 +121,7 @@ struct KubeClientOptions {
   int request_timeout_ms = 15000;
   // Server-side watch duration when ListOptions::timeout_seconds is 0; the
   // client gives up when no byte (events or bookmarks) arrives for this long
-  // plus 30 s. Default 300.
+  // plus 30 s (with bookmarks asked for: watch_stall_timeout_s). Default 300.
   int watch_timeout_s = 300;
   // A watch that asked for bookmarks (the API server sends one about every
   // minute) and receives no byte for this long is stalled (a dead peer, a

@@ -10,9 +10,9 @@
 // the server refused with a Retry-After (429: shedding load), is watched
 // again from the last version after the backoff (at least the Retry-After,
 // up to the cap). On any other error it waits with capped exponential
-// backoff, then relists. A relist diffs against the cache
-// and reports the differences as events, so a consumer never misses a
-// deletion that happened while the watch was down.
+// backoff, then relists. A relist diffs against the cache and reports the
+// differences as events, so a consumer never misses a deletion that happened
+// while the watch was down.
 //
 // Thread-safety: Get/List/HasSynced may be called from any thread. The event
 // callback runs on the cache thread, without the cache lock held (it may call
