@@ -18,7 +18,9 @@ Test control (needs the token too):
                                 until the faults are cleared; count -1: every request;
                                 "body": this text is the answer, with "status";
                                 "stream_bytes": N, with status 200: a chunked body of N
-                                bytes of "x" and no newline)
+                                bytes of "x" and no newline;
+                                "stall": true, with status 200: the watch's headers, then
+                                silence (no event, no bookmark) until the faults are cleared)
   DELETE /_fake/faults         (also lets every hung request go: its connection is closed)
   GET    /_fake/requests       [{"method","path","query","content_type","watch",
                                  "peer_port"}]  (one peer port per TCP connection)
@@ -212,6 +214,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if status == 0:
             return False
         self._read_body_quietly()
+        if fault.get("stall"):
+            # A watch the server (or a proxy in between) accepted and then
+            # forgot: the stream is open, and nothing ever comes.
+            with self.fake.lock:
+                released = self.fake.unhang
+            try:
+                self._start_stream()
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass
+            released.wait()
+            self.close_connection = True
+            return True
         if fault.get("stream_bytes"):
             # A stream that never ends a line: this many bytes of "x", chunked.
             self._start_stream()

@@ -67,7 +67,7 @@ class FakeApiServer {
                           const std::string& content_type = "application/json") const;
 
   // Fault injection: {"method","path","query","status","count","delay_ms",
-  // "retry_after","user_agent","hang"} (regexes; status 0 = delay only;
+  // "retry_after","user_agent","hang","stall"} (regexes; status 0 = delay only;
   // count -1 = every request; see fake_apiserver.py).
   void AddFault(const std::string& fault_json) const;
   // From now on every request of our KubeClient (User-Agent

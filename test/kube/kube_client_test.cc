@@ -1,11 +1,18 @@
 // KubeClient against the fake kube-apiserver.
 #include "hcudp/kube_client.h"
 
+#include <dirent.h>
 #include <glog/logging.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -468,6 +475,100 @@ BOOST_AUTO_TEST_CASE(sequential_calls_reuse_one_connection) {
   std::set<int> ports;
   for (const FakeRequest& r : api.Requests()) ports.insert(r.peer_port);
   BOOST_TEST(ports.size() == 1u);
+}
+
+// A watch the server accepted and then went silent on (its peer gone, a
+// proxy that dropped it) ends once no byte, not even an asked-for bookmark,
+// came for the stall timeout; not after the server's timeout plus 30 s.
+BOOST_AUTO_TEST_CASE(a_silent_watch_with_bookmarks_ends_after_the_stall_timeout) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes$","query":"watch=true",)"
+               R"("status":200,"stall":true,"count":1})");
+  KubeClientOptions o = testing::FastOptions();  // server timeout 10 s (+30 s)
+  o.watch_stall_timeout_s = 1;
+  auto c = testing::ClientFor(testing::ConfigFor(api), o);
+  ListOptions list;
+  list.allow_watch_bookmarks = true;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> done{false};
+  Status s;
+  const auto start = SteadyClock::now();
+  std::thread watcher([&] {
+    s = c->Watch(
+        NodePath(""), list, [](const WatchEvent&) { return true; }, &cancel);
+    done = true;
+  });
+  const bool ended = testing::Eventually([&] { return done.load(); }, 10000);
+  cancel = true;  // one that did not end is not waited for
+  watcher.join();
+  BOOST_TEST(ended, "still watching after " << MillisSince(start) << " ms");
+  BOOST_TEST(Code(s) == "DEADLINE_EXCEEDED", s.ToString());
+}
+
+// The keepalive settings of this process's TCP socket bound to local `port`.
+struct SocketKeepalive {
+  int on = 0;
+  int idle_s = 0;
+  int interval_s = 0;
+  int count = 0;
+};
+std::optional<SocketKeepalive> KeepaliveOfLocalPort(int port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return std::nullopt;
+  std::optional<SocketKeepalive> found;
+  while (dirent* entry = readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    struct stat st {};
+    if (fd <= 2 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;
+    int local_port = 0;
+    if (addr.ss_family == AF_INET) {
+      local_port = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    }
+    if (local_port != port) continue;
+    SocketKeepalive k;
+    socklen_t n = sizeof(int);
+    getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &k.on, &n);
+    getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &k.idle_s, &n);
+    getsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &k.interval_s, &n);
+    getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &k.count, &n);
+    found = k;
+  }
+  closedir(dir);
+  return found;
+}
+
+// A quiet watch to an API server whose host vanished without a reset (its
+// route gone, a NAT that dropped the state) sends nothing and so learns
+// nothing: TCP keepalive probes find the dead peer within a minute, as
+// client-go's dialer does (keepalive 30 s), instead of never.
+BOOST_AUTO_TEST_CASE(connections_probe_a_silent_peer_with_tcp_keepalive) {
+  ListOptions list;
+  list.allow_watch_bookmarks = true;  // the shared server bookmarks every 500 ms
+  std::atomic<bool> cancel{false};
+  std::thread watcher([&] {
+    Status ignored = client->Watch(
+        NodePath(""), list, [](const WatchEvent&) { return true; }, &cancel);
+    (void)ignored;
+  });
+  int port = 0;
+  const bool seen = testing::Eventually([&] {
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch) port = r.peer_port;
+    }
+    return port != 0;
+  });
+  std::optional<SocketKeepalive> k = seen ? KeepaliveOfLocalPort(port) : std::nullopt;
+  cancel = true;
+  watcher.join();
+  BOOST_REQUIRE(seen);
+  BOOST_REQUIRE(k.has_value());
+  BOOST_TEST(k->on == 1);
+  BOOST_TEST(k->idle_s <= 30);
+  BOOST_TEST(k->idle_s + k->count * k->interval_s <= 60);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

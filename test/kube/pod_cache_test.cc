@@ -3,6 +3,8 @@
 
 #include <boost/test/unit_test.hpp>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hcudp/kube_ops.h"
@@ -244,6 +246,90 @@ BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   BOOST_TEST(ListsStarted() == 7);
   BOOST_TEST((clock.Now() - start == std::chrono::milliseconds(20 + 40 + 80 + 100 + 20 + 20)));
   cache.Stop();
+}
+
+// A watch that went silent (its peer gone, a proxy that dropped it) is
+// ended after the client's stall timeout and watched again from the cache's
+// version: changes made since reach the cache, and nothing is relisted.
+BOOST_AUTO_TEST_CASE(a_stalled_watch_is_watched_again_from_where_it_was) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":200,"stall":true,"count":1})");
+  KubeClientOptions client_options = testing::FastOptions();  // server timeout 10 s (+30 s)
+  client_options.watch_stall_timeout_s = 1;
+  auto stall_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-11";
+  o.initial_backoff_ms = 50;
+  PodCache cache(stall_client.get(), o);
+  cache.Start();
+  BOOST_REQUIRE(Eventually([&] { return cache.HasSynced(); }));
+  CreatePod("s", "after-stall", "cache-node-11");
+  BOOST_TEST(Eventually([&] { return cache.Get("s", "after-stall").has_value(); }, 10000));
+  cache.Stop();
+  BOOST_TEST(CountRequests(api.Requests(), "GET", "/api/v1/pods", true) >= 2);
+  BOOST_TEST(ListsStarted() == 1);
+}
+
+// The pause the cache takes after its watch was refused with 429 and
+// Retry-After: `retry_after_s` (simulated time).
+int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int max_backoff_ms) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":429,"retry_after":)" +
+               std::to_string(retry_after_s) + R"(,"count":1})");
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-12";
+  o.initial_backoff_ms = 50;
+  o.max_backoff_ms = max_backoff_ms;
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  std::optional<Clock::TimePoint> next;
+  const bool paused = Eventually([&] {
+    next = clock.NextDeadline();
+    return next && *next > clock.Now();
+  });
+  const auto pause = paused ? *next - clock.Now() : Clock::TimePoint::duration(0);
+  cache.Stop();
+  BOOST_REQUIRE(paused);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(pause).count();
+}
+
+// An API server shedding load answers the watch 429 with Retry-After: the
+// cache waits that long before its next request, not its own 50 ms.
+BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_pauses_that_long) {
+  BOOST_TEST(PauseAfterWatch429(api, 3, 10000) == 3000);
+}
+
+BOOST_AUTO_TEST_CASE(a_watch_retry_after_is_capped_at_the_max_backoff) {
+  BOOST_TEST(PauseAfterWatch429(api, 3600, 2000) == 2000);
+}
+
+// After that pause it asks for the watch again from its version: a LIST (a
+// full read, from etcd) is the heaviest request to send a server that is
+// shedding load, and nothing was missed.
+BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_is_watched_again_without_a_list) {
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":429,"retry_after":1,"count":1})");
+  testing::SimClock clock;
+  KubeClientOptions client_options = testing::FastOptions();
+  client_options.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
+  PodCacheOptions o;
+  o.field_selector = "spec.nodeName=cache-node-13";
+  o.clock = &clock;
+  PodCache cache(sim_client.get(), o);
+  cache.Start();
+  BOOST_REQUIRE(clock.WaitForSleepers(1, std::chrono::milliseconds(5000)));
+  clock.Advance(std::chrono::seconds(1));
+  const bool rewatched =
+      Eventually([&] { return CountRequests(api.Requests(), "GET", "/api/v1/pods", true) == 2; });
+  cache.Stop();
+  BOOST_TEST(rewatched);
+  BOOST_TEST(ListsStarted() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(stop_joins_promptly_during_a_watch) {

@@ -121,8 +121,13 @@ struct KubeClientOptions {
   int request_timeout_ms = 15000;
   // Server-side watch duration when ListOptions::timeout_seconds is 0; the
   // client gives up when no byte (events or bookmarks) arrives for this long
-  // plus 30 s. Default 300.
+  // plus 30 s (with bookmarks asked for: watch_stall_timeout_s). Default 300.
   int watch_timeout_s = 300;
+  // A watch that asked for bookmarks (the API server sends one about every
+  // minute) and receives no byte for this long is stalled (a dead peer, a
+  // proxy that dropped it): it ends with DeadlineExceeded and the caller
+  // re-watches. Default 90.
+  int watch_stall_timeout_s = 90;
   // Retries after the first attempt on 429/5xx/connection failure. Default 4.
   int max_retries = 4;
   // Backoff before retry n is initial * 2^n, capped at max; a Retry-After
@@ -178,10 +183,14 @@ class HCUDP_EXPORT KubeClient {
   // server ends the stream (OK), `on_event` returns false (OK), `*cancel`
   // becomes true (Cancelled; checked at least every 100 ms), or an error.
   // An ERROR event with code 410 ends the watch with OutOfRange: relist.
-  // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy.
+  // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy;
+  // when the server refused the watch with a Retry-After header (429, 503)
+  // its seconds are stored in `*retry_after_s` (else it is reset), for that
+  // policy to honour.
   Status Watch(const ResourcePath& collection, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& on_event,
-               const std::atomic<bool>* cancel = nullptr);
+               const std::atomic<bool>* cancel = nullptr,
+               std::optional<int>* retry_after_s = nullptr);
 
   const std::string& server() const;
 

@@ -5,10 +5,14 @@
 // resourceVersion with bookmarks, and re-watches from the last seen
 // resourceVersion when the server ends the stream. On 410 Gone it relists at
 // once (unless the Gone is for the version of the LIST just made: that is
-// an error like any other); on any other error it waits with capped
-// exponential backoff, then relists. A relist diffs against the cache and reports the differences as
-// events, so a consumer never misses a deletion that happened while the
-// watch was down.
+// an error like any other). A watch that stalls or times out
+// (DeadlineExceeded: no byte for the client's watch_stall_timeout_s), or that
+// the server refused with a Retry-After (429: shedding load), is watched
+// again from the last version after the backoff (at least the Retry-After,
+// up to the cap). On any other error it waits with capped exponential
+// backoff, then relists. A relist diffs against the cache and reports the
+// differences as events, so a consumer never misses a deletion that happened
+// while the watch was down.
 //
 // Thread-safety: Get/List/HasSynced may be called from any thread. The event
 // callback runs on the cache thread, without the cache lock held (it may call

@@ -2,7 +2,10 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +70,24 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
                                  const TlsPaths& paths, const HttpRequest& request);
 
 constexpr size_t kMaxPemFiles = 6;  // CA, certificate, key, and one rotation of each
+
+// TCP keepalive on every connection: a peer that vanished without a reset
+// (its route gone, a NAT that dropped the state) is found within
+// idle + count * interval = 60 s, instead of never on a quiet watch. The
+// idle time is client-go's dialer keepalive (30 s); libcurl before 8.9 sets
+// no probe count (Linux default 9), so it is set on the socket here.
+constexpr long kKeepIdleS = 30;      // NOLINT(runtime/int): CURL's type
+constexpr long kKeepIntervalS = 10;  // NOLINT(runtime/int)
+constexpr int kKeepCount = 3;
+
+int OnSocketOpen(void*, curl_socket_t fd, curlsocktype purpose) {
+  if (purpose == CURLSOCKTYPE_IPCXN) {
+    // Best effort: a socket that is not TCP (or a kernel without it) keeps
+    // the system default.
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepCount, sizeof(kKeepCount));
+  }
+  return CURL_SOCKOPT_OK;
+}
 
 void GlobalInitOnce() {
   static std::once_flag once;
@@ -282,6 +303,10 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(request.body.size()));
   }
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, kKeepIdleS);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, kKeepIntervalS);
+  curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, OnSocketOpen);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_ms));  // NOLINT
   if (total_ms > 0) {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(total_ms));  // NOLINT

@@ -253,7 +253,8 @@ class KubeClient::Impl {
 
   Status Watch(const ResourcePath& collection, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& on_event,
-               const std::atomic<bool>* cancel) {
+               const std::atomic<bool>* cancel, std::optional<int>* retry_after_s) {
+    if (retry_after_s != nullptr) retry_after_s->reset();
     const std::string path_and_query =
         collection.ToString() + ListQuery(options, true, options_.watch_timeout_s);
     const std::string what = "WATCH " + path_and_query;
@@ -262,6 +263,11 @@ class KubeClient::Impl {
     int server_timeout_s =
         options.timeout_seconds > 0 ? options.timeout_seconds : options_.watch_timeout_s;
     request.idle_timeout_s = server_timeout_s + 30;
+    // With bookmarks asked for, silence means the stream is dead, long
+    // before the server's own timeout would end it.
+    if (options.allow_watch_bookmarks) {
+      request.idle_timeout_s = std::min(request.idle_timeout_s, options_.watch_stall_timeout_s);
+    }
     request.cancel = cancel;
 
     std::string pending;
@@ -316,6 +322,7 @@ class KubeClient::Impl {
     if (!response.ok()) return response.status();
     if (response->status == 401 && token_.from_file()) token_.Invalidate();
     if (response->status < 200 || response->status >= 300) {
+      if (retry_after_s != nullptr) *retry_after_s = response->retry_after_s;
       return kube::ApiError(response->status, response->body, what);
     }
     VLOG(4) << what << " ended by the server";
@@ -346,7 +353,8 @@ StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
     return InvalidArgumentError("kube client: client certificate and key must be set together");
   }
   if (options.connect_timeout_ms <= 0 || options.request_timeout_ms <= 0 ||
-      options.watch_timeout_s <= 0 || options.max_retries < 0) {
+      options.watch_timeout_s <= 0 || options.watch_stall_timeout_s <= 0 ||
+      options.max_retries < 0) {
     return InvalidArgumentError("kube client: timeouts must be > 0 and max_retries >= 0");
   }
   return std::unique_ptr<KubeClient>(
@@ -412,8 +420,8 @@ StatusOr<std::string> KubeClient::Delete(const ResourcePath& path, const DeleteO
 
 Status KubeClient::Watch(const ResourcePath& collection, const ListOptions& options,
                          const std::function<bool(const WatchEvent&)>& on_event,
-                         const std::atomic<bool>* cancel) {
-  return impl_->Watch(collection, options, on_event, cancel);
+                         const std::atomic<bool>* cancel, std::optional<int>* retry_after_s) {
+  return impl_->Watch(collection, options, on_event, cancel, retry_after_s);
 }
 
 }  // namespace hcudp

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "hcudp/kube_ops.h"
@@ -93,7 +94,8 @@ class PodCache::Impl {
       }
       const Clock::TimePoint start = clock_.Now();
       int64_t events = 0;
-      Status s = WatchOnce(&events);
+      std::optional<int> retry_after_s;
+      Status s = WatchOnce(&events, &retry_after_s);
       if (stopping()) break;
       // Gone from the version of the LIST just made is no expiry: relisting
       // at once would only repeat it, a LIST storm on the API server.
@@ -111,6 +113,26 @@ class PodCache::Impl {
         } else {
           backoff_ms = options_.initial_backoff_ms;
         }
+        continue;
+      }
+      // A stalled stream (DeadlineExceeded: no byte, not even a bookmark,
+      // for the client's stall timeout) or a refusal that asked for a pause
+      // (429 + Retry-After: API Priority and Fairness shedding load) leaves
+      // the cache current to its last version: it watches again from there
+      // after the pause. A LIST would only add load, on an overloaded server
+      // the heaviest request of all.
+      if (s.code() == StatusCode::kDeadlineExceeded || (retry_after_s && !IsGone(s))) {
+        int pause_ms = backoff_ms;
+        if (retry_after_s) {
+          // The pause asked for, up to the cap, as the client's own retries.
+          pause_ms = std::max<int>(
+              pause_ms, static_cast<int>(std::min<int64_t>(int64_t{*retry_after_s} * 1000,
+                                                           options_.max_backoff_ms)));
+        }
+        LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; watching again in "
+                     << pause_ms << " ms";
+        SleepMs(pause_ms);
+        backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
         continue;
       }
       need_list = true;
@@ -176,7 +198,7 @@ class PodCache::Impl {
     return OkStatus();
   }
 
-  Status WatchOnce(int64_t* events_seen) {
+  Status WatchOnce(int64_t* events_seen, std::optional<int>* retry_after_s) {
     ListOptions o = BaseOptions();
     o.resource_version = ResourceVersion();
     o.allow_watch_bookmarks = true;
@@ -189,7 +211,7 @@ class PodCache::Impl {
           apply_error = Apply(e);
           return apply_error.ok();
         },
-        &stop_);
+        &stop_, retry_after_s);
     if (!apply_error.ok()) return apply_error;
     return s;
   }
