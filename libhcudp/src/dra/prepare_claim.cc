@@ -108,7 +108,8 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
   {
     MutexLock lock(mu_);
     auto it = claims_.find(ref.uid);
-    if (it != claims_.end()) known = it->second;
+    // Not one an Unprepare left half-released ("preparing"): undone below.
+    if (it != claims_.end() && it->second.state == ClaimState::kPrepared) known = it->second;
   }
   if (known) {
     bool rewritten = false;
