@@ -475,3 +475,53 @@ BOOST_AUTO_TEST_CASE(concurrent_calls_leave_nothing) {
 
 }  // namespace
 }  // namespace hcudp::testing
+
+namespace hcudp::testing {
+namespace {
+
+// An allocated claim whose one result names `device` of pool node-a.
+std::string ReallocatedClaim(const std::string& uid, const std::string& device,
+                             const std::string& share_id) {
+  return "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"re\",\"uid\":\"" + uid +
+         "\"},\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"hcu\","
+         "\"driver\":\"dra.hygon.com\",\"pool\":\"node-a\",\"device\":\"" +
+         device + "\",\"shareID\":\"" + share_id +
+         "\"}]}},\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pod-re\"}]}}";
+}
+
+// The claim (same UID) was deallocated and allocated again to another card
+// while this node still records its first preparation (an Unprepare that
+// never came: a kubelet restart in between). Prepare must not answer the
+// recorded card, which the scheduler may have given to another claim.
+BOOST_AUTO_TEST_CASE(
+    prepare_of_a_claim_reallocated_under_the_same_uid_never_answers_the_old_devices) {
+  SimDraNode node("k100ai-8.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  const NodeInventory inv = node.Inventory();
+  const std::string first_card = dra::CardDeviceName(inv.cards[0]);
+  const std::string other_card = dra::CardDeviceName(inv.cards[1]);
+  const dra::ClaimRef ref{"ns1", "re", "uid-re"};
+  node.claims.Put(ReallocatedClaim("uid-re", first_card, "share-1"));
+  auto first = node.preparer->Prepare(ref);
+  BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 1u);
+
+  node.claims.Put(ReallocatedClaim("uid-re", other_card, "share-2"));
+  for (bool restarted : {false, true}) {
+    if (restarted) {
+      node.Restart();
+      BOOST_REQUIRE(node.preparer->Recover().ok());
+    }
+    auto again = node.preparer->Prepare(ref);
+    BOOST_REQUIRE(again.ok());
+    for (const auto& d : again->devices) {
+      BOOST_TEST(d.device_name != first_card, "restarted=" << restarted << ": answered "
+                                                           << d.device_name
+                                                           << " of the old allocation");
+    }
+    BOOST_TEST(again->error.find(first_card) != std::string::npos,
+               "restarted=" << restarted << ": error \"" << again->error << "\"");
+  }
+}
+
+}  // namespace
+}  // namespace hcudp::testing
