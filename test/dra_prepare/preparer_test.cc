@@ -248,28 +248,42 @@ class BusyBackend final : public Backend {
   Backend* inner_;
 };
 
+// A manager and a preparer over `node` whose vHCU destroys go through a
+// BusyBackend.
+struct BusyNode {
+  explicit BusyNode(SimDraNode& node)
+      : busy(node.backend.get()), manager(&busy, Options(node), node.clock) {
+    dra::PreparerOptions po;
+    po.host_root = node.Root();
+    preparer =
+        std::make_unique<dra::Preparer>(&busy, &manager, node.claims.Fetcher(), po, node.clock);
+  }
+  static VhcuManagerOptions Options(SimDraNode& node) {
+    VhcuManagerOptions mo;
+    mo.host_root = node.Root();
+    return mo;
+  }
+  BusyBackend busy;
+  VhcuManager manager;
+  std::unique_ptr<dra::Preparer> preparer;
+};
+
 BOOST_AUTO_TEST_CASE(unprepare_never_reports_success_while_the_vhcu_is_left) {
   SimDraNode node("k100ai-8.yaml");
-  BusyBackend busy(node.backend.get());
-  VhcuManagerOptions mo;
-  mo.host_root = node.Root();
-  VhcuManager manager(&busy, mo, node.clock);
-  dra::PreparerOptions po;
-  po.host_root = node.Root();
-  dra::Preparer preparer(&busy, &manager, node.claims.Fetcher(), po, node.clock);
-  BOOST_REQUIRE(preparer.Recover().ok());
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
   auto ref = node.AllocateAndStore(
       ClaimJson("uid-b", "b", "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
       "pod-b");
-  auto a = preparer.Prepare(ref);
+  auto a = b.preparer->Prepare(ref);
   BOOST_REQUIRE(a.ok() && a->error.empty());
-  busy.busy = 2;
-  Status first = preparer.Unprepare(ref);
+  b.busy.busy = 2;
+  Status first = b.preparer->Unprepare(ref);
   BOOST_TEST((first.code() == StatusCode::kUnavailable), first.ToString());
   BOOST_TEST(node.Inventory().vhcus.size() == 1u);
-  BOOST_TEST(preparer.Prepared().size() == 1u);  // still recorded
-  BOOST_TEST(!preparer.Unprepare(ref).ok());     // busy once more
-  BOOST_REQUIRE(preparer.Unprepare(ref).ok());   // kubelet's next retry
+  BOOST_TEST(b.preparer->Prepared().size() == 1u);  // still recorded
+  BOOST_TEST(!b.preparer->Unprepare(ref).ok());     // busy once more
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).ok());   // kubelet's next retry
   BOOST_TEST(node.Inventory().vhcus.empty());
   BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
@@ -299,32 +313,26 @@ std::set<std::string> NamedVhcus(const dra::PrepareAnswer& answer) {
 // already have given to another claim's vHCU.
 BOOST_AUTO_TEST_CASE(prepare_after_a_half_failed_unprepare_names_only_live_vhcus) {
   SimDraNode node("k100ai-8.yaml");
-  BusyBackend busy(node.backend.get());
-  VhcuManagerOptions mo;
-  mo.host_root = node.Root();
-  VhcuManager manager(&busy, mo, node.clock);
-  dra::PreparerOptions po;
-  po.host_root = node.Root();
-  dra::Preparer preparer(&busy, &manager, node.claims.Fetcher(), po, node.clock);
-  BOOST_REQUIRE(preparer.Recover().ok());
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
   const std::string size = R"({"cores":"30","memory":"8Gi"})";
   auto ref = node.AllocateAndStore(
       ClaimJson("uid-h", "h", "[" + ExactRequest("a", size) + "," + ExactRequest("b", size) + "]"),
       "pod-h");
-  auto first = preparer.Prepare(ref);
+  auto first = b.preparer->Prepare(ref);
   BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 2u);
-  busy.pass = 1;  // the first vHCU goes, the second is busy
-  busy.busy = 1;
-  Status st = preparer.Unprepare(ref);
+  b.busy.pass = 1;  // the first vHCU goes, the second is busy
+  b.busy.busy = 1;
+  Status st = b.preparer->Unprepare(ref);
   BOOST_REQUIRE_MESSAGE(st.code() == StatusCode::kUnavailable, st.ToString());
   BOOST_REQUIRE(node.Inventory().vhcus.size() == 1u);
   // Another claim gets a vHCU of the same size: maybe under the freed index.
   auto other = node.AllocateAndStore(ClaimJson("uid-x", "x", "[" + ExactRequest("hcu", size) + "]"),
                                      "pod-x");
-  auto ox = preparer.Prepare(other);
+  auto ox = b.preparer->Prepare(other);
   BOOST_REQUIRE(ox.ok() && ox->error.empty());
 
-  auto again = preparer.Prepare(ref);
+  auto again = b.preparer->Prepare(ref);
   BOOST_REQUIRE(again.ok());
   BOOST_REQUIRE_MESSAGE(again->error.empty(), again->error);
   const std::set<std::string> named = NamedVhcus(*again);
@@ -334,8 +342,8 @@ BOOST_AUTO_TEST_CASE(prepare_after_a_half_failed_unprepare_names_only_live_vhcus
   for (const std::string& v : named) {
     BOOST_TEST(theirs.count(v) == 0u, "vHCU " << v << " of claim uid-x handed to claim uid-h");
   }
-  BOOST_REQUIRE(preparer.Unprepare(ref).ok());
-  BOOST_REQUIRE(preparer.Unprepare(other).ok());
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).ok());
+  BOOST_REQUIRE(b.preparer->Unprepare(other).ok());
   BOOST_TEST(node.Inventory().vhcus.empty());
   BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
@@ -347,29 +355,22 @@ BOOST_AUTO_TEST_CASE(prepare_after_a_half_failed_unprepare_names_only_live_vhcus
 // claim prepared on that entry.
 BOOST_AUTO_TEST_CASE(restart_after_a_half_failed_unprepare_rolls_the_claim_back) {
   SimDraNode node("k100ai-8.yaml");
-  BusyBackend busy(node.backend.get());
-  VhcuManagerOptions mo;
-  mo.host_root = node.Root();
-  VhcuManager manager(&busy, mo, node.clock);
-  dra::PreparerOptions po;
-  po.host_root = node.Root();
-  auto preparer =
-      std::make_unique<dra::Preparer>(&busy, &manager, node.claims.Fetcher(), po, node.clock);
-  BOOST_REQUIRE(preparer->Recover().ok());
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
   const std::string size = R"({"cores":"30","memory":"8Gi"})";
   auto ref = node.AllocateAndStore(
       ClaimJson("uid-k", "k", "[" + ExactRequest("a", size) + "," + ExactRequest("b", size) + "]"),
       "pod-k");
-  auto first = preparer->Prepare(ref);
+  auto first = b.preparer->Prepare(ref);
   BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 2u);
-  busy.pass = 1;
-  busy.busy = 1;
-  BOOST_REQUIRE(preparer->Unprepare(ref).code() == StatusCode::kUnavailable);
+  b.busy.pass = 1;
+  b.busy.busy = 1;
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).code() == StatusCode::kUnavailable);
   auto other = node.AllocateAndStore(ClaimJson("uid-y", "y", "[" + ExactRequest("hcu", size) + "]"),
                                      "pod-y");
-  auto oy = preparer->Prepare(other);
+  auto oy = b.preparer->Prepare(other);
   BOOST_REQUIRE(oy.ok() && oy->error.empty());
-  preparer.reset();
+  b.preparer.reset();
 
   node.Restart();
   auto recovered = node.preparer->Recover();
