@@ -1,6 +1,7 @@
 // Prepare/Unprepare of each device kind on the shipped simulated nodes.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <set>
 #include <thread>
 
 #include "dra_prepare/prepare_fixture.h"
@@ -228,6 +229,10 @@ class BusyBackend final : public Backend {
     return inner_->CreateVhcu(card, cu, mib);
   }
   Status DestroyVhcu(int id) override {
+    if (pass > 0) {
+      --pass;
+      return inner_->DestroyVhcu(id);
+    }
     if (busy > 0) {
       --busy;
       return UnavailableError("vHCU " + std::to_string(id) + " is busy");
@@ -236,36 +241,154 @@ class BusyBackend final : public Backend {
   }
   const std::string& host_root() const override { return inner_->host_root(); }
   std::vector<std::string> WatchPaths() const override { return inner_->WatchPaths(); }
+  int pass = 0;  // destroys that succeed before the busy ones
   int busy = 0;
 
  private:
   Backend* inner_;
 };
 
+// A manager and a preparer over `node` whose vHCU destroys go through a
+// BusyBackend.
+struct BusyNode {
+  explicit BusyNode(SimDraNode& node)
+      : busy(node.backend.get()), manager(&busy, Options(node), node.clock) {
+    dra::PreparerOptions po;
+    po.host_root = node.Root();
+    preparer =
+        std::make_unique<dra::Preparer>(&busy, &manager, node.claims.Fetcher(), po, node.clock);
+  }
+  static VhcuManagerOptions Options(SimDraNode& node) {
+    VhcuManagerOptions mo;
+    mo.host_root = node.Root();
+    return mo;
+  }
+  BusyBackend busy;
+  VhcuManager manager;
+  std::unique_ptr<dra::Preparer> preparer;
+};
+
 BOOST_AUTO_TEST_CASE(unprepare_never_reports_success_while_the_vhcu_is_left) {
   SimDraNode node("k100ai-8.yaml");
-  BusyBackend busy(node.backend.get());
-  VhcuManagerOptions mo;
-  mo.host_root = node.Root();
-  VhcuManager manager(&busy, mo, node.clock);
-  dra::PreparerOptions po;
-  po.host_root = node.Root();
-  dra::Preparer preparer(&busy, &manager, node.claims.Fetcher(), po, node.clock);
-  BOOST_REQUIRE(preparer.Recover().ok());
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
   auto ref = node.AllocateAndStore(
       ClaimJson("uid-b", "b", "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
       "pod-b");
-  auto a = preparer.Prepare(ref);
+  auto a = b.preparer->Prepare(ref);
   BOOST_REQUIRE(a.ok() && a->error.empty());
-  busy.busy = 2;
-  Status first = preparer.Unprepare(ref);
+  b.busy.busy = 2;
+  Status first = b.preparer->Unprepare(ref);
   BOOST_TEST((first.code() == StatusCode::kUnavailable), first.ToString());
   BOOST_TEST(node.Inventory().vhcus.size() == 1u);
-  BOOST_TEST(preparer.Prepared().size() == 1u);  // still recorded
-  BOOST_TEST(!preparer.Unprepare(ref).ok());     // busy once more
-  BOOST_REQUIRE(preparer.Unprepare(ref).ok());   // kubelet's next retry
+  BOOST_TEST(b.preparer->Prepared().size() == 1u);  // still recorded
+  BOOST_TEST(!b.preparer->Unprepare(ref).ok());     // busy once more
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).ok());   // kubelet's next retry
   BOOST_TEST(node.Inventory().vhcus.empty());
   BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
+  BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
+}
+
+// The vHCU indexes of `pod`'s marks ("<pod>_<request>_<card>_<vHCU>").
+std::set<std::string> MarkedVhcus(SimDraNode& node, const std::string& pod) {
+  std::set<std::string> out;
+  for (const std::string& m : node.Files("/etc/vdev/dynamic")) {
+    if (m.rfind(pod + "_", 0) == 0) out.insert(m.substr(m.rfind('_') + 1));
+  }
+  return out;
+}
+
+// The vHCU indexes an answer's CDI IDs name ("...=<claim UID>-vdev<N>").
+std::set<std::string> NamedVhcus(const dra::PrepareAnswer& answer) {
+  std::set<std::string> out;
+  for (const auto& d : answer.devices) {
+    for (const std::string& id : d.cdi_device_ids) out.insert(id.substr(id.rfind("-vdev") + 5));
+  }
+  return out;
+}
+
+// An Unprepare that destroyed one vHCU of a claim and failed on the next
+// (busy), then a Prepare of that claim (kubelet retrying it, re-admission):
+// the answer must not name the destroyed vHCU, whose index the driver may
+// already have given to another claim's vHCU.
+BOOST_AUTO_TEST_CASE(prepare_after_a_half_failed_unprepare_names_only_live_vhcus) {
+  SimDraNode node("k100ai-8.yaml");
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
+  const std::string size = R"({"cores":"30","memory":"8Gi"})";
+  auto ref = node.AllocateAndStore(
+      ClaimJson("uid-h", "h", "[" + ExactRequest("a", size) + "," + ExactRequest("b", size) + "]"),
+      "pod-h");
+  auto first = b.preparer->Prepare(ref);
+  BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 2u);
+  b.busy.pass = 1;  // the first vHCU goes, the second is busy
+  b.busy.busy = 1;
+  Status st = b.preparer->Unprepare(ref);
+  BOOST_REQUIRE_MESSAGE(st.code() == StatusCode::kUnavailable, st.ToString());
+  BOOST_REQUIRE(node.Inventory().vhcus.size() == 1u);
+  // Another claim gets a vHCU of the same size: maybe under the freed index.
+  auto other = node.AllocateAndStore(ClaimJson("uid-x", "x", "[" + ExactRequest("hcu", size) + "]"),
+                                     "pod-x");
+  auto ox = b.preparer->Prepare(other);
+  BOOST_REQUIRE(ox.ok() && ox->error.empty());
+
+  auto again = b.preparer->Prepare(ref);
+  BOOST_REQUIRE(again.ok());
+  BOOST_REQUIRE_MESSAGE(again->error.empty(), again->error);
+  const std::set<std::string> named = NamedVhcus(*again);
+  const std::set<std::string> ours = MarkedVhcus(node, "pod-h");
+  const std::set<std::string> theirs = MarkedVhcus(node, "pod-x");
+  BOOST_TEST(named == ours, "CDI IDs name vHCUs that are not the claim's");
+  for (const std::string& v : named) {
+    BOOST_TEST(theirs.count(v) == 0u, "vHCU " << v << " of claim uid-x handed to claim uid-h");
+  }
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).ok());
+  BOOST_REQUIRE(b.preparer->Unprepare(other).ok());
+  BOOST_TEST(node.Inventory().vhcus.empty());
+  BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
+  BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
+}
+
+// The same, with a daemon restart in between: the driver gave the destroyed
+// vHCU's index to a vHCU of the same size on the same card, so the node
+// still looks as the claim's entry records it. Recovery must not keep the
+// claim prepared on that entry.
+BOOST_AUTO_TEST_CASE(restart_after_a_half_failed_unprepare_rolls_the_claim_back) {
+  SimDraNode node("k100ai-8.yaml");
+  BusyNode b(node);
+  BOOST_REQUIRE(b.preparer->Recover().ok());
+  const std::string size = R"({"cores":"30","memory":"8Gi"})";
+  auto ref = node.AllocateAndStore(
+      ClaimJson("uid-k", "k", "[" + ExactRequest("a", size) + "," + ExactRequest("b", size) + "]"),
+      "pod-k");
+  auto first = b.preparer->Prepare(ref);
+  BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 2u);
+  b.busy.pass = 1;
+  b.busy.busy = 1;
+  BOOST_REQUIRE(b.preparer->Unprepare(ref).code() == StatusCode::kUnavailable);
+  auto other = node.AllocateAndStore(ClaimJson("uid-y", "y", "[" + ExactRequest("hcu", size) + "]"),
+                                     "pod-y");
+  auto oy = b.preparer->Prepare(other);
+  BOOST_REQUIRE(oy.ok() && oy->error.empty());
+  b.preparer.reset();
+
+  node.Restart();
+  auto recovered = node.preparer->Recover();
+  BOOST_REQUIRE(recovered.ok());
+  BOOST_TEST(recovered->kept == 1);  // uid-y only
+  BOOST_TEST(MarkedVhcus(node, "pod-k").empty(), "the half-released claim was kept");
+  auto again = node.preparer->Prepare(ref);
+  BOOST_REQUIRE(again.ok());
+  BOOST_REQUIRE_MESSAGE(again->error.empty(), again->error);
+  const std::set<std::string> named = NamedVhcus(*again);
+  BOOST_TEST(named == MarkedVhcus(node, "pod-k"), "CDI IDs name vHCUs that are not the claim's");
+  const std::set<std::string> theirs = MarkedVhcus(node, "pod-y");
+  for (const std::string& v : named) {
+    BOOST_TEST(theirs.count(v) == 0u, "vHCU " << v << " of claim uid-y handed to claim uid-k");
+  }
+  BOOST_REQUIRE(node.preparer->Unprepare(ref).ok());
+  BOOST_REQUIRE(node.preparer->Unprepare(other).ok());
+  BOOST_TEST(node.Inventory().vhcus.empty());
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
 }
 
@@ -349,6 +472,56 @@ BOOST_AUTO_TEST_CASE(concurrent_calls_leave_nothing) {
   BOOST_TEST(node.Inventory().vhcus.empty());
   BOOST_TEST(node.Files("/etc/vdev/dynamic").empty());
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty());
+}
+
+}  // namespace
+}  // namespace hcudp::testing
+
+namespace hcudp::testing {
+namespace {
+
+// An allocated claim whose one result names `device` of pool node-a.
+std::string ReallocatedClaim(const std::string& uid, const std::string& device,
+                             const std::string& share_id) {
+  return "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"re\",\"uid\":\"" + uid +
+         "\"},\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"hcu\","
+         "\"driver\":\"dra.hygon.com\",\"pool\":\"node-a\",\"device\":\"" +
+         device + "\",\"shareID\":\"" + share_id +
+         "\"}]}},\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pod-re\"}]}}";
+}
+
+// The claim (same UID) was deallocated and allocated again to another card
+// while this node still records its first preparation (an Unprepare that
+// never came: a kubelet restart in between). Prepare must not answer the
+// recorded card, which the scheduler may have given to another claim.
+BOOST_AUTO_TEST_CASE(
+    prepare_of_a_claim_reallocated_under_the_same_uid_never_answers_the_old_devices) {
+  SimDraNode node("k100ai-8.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  const NodeInventory inv = node.Inventory();
+  const std::string first_card = dra::CardDeviceName(inv.cards[0]);
+  const std::string other_card = dra::CardDeviceName(inv.cards[1]);
+  const dra::ClaimRef ref{"ns1", "re", "uid-re"};
+  node.claims.Put(ReallocatedClaim("uid-re", first_card, "share-1"));
+  auto first = node.preparer->Prepare(ref);
+  BOOST_REQUIRE(first.ok() && first->error.empty() && first->devices.size() == 1u);
+
+  node.claims.Put(ReallocatedClaim("uid-re", other_card, "share-2"));
+  for (bool restarted : {false, true}) {
+    if (restarted) {
+      node.Restart();
+      BOOST_REQUIRE(node.preparer->Recover().ok());
+    }
+    auto again = node.preparer->Prepare(ref);
+    BOOST_REQUIRE(again.ok());
+    for (const auto& d : again->devices) {
+      BOOST_TEST(d.device_name != first_card, "restarted=" << restarted << ": answered "
+                                                           << d.device_name
+                                                           << " of the old allocation");
+    }
+    BOOST_TEST(again->error.find(first_card) != std::string::npos,
+               "restarted=" << restarted << ": error \"" << again->error << "\"");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
@@ -21,6 +22,41 @@ PrepareAnswer ErrorAnswer(std::string error) {
   PrepareAnswer a;
   a.error = std::move(error);
   return a;
+}
+
+// What a preparation answers for, per result: request, pool, device and
+// shareID, sorted.
+using ResultKey = std::tuple<std::string, std::string, std::string, std::string>;
+
+std::string DeviceList(const std::vector<ResultKey>& keys) {
+  std::string out;
+  for (const auto& [request, pool, device, share] : keys) {
+    out += (out.empty() ? "" : ", ") + pool + "/" + device;
+    if (!share.empty()) out += " (share " + share + ")";
+  }
+  return out.empty() ? "no device" : out;
+}
+
+// Empty when `recorded` was prepared for `claim`'s current allocation. A
+// claim deallocated and allocated again under the same UID (its pods done,
+// a new pod) has other results, a new shareID at least; its recorded devices
+// may be another claim's by now: the per-claim error, never those devices.
+std::string AllocationChanged(const PreparedClaim& recorded, const ParsedClaim& claim,
+                              const ClaimRef& ref) {
+  std::vector<ResultKey> was;
+  for (const PreparedDevice& d : recorded.devices) {
+    was.emplace_back(d.request, d.pool, d.device, d.share_id);
+  }
+  std::vector<ResultKey> now;
+  for (const AllocatedDevice& r : claim.results) {
+    now.emplace_back(r.request, r.pool, r.device, r.share_id);
+  }
+  std::sort(was.begin(), was.end());
+  std::sort(now.begin(), now.end());
+  if (was == now) return "";
+  return Describe(ref) + " is allocated to " + DeviceList(now) +
+         " but was prepared on this node for " + DeviceList(was) +
+         " (allocated again under the same UID): that preparation must be unprepared first";
 }
 
 }  // namespace
@@ -108,9 +144,13 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
   {
     MutexLock lock(mu_);
     auto it = claims_.find(ref.uid);
-    if (it != claims_.end()) known = it->second;
+    // Not one an Unprepare left half-released ("preparing"): undone below.
+    if (it != claims_.end() && it->second.state == ClaimState::kPrepared) known = it->second;
   }
   if (known) {
+    if (std::string changed = AllocationChanged(*known, *parsed, ref); !changed.empty()) {
+      return ErrorAnswer(changed);
+    }
     bool rewritten = false;
     Status st = EnsureClaimSpec(*known, &rewritten);
     if (!st.ok()) return ErrorAnswer(st.ToString());
@@ -118,6 +158,9 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
   }
   StatusOr<PreparedClaim> existing = store_.Read(ref.uid);
   if (existing.ok() && existing->state == ClaimState::kPrepared) {
+    if (std::string changed = AllocationChanged(*existing, *parsed, ref); !changed.empty()) {
+      return ErrorAnswer(changed);
+    }
     bool rewritten = false;
     Status st = EnsureClaimSpec(*existing, &rewritten);
     if (!st.ok()) return ErrorAnswer(st.ToString());

@@ -3,6 +3,8 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/file_util.h"
@@ -76,6 +78,22 @@ Status Preparer::Impl::AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInve
 
 Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
                             bool unprepare_hooks) {
+  // Once one device is released the entry no longer describes a prepared
+  // claim: a vHCU may be destroyed (the driver may give its index to another
+  // claim's vHCU) while the next one fails to go. So before the first
+  // release it is made "preparing", durably, like a Prepare that never
+  // answered: a Prepare of the claim undoes the rest and prepares anew
+  // rather than answering its CDI IDs, Recover rolls it back, kubelet's
+  // Unprepare retry finishes it.
+  if (claim.state == ClaimState::kPrepared &&
+      std::any_of(claim.devices.begin(), claim.devices.end(),
+                  [](const PreparedDevice& d) { return !d.mark.empty(); })) {
+    claim.state = ClaimState::kPreparing;
+    HCUDP_RETURN_IF_ERROR(store_.Write(claim));
+    MutexLock lock(mu_);
+    auto it = claims_.find(claim.uid);
+    if (it != claims_.end()) it->second.state = ClaimState::kPreparing;
+  }
   Status failed;
   for (const PreparedDevice& d : claim.devices) {
     Status st = ReleaseDevice(d, inventory);
