@@ -177,6 +177,35 @@ BOOST_AUTO_TEST_CASE(a_cdi_spec_dir_that_is_not_absolute_is_refused_when_cdi_is_
   BOOST_TEST(Parse({"--cdi-spec-dir="}).ok());
 }
 
+// HYHAL_PATH="" (an empty Helm value) or a relative path would be handed to
+// kubelet as a mount's host path in every Allocate: one line and exit 2 at
+// start-up instead, naming where the value came from.
+BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_refused) {
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--hyhal-path=opt/hyhal"}, {}, "--hyhal-path: \"opt/hyhal\" is not an absolute path"},
+      {{"--hyhal-path="}, {}, "--hyhal-path: \"\" is not an absolute path"},
+      {{}, {{"HYHAL_PATH", ""}}, "--hyhal-path (env HYHAL_PATH): \"\" is not an absolute path"},
+      {{}, {{"HYHAL_PATH", "./hyhal"}},
+       "--hyhal-path (env HYHAL_PATH): \"./hyhal\" is not an absolute path"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.message) {
+      auto r = Parse(c.args, c.env);
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() == c.message);
+    }
+  }
+  for (const std::string strategy : {"mixed", "dra"}) {
+    BOOST_TEST(Parse({"--strategy=" + strategy, "--node-name=n", "--hyhal-path=/opt/hyhal"}).ok());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
   auto c = Parse({"--log-severity=WARN"});
   BOOST_REQUIRE(c.ok());
