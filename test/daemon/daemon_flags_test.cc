@@ -206,6 +206,26 @@ BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_refused) {
   }
 }
 
+// kubelet.sock lives in --device-plugin-path; a path over the unix-socket
+// limit cannot be listened on (by kubelet) nor dialled (by us), so the
+// daemon would idle forever serving nothing: refuse it at start-up.
+BOOST_AUTO_TEST_CASE(a_device_plugin_path_too_long_for_kubelet_sock_is_refused) {
+  // 96 + "kubelet.sock" = 108 bytes, one over the 107-byte limit.
+  const std::string dir = "/" + std::string(94, 'd') + "/";
+  const std::string sock = dir + "kubelet.sock";
+  BOOST_REQUIRE(sock.size() == 108u);
+  auto r = Parse({"--device-plugin-path=" + dir});
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+  BOOST_TEST(r.status().message() ==
+             "--device-plugin-path: the socket path " + sock +
+                 " is 108 bytes, over the 107-byte limit of unix sockets (a shorter "
+                 "--device-plugin-path fits)");
+  // One byte shorter fits; DRA mode does not use kubelet.sock.
+  BOOST_TEST(Parse({"--device-plugin-path=/" + std::string(93, 'd')}).ok());
+  BOOST_TEST(Parse({"--strategy=dra", "--node-name=n", "--device-plugin-path=" + dir}).ok());
+}
+
 BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
   auto c = Parse({"--log-severity=WARN"});
   BOOST_REQUIRE(c.ok());
