@@ -107,6 +107,18 @@ Status Validate(const Options& o) {
         "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
         "node; set it, or NODE_NAME, to this node's name)");
   }
+  // kubelet dials the DRA endpoint by the path we register (dra.md) and
+  // watches its own registry directory: both must be absolute.
+  if (o.strategy == Strategy::kDra) {
+    for (const auto& [flag, dir] : {std::pair<const char*, const std::string&>{
+                                        "--kubelet-plugins-dir", o.kubelet_plugins_dir},
+                                    {"--kubelet-registry-dir", o.kubelet_registry_dir}}) {
+      if (dir.empty() || dir.front() != '/') {
+        return InvalidArgumentError(std::string(flag) + ": \"" + dir +
+                                    "\" is not an absolute path (required with --strategy=dra)");
+      }
+    }
+  }
   return OkStatus();
 }
 

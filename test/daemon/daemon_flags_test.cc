@@ -226,6 +226,31 @@ BOOST_AUTO_TEST_CASE(a_device_plugin_path_too_long_for_kubelet_sock_is_refused) 
   BOOST_TEST(Parse({"--strategy=dra", "--node-name=n", "--device-plugin-path=" + dir}).ok());
 }
 
+// kubelet dials the DRA endpoint verbatim (reference/dra.md: an absolute
+// path) and watches its own registry directory: relative directories would
+// register an endpoint kubelet resolves against its own working directory.
+BOOST_AUTO_TEST_CASE(dra_directories_that_are_not_absolute_are_refused) {
+  struct Case {
+    std::string flag;
+    std::string value;
+  };
+  for (const Case& c : std::vector<Case>{{"kubelet-plugins-dir", "var/lib/kubelet/plugins"},
+                                         {"kubelet-plugins-dir", ""},
+                                         {"kubelet-registry-dir", "plugins_registry"},
+                                         {"kubelet-registry-dir", ""}}) {
+    BOOST_TEST_CONTEXT(c.flag << " \"" << c.value << "\"") {
+      auto r = Parse({"--strategy=dra", "--node-name=n", "--" + c.flag + "=" + c.value});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() == "--" + c.flag + ": \"" + c.value +
+                                             "\" is not an absolute path (required with "
+                                             "--strategy=dra)");
+    }
+  }
+  // Not used by the device-plugin modes.
+  BOOST_TEST(Parse({"--kubelet-plugins-dir=x", "--kubelet-registry-dir="}).ok());
+}
+
 BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
   auto c = Parse({"--log-severity=WARN"});
   BOOST_REQUIRE(c.ok());
