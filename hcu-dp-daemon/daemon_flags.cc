@@ -110,11 +110,12 @@ Status Validate(const Options& o) {
   // kubelet dials the DRA endpoint by the path we register (dra.md) and
   // watches its own registry directory: both must be absolute.
   if (o.strategy == Strategy::kDra) {
-    for (const auto& [flag, dir] : {std::pair<const char*, const std::string&>{
-                                        "--kubelet-plugins-dir", o.kubelet_plugins_dir},
-                                    {"--kubelet-registry-dir", o.kubelet_registry_dir}}) {
-      if (dir.empty() || dir.front() != '/') {
-        return InvalidArgumentError(std::string(flag) + ": \"" + dir +
+    const std::pair<const char*, const std::string*> dirs[] = {
+        {"--kubelet-plugins-dir", &o.kubelet_plugins_dir},
+        {"--kubelet-registry-dir", &o.kubelet_registry_dir}};
+    for (const auto& [flag, dir] : dirs) {
+      if (dir->empty() || dir->front() != '/') {
+        return InvalidArgumentError(std::string(flag) + ": \"" + *dir +
                                     "\" is not an absolute path (required with --strategy=dra)");
       }
     }

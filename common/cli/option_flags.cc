@@ -21,9 +21,9 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
   host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
   flags.Add(std::move(host_root));
   // Allocate hands it to kubelet as a mount's host path: absolute only.
-  Flag hyhal = Flag::String("hyhal-path", "HYHAL_PATH",
-                            "vendor runtime: libraries under lib/, tools under bin/",
-                            &options->hyhal_path);
+  Flag hyhal =
+      Flag::String("hyhal-path", "HYHAL_PATH",
+                   "vendor runtime: libraries under lib/, tools under bin/", &options->hyhal_path);
   hyhal.set_string = [set = hyhal.set_string](const std::string& v) {
     if (v.empty() || v.front() != '/') {
       return InvalidArgumentError("\"" + v + "\" is not an absolute path");

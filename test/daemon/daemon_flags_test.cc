@@ -190,7 +190,8 @@ BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_refused) {
       {{"--hyhal-path=opt/hyhal"}, {}, "--hyhal-path: \"opt/hyhal\" is not an absolute path"},
       {{"--hyhal-path="}, {}, "--hyhal-path: \"\" is not an absolute path"},
       {{}, {{"HYHAL_PATH", ""}}, "--hyhal-path (env HYHAL_PATH): \"\" is not an absolute path"},
-      {{}, {{"HYHAL_PATH", "./hyhal"}},
+      {{},
+       {{"HYHAL_PATH", "./hyhal"}},
        "--hyhal-path (env HYHAL_PATH): \"./hyhal\" is not an absolute path"},
   };
   for (const auto& c : cases) {
