@@ -2,9 +2,12 @@
 
 #include <memory>
 
+#include "dra/dra_sockets.h"
 #include "hcudp_cli/option_flags.h"
 #include "metrics.h"
 #include "node_ops_flags.h"
+#include "registrar.h"
+#include "socket_names.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -78,6 +81,12 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
 Status Validate(const Options& o) {
   HCUDP_RETURN_IF_ERROR(ValidateNodeAccessOptions(o));
   HCUDP_RETURN_IF_ERROR(ValidateNodeOpsOptions(o));
+  // kubelet.sock sits in --device-plugin-path: over the unix-socket limit
+  // kubelet cannot serve it nor we dial it (DRA mode checks its own sockets).
+  if (o.strategy != Strategy::kDra) {
+    HCUDP_RETURN_IF_ERROR(dra::CheckSocketPath(
+        JoinPath(o.device_plugin_path, std::string(kKubeletSocket)), "--device-plugin-path"));
+  }
   if (!o.metrics_address.empty())
     HCUDP_RETURN_IF_ERROR(CivetListenSpec(o.metrics_address).status());
   // DRA mode checks its own (dra_mode.cc); the device-plugin modes write the
@@ -97,6 +106,19 @@ Status Validate(const Options& o) {
     return InvalidArgumentError(
         "--node-name: required with --strategy=dra (the ResourceSlice pool is named after the "
         "node; set it, or NODE_NAME, to this node's name)");
+  }
+  // kubelet dials the DRA endpoint by the path we register (dra.md) and
+  // watches its own registry directory: both must be absolute.
+  if (o.strategy == Strategy::kDra) {
+    const std::pair<const char*, const std::string*> dirs[] = {
+        {"--kubelet-plugins-dir", &o.kubelet_plugins_dir},
+        {"--kubelet-registry-dir", &o.kubelet_registry_dir}};
+    for (const auto& [flag, dir] : dirs) {
+      if (dir->empty() || dir->front() != '/') {
+        return InvalidArgumentError(std::string(flag) + ": \"" + *dir +
+                                    "\" is not an absolute path (required with --strategy=dra)");
+      }
+    }
   }
   return OkStatus();
 }

@@ -66,8 +66,10 @@ hcudp::StatusOr<PluginSocket> FindPluginSocket(const std::string& dir,
 PluginClient::PluginClient(const std::string& socket_path) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+  // "unix:<path>" takes a relative path too (against the current
+  // directory); "unix://dp/x" would read "dp" as an authority and fail.
   stub_ = v1beta1::DevicePlugin::NewStub(grpc::CreateCustomChannel(
-      "unix://" + socket_path, grpc::InsecureChannelCredentials(), args));
+      "unix:" + socket_path, grpc::InsecureChannelCredentials(), args));
 }
 
 hcudp::StatusOr<v1beta1::DevicePluginOptions> PluginClient::Options(int timeout_ms) {

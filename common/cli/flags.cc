@@ -9,7 +9,29 @@
 namespace hcudp {
 namespace {
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+// Control characters are escaped (as Go's %q does) so that an error stays
+// one line and shows, say, the trailing newline of a ConfigMap value.
+std::string Quote(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
 
 std::string JoinAccepted(const std::vector<std::string>& values) {
   std::string out;

@@ -20,9 +20,17 @@ void AddNodeAccessFlags(FlagSet& flags, Options* options) {
                    &options->host_root);
   host_root.default_text = "/ (sim: a private directory derived from --sim-node)";
   flags.Add(std::move(host_root));
-  flags.Add(Flag::String("hyhal-path", "HYHAL_PATH",
-                         "vendor runtime: libraries under lib/, tools under bin/",
-                         &options->hyhal_path));
+  // Allocate hands it to kubelet as a mount's host path: absolute only.
+  Flag hyhal =
+      Flag::String("hyhal-path", "HYHAL_PATH",
+                   "vendor runtime: libraries under lib/, tools under bin/", &options->hyhal_path);
+  hyhal.set_string = [set = hyhal.set_string](const std::string& v) {
+    if (v.empty() || v.front() != '/') {
+      return InvalidArgumentError("\"" + v + "\" is not an absolute path");
+    }
+    return set(v);
+  };
+  flags.Add(std::move(hyhal));
   flags.Add(Flag::String("device-plugin-path", "DEVICE_PLUGIN_PATH",
                          "kubelet's device-plugin socket directory", &options->device_plugin_path));
   flags.Add(Flag::String("pod-resources-socket", "POD_RESOURCES_SOCKET",

@@ -173,6 +173,21 @@ BOOST_FIXTURE_TEST_CASE(bad_env_value_names_flag_and_env_var, Fixture) {
              "mig, mixed");
 }
 
+// A ConfigMap made with --from-file ends its value in a newline: the
+// error stays one line and shows the invisible character.
+BOOST_FIXTURE_TEST_CASE(control_characters_in_a_bad_value_are_escaped, Fixture) {
+  environment = {{"RESOURCE_REGISTER_STRATEGY", "hcu\n"}, {"PULSE", "5\r\t\x01"}};
+  auto r = Parse({});
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message() ==
+             "--strategy (env RESOURCE_REGISTER_STRATEGY): \"hcu\\n\" is not one of hcu, vhcu, "
+             "mig, mixed");
+  r = Parse({"--strategy=hcu"});
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.status().message() ==
+             "--pulse (env PULSE): \"5\\r\\t\\x01\" is not an integer (decimal or 0x hex, >= 0)");
+}
+
 BOOST_FIXTURE_TEST_CASE(bad_env_value_is_ignored_when_flag_is_given, Fixture) {
   environment = {{"PULSE", "nonsense"}};
   BOOST_REQUIRE(Parse({"--pulse=3"}).ok());

@@ -177,6 +177,81 @@ BOOST_AUTO_TEST_CASE(a_cdi_spec_dir_that_is_not_absolute_is_refused_when_cdi_is_
   BOOST_TEST(Parse({"--cdi-spec-dir="}).ok());
 }
 
+// HYHAL_PATH="" (an empty Helm value) or a relative path would be handed to
+// kubelet as a mount's host path in every Allocate: one line and exit 2 at
+// start-up instead, naming where the value came from.
+BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_refused) {
+  struct Case {
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--hyhal-path=opt/hyhal"}, {}, "--hyhal-path: \"opt/hyhal\" is not an absolute path"},
+      {{"--hyhal-path="}, {}, "--hyhal-path: \"\" is not an absolute path"},
+      {{}, {{"HYHAL_PATH", ""}}, "--hyhal-path (env HYHAL_PATH): \"\" is not an absolute path"},
+      {{},
+       {{"HYHAL_PATH", "./hyhal"}},
+       "--hyhal-path (env HYHAL_PATH): \"./hyhal\" is not an absolute path"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.message) {
+      auto r = Parse(c.args, c.env);
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() == c.message);
+    }
+  }
+  for (const std::string strategy : {"mixed", "dra"}) {
+    BOOST_TEST(Parse({"--strategy=" + strategy, "--node-name=n", "--hyhal-path=/opt/hyhal"}).ok());
+  }
+}
+
+// kubelet.sock lives in --device-plugin-path; a path over the unix-socket
+// limit cannot be listened on (by kubelet) nor dialled (by us), so the
+// daemon would idle forever serving nothing: refuse it at start-up.
+BOOST_AUTO_TEST_CASE(a_device_plugin_path_too_long_for_kubelet_sock_is_refused) {
+  // 96 + "kubelet.sock" = 108 bytes, one over the 107-byte limit.
+  const std::string dir = "/" + std::string(94, 'd') + "/";
+  const std::string sock = dir + "kubelet.sock";
+  BOOST_REQUIRE(sock.size() == 108u);
+  auto r = Parse({"--device-plugin-path=" + dir});
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+  BOOST_TEST(r.status().message() ==
+             "--device-plugin-path: the socket path " + sock +
+                 " is 108 bytes, over the 107-byte limit of unix sockets (a shorter "
+                 "--device-plugin-path fits)");
+  // One byte shorter fits; DRA mode does not use kubelet.sock.
+  BOOST_TEST(Parse({"--device-plugin-path=/" + std::string(93, 'd')}).ok());
+  BOOST_TEST(Parse({"--strategy=dra", "--node-name=n", "--device-plugin-path=" + dir}).ok());
+}
+
+// kubelet dials the DRA endpoint verbatim (reference/dra.md: an absolute
+// path) and watches its own registry directory: relative directories would
+// register an endpoint kubelet resolves against its own working directory.
+BOOST_AUTO_TEST_CASE(dra_directories_that_are_not_absolute_are_refused) {
+  struct Case {
+    std::string flag;
+    std::string value;
+  };
+  for (const Case& c : std::vector<Case>{{"kubelet-plugins-dir", "var/lib/kubelet/plugins"},
+                                         {"kubelet-plugins-dir", ""},
+                                         {"kubelet-registry-dir", "plugins_registry"},
+                                         {"kubelet-registry-dir", ""}}) {
+    BOOST_TEST_CONTEXT(c.flag << " \"" << c.value << "\"") {
+      auto r = Parse({"--strategy=dra", "--node-name=n", "--" + c.flag + "=" + c.value});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() == "--" + c.flag + ": \"" + c.value +
+                                             "\" is not an absolute path (required with "
+                                             "--strategy=dra)");
+    }
+  }
+  // Not used by the device-plugin modes.
+  BOOST_TEST(Parse({"--kubelet-plugins-dir=x", "--kubelet-registry-dir="}).ok());
+}
+
 BOOST_AUTO_TEST_CASE(warn_is_accepted_for_warning) {
   auto c = Parse({"--log-severity=WARN"});
   BOOST_REQUIRE(c.ok());

@@ -55,6 +55,38 @@ BOOST_AUTO_TEST_CASE(device_split_count_is_bounded_with_the_reason) {
              r.err);
 }
 
+// hcuctl shares --hyhal-path with the daemon (allocate and doctor show it
+// as a host path): a relative or empty value is exit 2 and one line.
+BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_exit_2_and_one_line) {
+  TempDir root;
+  const std::vector<std::string> base = {Hcuctl(), "--backend=sim",
+                                         "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+                                         "--host-root=" + root.Join("root")};
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> env;
+    std::string first_line;
+  };
+  const std::vector<Case> cases = {
+      {{"--hyhal-path=opt/hyhal", "devices"},
+       {},
+       "hcuctl: --hyhal-path: \"opt/hyhal\" is not an absolute path\n"},
+      {{"devices"},
+       {"HYHAL_PATH="},
+       "hcuctl: --hyhal-path (env HYHAL_PATH): \"\" is not an absolute path\n"},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.first_line) {
+      std::vector<std::string> argv = base;
+      argv.insert(argv.end(), c.args.begin(), c.args.end());
+      RunResult r = Run(argv, c.env);
+      BOOST_TEST(r.exit_code == 2, r.err);
+      BOOST_TEST(r.err.rfind(c.first_line, 0) == 0u, r.err);
+      BOOST_TEST(r.out.empty(), r.out);
+    }
+  }
+}
+
 // The vendor names a vHCU by round(memory / 1 GiB), half away from zero
 // (reference/seed-behaviour.md §2.2): under 512 MiB that is "0g". Pods
 // written for the vendor plugin ask for that name, so it is kept.

@@ -39,6 +39,22 @@ class LiveNode {
     return Run(argv);
   }
 
+  // hcuctl run from the node's directory with --device-plugin-path=dp/, as
+  // an admin types it from the kubelet directory.
+  RunResult HcuctlWithRelativePluginPath(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/bin/sh",
+                                     "-c",
+                                     "cd \"$0\" && exec \"$@\"",
+                                     dir_.path(),
+                                     testing::Hcuctl(),
+                                     "--backend=sim",
+                                     "--sim-node=" + node_file_,
+                                     "--host-root=" + dir_.Join("root"),
+                                     "--device-plugin-path=dp/"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Run(argv);
+  }
+
   DaemonProcess& daemon() { return daemon_; }
   std::string plugin_dir() const { return dir_.Join("dp"); }
 
@@ -74,6 +90,19 @@ BOOST_AUTO_TEST_CASE(plugins_reports_each_served_resource_with_health_counts) {
   BOOST_TEST(Contains(r.out, "\"resource\": \"hygon.com/hcu-share-30c-16g\""), r.out);
   BOOST_TEST(Contains(r.out, "\"healthy\": 4"), r.out);
   BOOST_TEST(Contains(r.out, "\"unhealthy\": 0"), r.out);
+}
+
+// gRPC reads "unix://dp/x" as authority "dp": a relative directory must
+// still reach the plugin (resolved against the current directory).
+BOOST_AUTO_TEST_CASE(plugins_and_allocate_reach_the_plugin_through_a_relative_directory) {
+  LiveNode node(SourcePath("demo/nodes/k100ai-8.yaml"));
+  RunResult plugins = node.HcuctlWithRelativePluginPath({"plugins", "-o", "json"});
+  BOOST_TEST(plugins.exit_code == 0, plugins.err);
+  BOOST_TEST(Contains(plugins.out, "\"healthy\": 8"), plugins.out << plugins.err);
+  RunResult allocate =
+      node.HcuctlWithRelativePluginPath({"allocate", "--resource", "hcu", "--count", "1"});
+  BOOST_TEST(allocate.exit_code == 0, allocate.err);
+  BOOST_TEST(Contains(allocate.out, "/dev/dri/"), allocate.out << allocate.err);
 }
 
 BOOST_AUTO_TEST_CASE(plugins_check_is_the_liveness_probe) {
