@@ -14,6 +14,7 @@
 #include "hcudp/options.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_cli/flags.h"
+#include "plugin_client.h"
 #include "podresources_v1.grpc.pb.h"
 
 namespace hcuctl {
@@ -34,7 +35,7 @@ int RunAllocations(Context& ctx, const std::vector<std::string>& args) {
 
   const std::string& socket = ctx.options().pod_resources_socket;
   auto stub = v1::PodResourcesLister::NewStub(
-      grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()));
   grpc::ClientContext gctx;
   gctx.set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(kAllocationsTimeoutMs));

@@ -25,6 +25,7 @@
 #include "doctor_dra.h"
 #include "dra_v1.grpc.pb.h"
 #include "hcudp_cli/flags.h"
+#include "plugin_client.h"
 #include "pluginregistration_v1.grpc.pb.h"
 
 namespace hcuctl {
@@ -39,7 +40,7 @@ std::string EnvOr(const char* name, const std::string& fallback) {
 }
 
 std::shared_ptr<grpc::Channel> Dial(const std::string& path) {
-  return grpc::CreateChannel("unix://" + path, grpc::InsecureChannelCredentials());
+  return grpc::CreateChannel(UnixTarget(path), grpc::InsecureChannelCredentials());
 }
 
 void SetDeadline(grpc::ClientContext& ctx, int timeout_ms) {

@@ -16,6 +16,7 @@
 #include "hcudp/vhcu_lock.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_cli/flags.h"
+#include "plugin_client.h"
 #include "podresources_v1.grpc.pb.h"
 #include "reports.h"
 
@@ -59,7 +60,7 @@ hcudp::StatusOr<hcudp::VhcuHostLock> TakeLock(Context& ctx, int wait_s) {
 std::string PodResourcesHolders(Context& ctx, int id) {
   const std::string& socket = ctx.options().pod_resources_socket;
   auto stub = v1::PodResourcesLister::NewStub(
-      grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials()));
+      grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()));
   grpc::ClientContext gctx;
   gctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
   v1::ListPodResourcesResponse resp;

@@ -63,13 +63,13 @@ hcudp::StatusOr<PluginSocket> FindPluginSocket(const std::string& dir,
                               (there.empty() ? " (no hygon.com_* sockets)" : "; serving: " + there));
 }
 
+std::string UnixTarget(const std::string& socket_path) { return "unix:" + socket_path; }
+
 PluginClient::PluginClient(const std::string& socket_path) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-  // "unix:<path>" takes a relative path too (against the current
-  // directory); "unix://dp/x" would read "dp" as an authority and fail.
   stub_ = v1beta1::DevicePlugin::NewStub(grpc::CreateCustomChannel(
-      "unix:" + socket_path, grpc::InsecureChannelCredentials(), args));
+      UnixTarget(socket_path), grpc::InsecureChannelCredentials(), args));
 }
 
 hcudp::StatusOr<v1beta1::DevicePluginOptions> PluginClient::Options(int timeout_ms) {

@@ -12,6 +12,10 @@
 
 namespace hcuctl {
 
+// The gRPC target for a unix socket path, absolute or relative to the current
+// directory: "unix:<path>" ("unix://dp/x" would read "dp" as an authority).
+std::string UnixTarget(const std::string& socket_path);
+
 // A hygon.com_* socket found in the device-plugin directory.
 struct PluginSocket {
   std::string path;       // absolute socket path

@@ -214,6 +214,22 @@ BOOST_AUTO_TEST_CASE(allocations_lists_hcu_holders_and_hami_mark_files) {
   BOOST_TEST(kubelet.list_calls() == 2);
 }
 
+// The pod-resources socket named relative to the current directory (as the
+// plugin directory above): gRPC would read "unix://pod-resources/..." as an
+// authority and fail to dial.
+BOOST_AUTO_TEST_CASE(allocations_reach_pod_resources_through_a_relative_socket_path) {
+  TempDir dir;
+  FakePodResources kubelet(dir.Join("pod-resources/kubelet.sock"));
+  BOOST_REQUIRE(kubelet.Start().empty());
+  kubelet.AddContainerDevices("default", "train-0", "main", "hygon.com/hcu", {"0000:09:00.0"});
+  RunResult r = Run({"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", dir.path(), Hcuctl(),
+                     "--pod-resources-socket=pod-resources/kubelet.sock",
+                     "--host-root=" + dir.Join("root"), "allocations"});
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_TEST(Contains(r.out, "default    train-0  main       hygon.com/hcu"), r.out);
+  BOOST_TEST(kubelet.list_calls() == 1);
+}
+
 // hcuctl vhcu destroy (issue 9.5): a vHCU that kubelet's pod-resources says a
 // pod holds is refused (exit 1) and the pod named, even without a mark file;
 // --force destroys it anyway.
