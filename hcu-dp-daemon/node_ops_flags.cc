@@ -34,8 +34,12 @@ Status ValidateNodeOpsOptions(const Options& o) {
     return InvalidArgumentError(
         "--node-name: required with --events=true (set it, or NODE_NAME, to this node's name)");
   }
-  if (o.node_labels == NodeLabelMode::kNfd && o.nfd_features_dir.empty()) {
-    return InvalidArgumentError("--nfd-features-dir: must not be empty with --node-labels=nfd");
+  // NFD reads its features.d from a fixed host path: a relative directory
+  // would be under the daemon's working directory, where NFD never looks.
+  if (o.node_labels == NodeLabelMode::kNfd &&
+      (o.nfd_features_dir.empty() || o.nfd_features_dir.front() != '/')) {
+    return InvalidArgumentError("--nfd-features-dir: \"" + o.nfd_features_dir +
+                                "\" is not an absolute path (required with --node-labels=nfd)");
   }
   return OkStatus();
 }

@@ -207,6 +207,26 @@ BOOST_AUTO_TEST_CASE(a_hyhal_path_that_is_not_absolute_is_refused) {
   }
 }
 
+// NFD reads features.d from a fixed host path: an empty or relative
+// directory would put the labels' file where NFD never looks.
+BOOST_AUTO_TEST_CASE(an_nfd_features_dir_that_is_not_absolute_is_refused_with_nfd_labels) {
+  for (const std::string dir : {"", "features.d", "./etc/features.d"}) {
+    BOOST_TEST_CONTEXT("--nfd-features-dir=" << dir) {
+      auto r = Parse({"--node-labels=nfd", "--nfd-features-dir=" + dir});
+      BOOST_REQUIRE(!r.ok());
+      BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+      BOOST_TEST(r.status().message() ==
+                 "--nfd-features-dir: \"" + dir +
+                     "\" is not an absolute path (required with --node-labels=nfd)");
+    }
+  }
+  BOOST_TEST(Parse({"--node-labels=nfd",
+                    "--nfd-features-dir=/etc/kubernetes/node-feature-discovery/features.d"})
+                 .ok());
+  // Not used with other label modes.
+  BOOST_TEST(Parse({"--node-labels=off", "--nfd-features-dir=features.d"}).ok());
+}
+
 // kubelet.sock lives in --device-plugin-path; a path over the unix-socket
 // limit cannot be listened on (by kubelet) nor dialled (by us), so the
 // daemon would idle forever serving nothing: refuse it at start-up.
