@@ -428,6 +428,45 @@ BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
   (*pub)->Stop();
 }
 
+// A server shedding load refuses the watch with 429 and Retry-After: the
+// publisher comes back after that long (capped at retry_max), not after its
+// own shorter backoff.
+BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_waits_that_long) {
+  testing::SimClock clock;
+  KubeClientOptions co = testing::FastOptions();
+  co.max_retries = 0;
+  co.clock = &clock;
+  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
+  SlicePublisherOptions o;
+  o.params.node_name = "pub-retry-after";
+  o.clock = &clock;
+  o.retry_initial = std::chrono::milliseconds(200);
+  o.retry_max = std::chrono::milliseconds(10000);
+  auto pub = SlicePublisher::New(*sim_client, o);
+  BOOST_REQUIRE(pub.ok());
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":429,)"
+               R"("retry_after":3,"count":1})");
+  auto watches = [&] {
+    int n = 0;
+    for (const FakeRequest& r : api.Requests()) {
+      if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  (*pub)->Start();
+  BOOST_REQUIRE(testing::PollUntil([&] { return watches() >= 1; }));
+  // Both threads asleep: the sync loop until its resync (30 s), the watch
+  // loop for the Retry-After.
+  BOOST_REQUIRE(clock.WaitForSleepers(2, std::chrono::milliseconds(5000)));
+  const auto next = clock.NextDeadline();
+  BOOST_REQUIRE(next.has_value());
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(*next - clock.Now()).count() ==
+             3000);
+  BOOST_TEST(testing::AdvanceUntil(
+      clock, [&] { return watches() >= 2; }, std::chrono::seconds(3)));
+  (*pub)->Stop();
+}
+
 // The driver's strings (the model from dmiDeviceInfo.name, up to 255 bytes;
 // the serial; a version that is not semver) over the API's 64-byte limit of
 // a string attribute: the pool is still published, with each cut to 64

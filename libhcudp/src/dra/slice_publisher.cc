@@ -144,6 +144,7 @@ class SlicePublisher::Impl {
     std::chrono::milliseconds backoff = options_.retry_initial;
     for (;;) {
       bool any_event = false;
+      std::optional<int> retry_after_s;
       Status s = client_.Watch(
           ResourceSlicesPath(), list,
           [&](const WatchEvent& e) {
@@ -152,7 +153,7 @@ class SlicePublisher::Impl {
             if (e.type == WatchEventType::kDeleted) RequestResync();
             return true;
           },
-          &cancel_);
+          &cancel_, &retry_after_s);
       if (IsGone(s)) list.resource_version.clear();
       // A watch the server ended without a single event (not even the
       // bookmark asked for) is no sign of health: a proxy or a broken server
@@ -166,9 +167,15 @@ class SlicePublisher::Impl {
       } else if (s.code() != StatusCode::kCancelled) {
         VLOG(1) << "ResourceSlice watch ended: " << s.ToString();
       }
+      std::chrono::milliseconds pause = s.ok() && healthy ? std::chrono::milliseconds(0) : backoff;
+      // A server shedding load (429, 503) says when to come back; at most
+      // retry_max, as the publisher's own backoff.
+      if (retry_after_s) {
+        pause = std::max(pause, std::min<std::chrono::milliseconds>(
+                                    std::chrono::seconds(*retry_after_s), options_.retry_max));
+      }
       MutexLock lock(mu_);
-      const Clock::TimePoint until =
-          clock_.Now() + (s.ok() && healthy ? std::chrono::milliseconds(0) : backoff);
+      const Clock::TimePoint until = clock_.Now() + pause;
       WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });
       if (stop_) return;
       if (!s.ok() || !any_event) backoff = std::min(backoff * 2, options_.retry_max);
