@@ -9,8 +9,10 @@
 // daemon restart.
 //
 // A claim is "preparing" from before the first vHCU is created until every
-// CDI spec and mark is written, then "prepared". A "preparing" entry found at
-// start belongs to a Prepare that never answered: it is rolled back.
+// CDI spec and mark is written, then "prepared"; an Unprepare makes it
+// "preparing" again before it releases the first device. A "preparing" entry
+// found at start belongs to a Prepare that never answered or an Unprepare
+// that did not finish: it is rolled back, and a Prepare never answers from it.
 #ifndef HCUDP_DRA_CHECKPOINT_H_
 #define HCUDP_DRA_CHECKPOINT_H_
 
