@@ -468,10 +468,20 @@ def cmd_helm(args):
     mounts = {m["mountPath"] for m in c["volumeMounts"]}
     fx.check(env.get("DEVICE_LIST_STRATEGY") == "cdi" and "/var/run/cdi" in mounts,
              "deviceListStrategy=cdi sets DEVICE_LIST_STRATEGY and mounts /var/run/cdi")
-    fx.check(env.get("DEVICE_PLUGIN_PATH") == "/var/lib/k0s/kubelet/device-plugins/" and
-             env.get("POD_RESOURCES_SOCKET") == "/var/lib/k0s/kubelet/pod-resources/kubelet.sock" and
-             "/var/lib/k0s/kubelet/device-plugins" in mounts,
-             "kubeletDir moves the socket directory, the pod-resources socket and their mounts")
+    # kubelet's device-plugin directory is the constant /var/lib/kubelet/device-plugins/
+    # whatever its --root-dir (kubelet-contract.md section 1, kubernetes#120626);
+    # pod-resources follows the root directory.
+    paths = {v["name"]: v["hostPath"]["path"] for v in daemonset_of(docs)[1]["volumes"]
+             if "hostPath" in v}
+    fx.check("DEVICE_PLUGIN_PATH" not in env and paths.get("device-plugin") ==
+             "/var/lib/kubelet/device-plugins" and "/var/lib/kubelet/device-plugins" in mounts,
+             "kubeletDir keeps the device-plugin socket directory at kubelet's fixed "
+             f"/var/lib/kubelet/device-plugins (got DEVICE_PLUGIN_PATH={env.get('DEVICE_PLUGIN_PATH')}, "
+             f"hostPath {paths.get('device-plugin')})")
+    fx.check(env.get("POD_RESOURCES_SOCKET") == "/var/lib/k0s/kubelet/pod-resources/kubelet.sock" and
+             paths.get("pod-resources") == "/var/lib/k0s/kubelet/pod-resources" and
+             "/var/lib/k0s/kubelet/pod-resources" in mounts,
+             "kubeletDir moves the pod-resources socket and its mount")
     fx.check("/dev" in mounts and "/dev/dri" not in mounts, "hostDev=full mounts all of /dev")
     dra_check.check_helm(fx, lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout),
                          equal_objects)
