@@ -308,9 +308,11 @@ StatusOr<ReadableValue> DecodeReadable(Encoding encoding, std::string_view value
 StatusOr<ReadableValue> DecodeAnyReadable(std::string_view value) {
   if (value.empty()) return InvalidArgumentError("empty value: nothing to decode");
   std::string why;
+  // Container devices before pod devices: "A:" reads as both (a pod value
+  // may lack its final ';'), and is one container's list as written.
   for (Encoding e :
        {Encoding::kHandshake, Encoding::kNodeLock, Encoding::kMarkFileName, Encoding::kNodeDevices,
-        Encoding::kPodDevices, Encoding::kContainerDevices, Encoding::kContainerIndex}) {
+        Encoding::kContainerDevices, Encoding::kPodDevices, Encoding::kContainerIndex}) {
     StatusOr<ReadableValue> v = Decode(e, value);
     if (v.ok()) return v;
     why += "; as " + std::string(EncodingName(e)) + ": " + v.status().message();

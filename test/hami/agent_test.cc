@@ -33,6 +33,19 @@ BOOST_AUTO_TEST_CASE(without_a_lock_the_oldest_allocating_pod_by_bind_time_is_se
   BOOST_TEST(f.PodAnnotation("default", "newer", "hami.io/bind-phase") == "allocating");
 }
 
+// A pod devices value joined with ';' and no final ';' (as Volcano's Hygon
+// device code writes it): served, as by the vendor (HAMi's decoder).
+BOOST_AUTO_TEST_CASE(a_pod_devices_value_without_a_final_semicolon_is_allocated) {
+  AgentFixture f;
+  f.CreatePod("default", "joined", std::string(kSn0) + ",HCU,8192,30:", 1740796800);
+  f.Start();
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(f.PodAnnotation("default", "joined", "hami.io/bind-phase") == "success");
+  BOOST_TEST(f.PodAnnotation("default", "joined", "hami.io/hcu-devices-to-allocate") == ";");
+  BOOST_TEST(f.PodAnnotation("default", "joined", "hygon.com/container-index") == "0,");
+}
+
 BOOST_AUTO_TEST_CASE(the_lock_holder_wins_over_an_older_pod) {
   AgentFixture f;
   f.CreatePod("default", "older", std::string(kSn1) + ",HCU,65520,100:;", 1740796800);

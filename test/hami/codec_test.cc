@@ -227,7 +227,6 @@ BOOST_AUTO_TEST_CASE(pod_devices_decoder_rejects_malformed_values) {
     std::string_view value;
     std::string_view message;
   } cases[] = {
-      {"HCU-SN01,HCU,8192,30:", "end with ';'"},
       {"HCU-SN01,HCU,8192,30;", "end with ':'"},
       {"HCU-SN01,HCU,8192:;", "has 3 fields"},
       {"HCU-SN01,HCU,8192,30,x:;", "has 5 fields"},
@@ -268,6 +267,40 @@ BOOST_AUTO_TEST_CASE(vendor_erase_reproduces_the_vendors_re_encoding) {
       {";HCU-A,HCU,1,1:;HCU-B,HCU,2,2:;", ";HCU-B,HCU,2,2:;", "HCU-A"},
       {"HCU-A,HCU,1,1:;;HCU-B,HCU,2,2:;", ";HCU-B,HCU,2,2:;", "HCU-A"},
       {";HCU-B,HCU,2,2:;", ";", "HCU-B"},
+  };
+  for (const auto& tc : cases) {
+    BOOST_TEST_CONTEXT(tc.before) {
+      ContainerDevices served;
+      auto after = VendorEraseFirstContainer(tc.before, &served);
+      BOOST_REQUIRE_MESSAGE(after.ok(), after.status().ToString());
+      BOOST_TEST(*after == tc.after);
+      BOOST_REQUIRE_EQUAL(served.size(), 1u);
+      BOOST_TEST(served[0].uuid == tc.served_uuid);
+    }
+  }
+}
+
+// Writers that join the containers with ';' and add no final ';' (Volcano's
+// Hygon vDCU code encodes with strings.Join(.., ";"); its vHCU twin writes
+// these very keys): HAMi's decoder, which the vendor plugin runs, splits on
+// ';' and accepts these, and the vendor serves them.
+BOOST_AUTO_TEST_CASE(pod_devices_without_a_final_semicolon_are_served_as_the_vendor_does) {
+  auto one = DecodePodDevices("HCU-SN01,HCU,8192,30:");
+  BOOST_REQUIRE_MESSAGE(one.ok(), one.status().ToString());
+  BOOST_REQUIRE_EQUAL(one->size(), 1u);
+  BOOST_TEST((*one)[0].size() == 1u);
+  auto two = DecodePodDevices("HCU-A,HCU,1,1:;HCU-B,HCU,2,2:");
+  BOOST_REQUIRE_MESSAGE(two.ok(), two.status().ToString());
+  BOOST_REQUIRE_EQUAL(two->size(), 2u);
+  BOOST_TEST((*two)[1][0].uuid == "HCU-B");
+
+  const struct {
+    std::string_view before;
+    std::string_view after;  // re-encoded as HAMi's EncodePodSingleDevice does
+    std::string_view served_uuid;
+  } cases[] = {
+      {"HCU-SN01,HCU,8192,30:", ";", "HCU-SN01"},
+      {"HCU-A,HCU,1,1:;HCU-B,HCU,2,2:", ";HCU-B,HCU,2,2:;", "HCU-A"},
   };
   for (const auto& tc : cases) {
     BOOST_TEST_CONTEXT(tc.before) {

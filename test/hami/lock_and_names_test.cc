@@ -118,6 +118,20 @@ BOOST_AUTO_TEST_CASE(handshake_classifies_as_the_scheduler_does) {
   BOOST_TEST((*requesting->time == Unix(1772359200)));  // read as UTC
 }
 
+// HAMi's util.CheckHealth and Volcano's vGPU/vDCU/vHCU devices write the
+// Requesting/Deleted time as "2006.01.02 15:04:05".
+BOOST_AUTO_TEST_CASE(handshake_reads_the_dotted_scheduler_time_too) {
+  for (std::string_view value : {"Requesting_2026.03.01 10:00:00", "Deleted_2026.03.01 10:00:00"}) {
+    BOOST_TEST_CONTEXT(value) {
+      auto h = ParseHandshake(value);
+      BOOST_REQUIRE_MESSAGE(h.ok(), h.status().ToString());
+      BOOST_REQUIRE(h->time.has_value());
+      BOOST_TEST((*h->time == Unix(1772359200)));  // read as UTC
+    }
+  }
+  BOOST_TEST(!ParseHandshake("Requesting_2026.03-01 10:00:00")->time.has_value());
+}
+
 BOOST_AUTO_TEST_CASE(handshake_rejects_other_text) {
   for (std::string_view bad : {"", "reported now", "Reported", "OK"}) {
     BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!ParseHandshake(bad).ok()); }

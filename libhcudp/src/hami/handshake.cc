@@ -36,7 +36,10 @@ StatusOr<Handshake> ParseHandshake(std::string_view value) {
     size_t underscore = value.find('_', pos + name.size());
     if (underscore != std::string_view::npos) {
       h.time_text = std::string(value.substr(underscore + 1));
-      std::string_view t = h.time_text;
+      std::string t = h.time_text;
+      // time.DateTime, or the "2006.01.02 15:04:05" of HAMi's util.go copy
+      // and Volcano's devices.
+      if (t.size() == 19 && t[4] == '.' && t[7] == '.') t[4] = t[7] = '-';
       if (t.size() == 19) h.time = internal::ParseCivil(t, ' ');
     }
     return h;

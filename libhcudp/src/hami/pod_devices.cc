@@ -99,11 +99,11 @@ StatusOr<std::string> EncodePodDevices(const PodDevices& pod) {
 StatusOr<PodDevices> DecodePodDevices(std::string_view value) {
   PodDevices pod;
   if (value.empty()) return pod;
-  if (value.back() != ';') {
-    return InvalidArgumentError("pod devices " + Quote(value) +
-                                " do not end with ';' (each container ends in ';')");
-  }
-  std::vector<std::string_view> parts = Split(value.substr(0, value.size() - 1), ';');
+  // HAMi ends each container in ';'. Writers that join with ';' (Volcano's
+  // Hygon vDCU code; its vHCU twin uses these keys) leave the final one out:
+  // read as HAMi's decoder, which the vendor runs, reads them.
+  if (value.back() == ';') value.remove_suffix(1);
+  std::vector<std::string_view> parts = Split(value, ';');
   for (size_t c = 0; c < parts.size(); ++c) {
     StatusOr<ContainerDevices> devices = DecodeContainerDevices(parts[c]);
     if (!devices.ok()) return devices.status().WithContext("container " + std::to_string(c));

@@ -21,7 +21,8 @@ enum class HandshakeState { kReported, kRequesting, kDeleted };
 struct Handshake {
   HandshakeState state = HandshakeState::kReported;
   std::string time_text;  // text after "Reported " or "<State>_"
-  // Requesting/Deleted: the scheduler's "2006-01-02 15:04:05" read as UTC
+  // Requesting/Deleted: the scheduler's "2006-01-02 15:04:05" (or
+  // "2006.01.02 15:04:05", HAMi's util.go and Volcano) read as UTC
   // (the scheduler writes its local time without a zone). Reported: our
   // RFC3339 time. Empty when the text does not parse.
   std::optional<std::chrono::system_clock::time_point> time;

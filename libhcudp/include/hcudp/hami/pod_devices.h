@@ -39,8 +39,8 @@ HCUDP_EXPORT StatusOr<ContainerDevices> DecodeContainerDevices(std::string_view 
 // with only the second using HCUs, ";" one empty container, "" none).
 HCUDP_EXPORT StatusOr<std::string> EncodePodDevices(const PodDevices& pod);
 // Keeps container positions: result[i] is spec.containers[i]'s devices
-// (unlike HAMi's decoder, which drops empty containers). A non-empty value
-// must end in ';'.
+// (unlike HAMi's decoder, which drops empty containers). The final ';' may
+// be missing ("A:" is one container, ";A:" two), as HAMi's decoder allows.
 HCUDP_EXPORT StatusOr<PodDevices> DecodePodDevices(std::string_view value);
 // HAMi's view of a decoded pod: the empty containers dropped.
 HCUDP_EXPORT PodDevices DropEmptyContainers(const PodDevices& pod);
