@@ -265,8 +265,8 @@ class NodeLabelPublisher::Impl {
     if (!keep.count(kHcuLabel)) {
       StatusOr<std::string> earlier = file_util::ReadFile(path, 65536);
       const std::string line = std::string(kHcuLabel) + "=true\n";
-      if (earlier.ok() && (earlier->rfind(line, 0) == 0 ||
-                           earlier->find("\n" + line) != std::string::npos)) {
+      if (earlier.ok() &&
+          (earlier->rfind(line, 0) == 0 || earlier->find("\n" + line) != std::string::npos)) {
         keep[kHcuLabel] = "true";
       }
     }
