@@ -137,7 +137,11 @@ Status MakeDirs(const std::string& path, mode_t mode, Durability durability) {
   if (parent != path) HCUDP_RETURN_IF_ERROR(MakeDirs(parent, mode, durability));
   if (::mkdir(path.c_str(), mode) != 0) {
     if (errno != EEXIST) return ErrnoError("mkdir", path, errno);
-    return MakeDirs(path, mode, durability);  // made by someone else meanwhile: check its type
+    // Made by someone else meanwhile, or a symbolic link stat() cannot
+    // follow (its target is missing): check once, never loop.
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return OkStatus();
+    return FailedPreconditionError(path +
+                                   " exists and is not a directory (a dangling symbolic link?)");
   }
   if (::chmod(path.c_str(), mode) != 0) return ErrnoError("chmod", path, errno);
   if (durability == Durability::kSyncFileAndDirectory) return SyncDirectory(parent);

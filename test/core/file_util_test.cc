@@ -198,6 +198,18 @@ BOOST_AUTO_TEST_CASE(make_dirs_over_a_file_fails_naming_it) {
   }
 }
 
+// A symbolic link to a missing target: stat() fails, mkdir() says EEXIST.
+// An error naming it, not a retry loop that recurses until the stack ends.
+BOOST_AUTO_TEST_CASE(make_dirs_over_a_dangling_symlink_fails_naming_it) {
+  TempDir dir;
+  BOOST_REQUIRE(::symlink(dir.Join("gone").c_str(), dir.Join("link").c_str()) == 0);
+  for (const std::string& path : {dir.Join("link"), dir.Join("link/sub")}) {
+    Status st = MakeDirs(path, 0755);
+    BOOST_TEST(!st.ok());
+    BOOST_TEST(st.message().find(dir.Join("link")) != std::string::npos, st.message());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(remove_file_of_a_missing_file_is_ok_and_list_sees_only_regular_files) {
   TempDir dir;
   BOOST_TEST(RemoveFile(dir.Join("none"), Durability::kSyncFileAndDirectory).ok());

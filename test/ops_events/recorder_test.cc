@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "fake_apiserver/fake_apiserver_process.h"
@@ -402,6 +403,35 @@ BOOST_AUTO_TEST_CASE(full_queue_drops_and_a_silent_server_does_not_delay_stop) {
   BOOST_TEST(ms < 1000, "Stop took " << ms << " ms");
   BOOST_TEST(!rec.Record(EventType::kNormal, kReasonHcuHealthy, kActionHealthCheck, "late"));
   api.ClearFaults();
+}
+
+// A node name may be 253 characters (a DNS subdomain); the Event's name
+// must be one too. "<node>.<16 hex digits>" of a 245-character node would
+// be 262, which the API server refuses (422), losing every event.
+BOOST_AUTO_TEST_CASE(a_long_node_name_still_gives_a_valid_event_name) {
+  const std::string label(60, 'a');
+  // 245 characters; cut to fit, it would end in the '-' after the b's.
+  const std::string node =
+      label + "." + label + "." + label + "." + std::string(52, 'b') + "-" + std::string(9, 'c');
+  EventRecorder rec(Options(node));
+  BOOST_REQUIRE(rec.Start().ok());
+  BOOST_TEST(rec.Record(EventType::kWarning, kReasonHcuUnhealthy, kActionHealthCheck, "n"));
+  BOOST_TEST(rec.Record(EventType::kNormal, kReasonHcuHealthy, kActionHealthCheck, "n"));
+  BOOST_REQUIRE(rec.WaitIdle(milliseconds(5000)));
+  auto d = CoreEvents(node);
+  BOOST_REQUIRE(d["items"].Size() == 2u);
+  std::set<std::string> names;
+  for (const auto& ev : d["items"].GetArray()) {
+    const std::string name = ev["metadata"]["name"].GetString();
+    names.insert(name);
+    BOOST_TEST(name.size() <= 253u, name);
+    BOOST_TEST(name.rfind(node.substr(0, 180), 0) == 0u, name);
+    // Every dot-separated label begins and ends with a letter or digit.
+    BOOST_TEST(name.find(".-") == std::string::npos, name);
+    BOOST_TEST(name.find("-.") == std::string::npos, name);
+    BOOST_TEST(name.find("..") == std::string::npos, name);
+  }
+  BOOST_TEST(names.size() == 2u);  // still unique
 }
 
 BOOST_AUTO_TEST_CASE(kubectl_describe_node_shows_the_event) {

@@ -79,6 +79,20 @@ BOOST_AUTO_TEST_CASE(heterogeneous_node_is_not_described_by_card_zero) {
   for (const auto& [key, value] : l) BOOST_TEST(IsValidLabelValue(value), key << "=" << value);
 }
 
+// A card that needs a reset (DMI_STATUS_RESET_REQUIRED) stays listed with
+// what the driver still tells: its model from the PCI ID, no compute-unit
+// count. Health must not flap the labels: the other cards still say 120.
+BOOST_AUTO_TEST_CASE(a_card_awaiting_reset_does_not_remove_the_per_card_labels) {
+  TempDir dir;
+  NodeInventory inv = Discover("demo/nodes/k100ai-8.yaml", dir);
+  const NodeLabels before = ComputeNodeLabels(inv, Strategy::kMixed);
+  inv.cards[3].compute_units = 0;
+  inv.cards[3].health = Health::kUnhealthy;
+  BOOST_TEST(ComputeNodeLabels(inv, Strategy::kMixed) == before);
+  inv.cards[5].model.clear();  // a PCI device ID the table does not know
+  BOOST_TEST(ComputeNodeLabels(inv, Strategy::kMixed) == before);
+}
+
 BOOST_AUTO_TEST_CASE(a_node_without_cards_has_no_labels) {
   BOOST_TEST(ComputeNodeLabels(NodeInventory{}, Strategy::kMixed).empty());
 }

@@ -115,6 +115,56 @@ BOOST_AUTO_TEST_CASE(a_first_inventory_without_cards_is_published_too) {
   pub.Stop();
 }
 
+// The plugin's DaemonSet is placed by hygon.com/hcu. A restart while the
+// driver reloads (no cards for a moment) must not write a file without it:
+// NFD would drop the label, Kubernetes would evict the plugin, and nothing
+// would write the file again. The expiring keys do go.
+BOOST_AUTO_TEST_CASE(nfd_keeps_the_placement_label_of_an_earlier_file_when_no_cards_are_seen) {
+  TempDir dir;
+  SimClock clock;
+  const std::string file = dir.Join("features.d/hcu-device-plugin");
+  testing::WriteFile(file,
+                     "hygon.com/hcu=true\n# +expiry-time=2027-01-15T08:10:00Z\n"
+                     "hygon.com/hcu.count=8\n");
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  pub.Update({});
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  std::string text = testing::ReadFile(file);
+  BOOST_TEST(text.find("\nhygon.com/hcu=true\n") != std::string::npos, text);
+  BOOST_TEST(text.find("hygon.com/hcu.count") == std::string::npos, text);
+  // The same within one run: cards seen, then gone.
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 2; }));
+  pub.Update({});
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 3; }));
+  text = testing::ReadFile(file);
+  BOOST_TEST(text.find("\nhygon.com/hcu=true\n") != std::string::npos, text);
+  BOOST_TEST(text.find("hygon.com/hcu.name") == std::string::npos, text);
+  pub.Stop();
+}
+
+// --nfd-features-dir pointing at a symbolic link whose target does not
+// exist (yet) is an error the publisher retries, not a crash.
+BOOST_AUTO_TEST_CASE(nfd_dir_that_is_a_dangling_symlink_is_an_error) {
+  TempDir dir;
+  SimClock clock;
+  BOOST_REQUIRE(::symlink(dir.Join("nowhere").c_str(), dir.Join("features.d").c_str()) == 0);
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return !pub.last_status().ok(); }));
+  BOOST_TEST(pub.last_status().message().find(dir.Join("features.d")) != std::string::npos,
+             pub.last_status().ToString());
+  pub.Stop();
+}
+
 BOOST_AUTO_TEST_CASE(nfd_write_failure_is_retried) {
   TempDir dir;
   SimClock clock;

@@ -28,7 +28,8 @@
 // Stop() cancels a call in flight (~50 ms) and joins: a silent API server
 // never holds up shutdown, and what was still queued is dropped.
 //
-// The Event: namespace `default`, name "<node>.<hex nanoseconds>",
+// The Event: namespace `default`, name "<node>.<hex nanoseconds>" (the node
+// part cut to keep it within 253 characters),
 // regarding {kind Node, apiVersion v1, name and uid = node name} (the
 // kubelet's convention, which `kubectl describe node` finds), eventTime now
 // (microseconds), note cut to 1024 bytes.

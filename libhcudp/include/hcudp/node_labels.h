@@ -4,7 +4,8 @@
 // The label set: the keys of Hygon's k8s-hcu-label-node (hygon.com/hcu,
 // .name, .cu-count, .vram, .driver-version) and GFD-like additions (.count,
 // .memory, .mig.capable, .strategy, .models). A per-card key (name, cu-count,
-// vram, memory) is published only when every card agrees on it, so that a
+// vram, memory) is published only when every card whose value is known
+// agrees on it (a card awaiting a reset has no compute-unit count), so that a
 // heterogeneous node never claims card 0's values for all its cards; such a
 // node gets hygon.com/hcu.models instead. Every value passes
 // SanitizeLabelValue.
@@ -21,7 +22,8 @@
 //         longer publish; nothing is sent when the Node already agrees. Done
 //         on change and every `refresh` (someone may have edited them).
 // hygon.com/hcu is never removed: the plugin's own DaemonSet is placed by it,
-// so removing it would evict the plugin with nothing to put it back.
+// so removing it would evict the plugin with nothing to put it back (nfd: a
+// file that has it keeps it, even when no card is seen).
 // A failed publish is retried after `retry`, doubling up to `refresh`.
 #ifndef HCUDP_NODE_LABELS_H_
 #define HCUDP_NODE_LABELS_H_

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <optional>
@@ -321,7 +322,10 @@ class EventRecorder::Impl {
     }
   }
 
-  // "<node>.<hex nanoseconds>", unique within this recorder.
+  // "<node>.<hex nanoseconds>", unique within this recorder. A DNS
+  // subdomain of at most 253 characters, as the API server requires: a node
+  // name too long for that is cut, and the cut's end trimmed back to a
+  // letter or digit (a node name is a DNS subdomain itself).
   std::string NewName(Clock::WallTime wall) {
     uint64_t ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count());
@@ -329,7 +333,14 @@ class EventRecorder::Impl {
     last_name_ns_ = ns;
     char hex[32];
     std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(ns));  // NOLINT
-    return options_.node_name + "." + hex;
+    constexpr size_t kMaxName = 253;
+    std::string node = options_.node_name;
+    const size_t room = kMaxName - 1 - std::strlen(hex);
+    if (node.size() > room) {
+      node.resize(room);
+      while (!node.empty() && (node.back() == '-' || node.back() == '.')) node.pop_back();
+    }
+    return node + "." + hex;
   }
 
   bool Stopping() const {

@@ -25,18 +25,27 @@ std::string TrimEnds(std::string s) {
   return s.substr(b, e - b);
 }
 
-// The one value every card shares, or "" when they differ.
+// The one value every card shares, or "" when they differ. A card whose
+// value is unknown ("": a card awaiting a reset has no compute-unit count)
+// is left out, so that health does not flap the labels.
 template <typename F>
 std::string Common(const std::vector<Card>& cards, F value) {
-  std::string first = value(cards.front());
+  std::string common;
   for (const Card& c : cards) {
-    if (value(c) != first) return "";
+    std::string v = value(c);
+    if (v.empty()) continue;
+    if (common.empty()) {
+      common = std::move(v);
+    } else if (v != common) {
+      return "";
+    }
   }
-  return first;
+  return common;
 }
 
 // "64G": VRAM in GiB rounded up, as k8s-hcu-label-node writes it.
 std::string VramText(const Card& c) {
+  if (c.memory_bytes == 0) return "";
   return std::to_string((c.memory_bytes + kGiB - 1) / kGiB) + "G";
 }
 
@@ -98,11 +107,13 @@ NodeLabels ComputeNodeLabels(const NodeInventory& inventory, Strategy strategy) 
   labels["hygon.com/hcu.mig.capable"] = inventory.mig_enabled ? "true" : "false";
   Put(labels, "hygon.com/hcu.driver-version", inventory.driver_version);
   Put(labels, "hygon.com/hcu.name", Common(cards, [](const Card& c) { return c.model; }));
-  Put(labels, "hygon.com/hcu.cu-count",
-      Common(cards, [](const Card& c) { return std::to_string(c.compute_units); }));
+  Put(labels, "hygon.com/hcu.cu-count", Common(cards, [](const Card& c) {
+        return c.compute_units > 0 ? std::to_string(c.compute_units) : "";
+      }));
   Put(labels, "hygon.com/hcu.vram", Common(cards, VramText));
-  Put(labels, "hygon.com/hcu.memory",
-      Common(cards, [](const Card& c) { return std::to_string(c.memory_mib()); }));
+  Put(labels, "hygon.com/hcu.memory", Common(cards, [](const Card& c) {
+        return c.memory_mib() > 0 ? std::to_string(c.memory_mib()) : "";
+      }));
   std::set<std::string> models;
   for (const Card& c : cards) {
     std::string m = SanitizeLabelValue(c.model);

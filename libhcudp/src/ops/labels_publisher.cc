@@ -258,7 +258,19 @@ class NodeLabelPublisher::Impl {
     HCUDP_RETURN_IF_ERROR(
         file_util::MakeDirs(o.nfd_features_dir, 0755).WithContext("--nfd-features-dir"));
     const std::string path = o.nfd_features_dir + "/" + o.nfd_file_name;
-    const std::string text = RenderNfdFeatureFile(labels, s.clock.WallNow() + o.nfd_ttl);
+    // hygon.com/hcu is never removed (node_labels.h): a file that has it
+    // keeps it, even when no card is seen (a driver reload, at a restart
+    // too). NFD would drop a label the file no longer has.
+    NodeLabels keep = labels;
+    if (!keep.count(kHcuLabel)) {
+      StatusOr<std::string> earlier = file_util::ReadFile(path, 65536);
+      const std::string line = std::string(kHcuLabel) + "=true\n";
+      if (earlier.ok() &&
+          (earlier->rfind(line, 0) == 0 || earlier->find("\n" + line) != std::string::npos)) {
+        keep[kHcuLabel] = "true";
+      }
+    }
+    const std::string text = RenderNfdFeatureFile(keep, s.clock.WallNow() + o.nfd_ttl);
     Status st = o.write_file ? o.write_file(path, text)
                              : file_util::WriteFileAtomic(path, text, 0644,
                                                           file_util::Durability::kSyncFile);
