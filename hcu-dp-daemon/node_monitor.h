@@ -1,6 +1,8 @@
 // NodeMonitor: keeps NodeState current. It discovers the node, applies
 // health with hysteresis (HealthTracker), recomputes the resources and
-// publishes a snapshot whenever a device list, health or NUMA node changes.
+// publishes a snapshot whenever a device list, health or NUMA node changes,
+// or what Allocate hands out does (a card's /dev/dri nodes, /dev/kfd,
+// /dev/mkfd, a conf path).
 //
 // When it looks:
 //   - every --pulse seconds (0: never periodically);

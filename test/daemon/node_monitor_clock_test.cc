@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "hcudp/allocation.h"
@@ -25,7 +26,8 @@ class CountingBackend final : public Backend {
  public:
   StatusOr<NodeInventory> Discover() override {
     ++discovers;
-    return NodeInventory{};
+    std::lock_guard<std::mutex> lock(mu);
+    return inventory;
   }
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override {
     return std::vector<CardHealthReport>{};
@@ -42,6 +44,8 @@ class CountingBackend final : public Backend {
   std::atomic<int> discovers{0};
   mutable std::atomic<int> checks{0};
   std::atomic<bool> restart{false};
+  std::mutex mu;
+  NodeInventory inventory;  // what Discover answers; guarded by mu
 
  private:
   std::string root_ = "/";
@@ -58,7 +62,8 @@ bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseco
 }
 
 struct Fixture {
-  Fixture() {
+  explicit Fixture(NodeInventory first = {}) {
+    backend.inventory = std::move(first);
     options.pulse_seconds = 30;
     monitor = std::make_unique<NodeMonitor>(options, backend, state, builder, clock);
     monitor->set_restart_handler([this] { restarted = true; });
@@ -126,6 +131,30 @@ BOOST_AUTO_TEST_CASE(a_restart_condition_that_clears_within_the_grace_is_forgive
   BOOST_TEST(!f.restarted.load());
   f.Step(NodeMonitor::kRestartCheck);
   BOOST_TEST(f.restarted.load());
+}
+
+// A card seen before udev made its /dev/dri nodes: the same device list,
+// but what Allocate hands out has changed.
+NodeInventory OneCard(std::vector<std::string> dri_nodes) {
+  NodeInventory inv;
+  Card card;
+  card.index = 0;
+  card.bdf = "0000:09:00.0";
+  card.dri_nodes = std::move(dri_nodes);
+  if (card.dri_nodes.empty()) card.dri_error = "no drm directory yet";
+  inv.cards.push_back(card);
+  return inv;
+}
+
+BOOST_AUTO_TEST_CASE(dri_nodes_that_appear_later_reach_the_published_inventory) {
+  Fixture f(OneCard({}));
+  BOOST_TEST(f.state.Current()->inventory.cards.at(0).dri_nodes.empty());
+  {
+    std::lock_guard<std::mutex> lock(f.backend.mu);
+    f.backend.inventory = OneCard({"/dev/dri/card1", "/dev/dri/renderD129"});
+  }
+  f.Step(seconds(30));
+  BOOST_TEST(f.state.Current()->inventory.cards.at(0).dri_nodes.size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
