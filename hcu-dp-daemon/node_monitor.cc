@@ -389,18 +389,24 @@ Status NodeMonitor::Refresh(bool initial) {
                  (dra && DraInventoryDiffers(current->inventory, inventory));
   last_inventory_ = inventory;
   if (on_inventory_) on_inventory_(inventory);
-  if (!changed) return OkStatus();
   // In DRA mode the claim preparer writes the CDI specs (dra.hygon.com kinds).
+  // Built at every look: a device left out for a conf file that was not
+  // ready (an empty vdevN.conf being written) joins the spec once the file
+  // is, though no device list changed.
   if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {
     CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
-    for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
-    Status st = WriteSpec(std::move(spec.json));
-    if (!st.ok()) {
-      if (initial) return st.WithContext("--cdi-spec-dir");
-      LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
-                 << kCdiRetry.count() << " ms";
+    if (changed || spec.json != cdi_built_) {
+      for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
+      cdi_built_ = spec.json;
+      Status st = WriteSpec(std::move(spec.json));
+      if (!st.ok()) {
+        if (initial) return st.WithContext("--cdi-spec-dir");
+        LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
+                   << kCdiRetry.count() << " ms";
+      }
     }
   }
+  if (!changed) return OkStatus();
   for (const Resource& r : ordered) {
     size_t healthy = std::count_if(r.devices.begin(), r.devices.end(),
                                    [](const auto& d) { return d.health == Health::kHealthy; });
