@@ -401,8 +401,8 @@ Status NodeMonitor::Refresh(bool initial) {
       Status st = WriteSpec(std::move(spec.json));
       if (!st.ok()) {
         if (initial) return st.WithContext("--cdi-spec-dir");
-        LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
-                   << kCdiRetry.count() << " ms";
+        LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every " << kCdiRetry.count()
+                   << " ms";
       }
     }
   }

@@ -130,7 +130,7 @@ class NodeMonitor {
   NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
   std::string cdi_pending_;                   // a spec whose write failed; monitor thread only
-  std::string cdi_built_;                     // the last spec written or pending; monitor thread only
+  std::string cdi_built_;                     // the last spec written or pending; monitor only
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(); the poller thread reads it
   Clock& clock_;
   // Wakes the monitor thread; a leaf lock (nothing is locked or called under it).
