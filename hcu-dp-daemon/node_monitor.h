@@ -13,7 +13,8 @@
 //     or two, without waiting for a pulse);
 //   - ~1 s after any reading that disagrees with the reported health.
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
-// first publish and after every change; a write that fails is retried every
+// first publish, after every change, and whenever a look builds a spec that
+// differs from the last one (a vHCU conf became valid); a write that fails is retried every
 // kCdiRetry on its own (no look at the node) until one succeeds.
 //
 // Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
