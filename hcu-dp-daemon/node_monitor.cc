@@ -37,6 +37,28 @@ bool SameDevices(const Resource& a, const Resource& b) {
   return true;
 }
 
+// What Allocate and the CDI spec take from the inventory beyond the device
+// lists: a card's /dev/dri nodes (udev may make them after the first look,
+// a driver reload may renumber them), /dev/kfd and /dev/mkfd, conf paths.
+bool AllocationInputsDiffer(const NodeInventory& a, const NodeInventory& b) {
+  if (a.has_kfd != b.has_kfd || a.has_mkfd != b.has_mkfd || a.cards.size() != b.cards.size() ||
+      a.vhcus.size() != b.vhcus.size() || a.mig_instances.size() != b.mig_instances.size()) {
+    return true;
+  }
+  for (size_t i = 0; i < a.cards.size(); ++i) {
+    if (a.cards[i].index != b.cards[i].index || a.cards[i].dri_nodes != b.cards[i].dri_nodes) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < a.vhcus.size(); ++i) {
+    if (a.vhcus[i].conf_path != b.vhcus[i].conf_path) return true;
+  }
+  for (size_t i = 0; i < a.mig_instances.size(); ++i) {
+    if (a.mig_instances[i].conf_path != b.mig_instances[i].conf_path) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b) {
@@ -363,21 +385,28 @@ Status NodeMonitor::Refresh(bool initial) {
   // spec, health) follows the inventory itself.
   const bool dra = options_.strategy == Strategy::kDra;
   bool changed = initial || ResourcesDiffer(current->resources, ordered) ||
+                 AllocationInputsDiffer(current->inventory, inventory) ||
                  (dra && DraInventoryDiffers(current->inventory, inventory));
   last_inventory_ = inventory;
   if (on_inventory_) on_inventory_(inventory);
-  if (!changed) return OkStatus();
   // In DRA mode the claim preparer writes the CDI specs (dra.hygon.com kinds).
+  // Built at every look: a device left out for a conf file that was not
+  // ready (an empty vdevN.conf being written) joins the spec once the file
+  // is, though no device list changed.
   if (!dra && options_.device_list_strategy != DeviceListStrategy::kDevices) {
     CdiSpec spec = BuildCdiSpec(inventory, ordered, builder_);
-    for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
-    Status st = WriteSpec(std::move(spec.json));
-    if (!st.ok()) {
-      if (initial) return st.WithContext("--cdi-spec-dir");
-      LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every "
-                 << kCdiRetry.count() << " ms";
+    if (changed || spec.json != cdi_built_) {
+      for (const auto& s : spec.skipped) LOG(WARNING) << "CDI spec leaves out " << s;
+      cdi_built_ = spec.json;
+      Status st = WriteSpec(std::move(spec.json));
+      if (!st.ok()) {
+        if (initial) return st.WithContext("--cdi-spec-dir");
+        LOG(ERROR) << "CDI spec: " << st.ToString() << "; retrying every " << kCdiRetry.count()
+                   << " ms";
+      }
     }
   }
+  if (!changed) return OkStatus();
   for (const Resource& r : ordered) {
     size_t healthy = std::count_if(r.devices.begin(), r.devices.end(),
                                    [](const auto& d) { return d.health == Health::kHealthy; });

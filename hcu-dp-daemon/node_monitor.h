@@ -1,6 +1,8 @@
 // NodeMonitor: keeps NodeState current. It discovers the node, applies
 // health with hysteresis (HealthTracker), recomputes the resources and
-// publishes a snapshot whenever a device list, health or NUMA node changes.
+// publishes a snapshot whenever a device list, health or NUMA node changes,
+// or what Allocate hands out does (a card's /dev/dri nodes, /dev/kfd,
+// /dev/mkfd, a conf path).
 //
 // When it looks:
 //   - every --pulse seconds (0: never periodically);
@@ -11,7 +13,8 @@
 //     or two, without waiting for a pulse);
 //   - ~1 s after any reading that disagrees with the reported health.
 // With --device-list-strategy=cdi|both it writes the CDI spec before the
-// first publish and after every change; a write that fails is retried every
+// first publish, after every change, and whenever a look builds a spec that
+// differs from the last one (a vHCU conf became valid); a write that fails is retried every
 // kCdiRetry on its own (no look at the node) until one succeeds.
 //
 // Restart required (Backend::RestartRequired, e.g. libhydmi lost hymgr for
@@ -128,6 +131,7 @@ class NodeMonitor {
   NodeInventory last_inventory_;              // the last look used (its vHCUs: the last good)
   std::vector<std::string> known_resources_;  // names, in first-seen order
   std::string cdi_pending_;                   // a spec whose write failed; monitor thread only
+  std::string cdi_built_;                     // the last spec written or pending; monitor only
   std::unique_ptr<PathWatcher> watcher_;      // Backend::WatchPaths(); the poller thread reads it
   Clock& clock_;
   // Wakes the monitor thread; a leaf lock (nothing is locked or called under it).

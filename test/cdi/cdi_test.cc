@@ -1,6 +1,7 @@
 #include "hcudp/cdi.h"
 
 #include <boost/test/unit_test.hpp>
+#include <cctype>
 #include <cstdlib>
 
 #include "allocation/test_inventory.h"
@@ -21,10 +22,23 @@ BOOST_AUTO_TEST_CASE(device_names_keep_the_cdi_charset_and_replace_the_rest) {
       {"vdev3", "vdev3"},
       {"MIG-0fd630f1-f29d", "MIG-0fd630f1-f29d"},
       {"a/b c", "a_b_c"},
-      {"-x", "_x"},
-      {"", "_"}};
+      {"-x", "x-x"},
+      {"MIG-", "MIG-x"},
+      {"", "x"}};
   for (const auto& [id, want] : table) {
     BOOST_TEST(CdiDeviceName(id) == want);
+  }
+}
+
+// The CDI parser (ValidateDeviceName) wants [A-Za-z0-9] first and last and
+// [A-Za-z0-9_.:-] between; one bad name makes runtimes refuse the whole spec.
+BOOST_AUTO_TEST_CASE(device_names_start_and_end_with_a_letter_or_digit) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (const std::string id : {"", "_", "-", ":a", "a:", "a.", "_a_", "\xff", "/"}) {
+    const std::string name = CdiDeviceName(id);
+    BOOST_TEST_REQUIRE(!name.empty(), "id \"" << id << "\"");
+    BOOST_TEST(alnum(name.front()), "id \"" << id << "\" gave \"" << name << "\"");
+    BOOST_TEST(alnum(name.back()), "id \"" << id << "\" gave \"" << name << "\"");
   }
   BOOST_TEST(CdiQualifiedName("vdev1") == "hygon.com/hcu=vdev1");
 }

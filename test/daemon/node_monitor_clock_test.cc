@@ -4,7 +4,13 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "hcudp/allocation.h"
@@ -25,7 +31,8 @@ class CountingBackend final : public Backend {
  public:
   StatusOr<NodeInventory> Discover() override {
     ++discovers;
-    return NodeInventory{};
+    std::lock_guard<std::mutex> lock(mu);
+    return inventory;
   }
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override {
     return std::vector<CardHealthReport>{};
@@ -42,6 +49,8 @@ class CountingBackend final : public Backend {
   std::atomic<int> discovers{0};
   mutable std::atomic<int> checks{0};
   std::atomic<bool> restart{false};
+  std::mutex mu;
+  NodeInventory inventory;  // what Discover answers; guarded by mu
 
  private:
   std::string root_ = "/";
@@ -58,8 +67,15 @@ bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseco
 }
 
 struct Fixture {
-  Fixture() {
+  explicit Fixture(NodeInventory first = {}, const std::string& cdi_dir = "",
+                   const std::string& host_root = "/")
+      : builder(AllocationBuilderOptions{host_root, "/opt/hyhal"}) {
+    backend.inventory = std::move(first);
     options.pulse_seconds = 30;
+    if (!cdi_dir.empty()) {
+      options.device_list_strategy = DeviceListStrategy::kCdi;
+      options.cdi_spec_dir = cdi_dir;
+    }
     monitor = std::make_unique<NodeMonitor>(options, backend, state, builder, clock);
     monitor->set_restart_handler([this] { restarted = true; });
     BOOST_REQUIRE(monitor->Start().ok());
@@ -81,7 +97,7 @@ struct Fixture {
   Options options;
   CountingBackend backend;
   NodeState state;
-  AllocationBuilder builder{AllocationBuilderOptions{}};
+  AllocationBuilder builder;
   SimClock clock;
   std::atomic<bool> restarted{false};
   std::unique_ptr<NodeMonitor> monitor;
@@ -126,6 +142,64 @@ BOOST_AUTO_TEST_CASE(a_restart_condition_that_clears_within_the_grace_is_forgive
   BOOST_TEST(!f.restarted.load());
   f.Step(NodeMonitor::kRestartCheck);
   BOOST_TEST(f.restarted.load());
+}
+
+// A card seen before udev made its /dev/dri nodes: the same device list,
+// but what Allocate hands out has changed.
+NodeInventory OneCard(std::vector<std::string> dri_nodes) {
+  NodeInventory inv;
+  Card card;
+  card.index = 0;
+  card.bdf = "0000:09:00.0";
+  card.dri_nodes = std::move(dri_nodes);
+  if (card.dri_nodes.empty()) card.dri_error = "no drm directory yet";
+  inv.cards.push_back(card);
+  return inv;
+}
+
+BOOST_AUTO_TEST_CASE(dri_nodes_that_appear_later_reach_the_published_inventory) {
+  Fixture f(OneCard({}));
+  BOOST_TEST(f.state.Current()->inventory.cards.at(0).dri_nodes.empty());
+  {
+    std::lock_guard<std::mutex> lock(f.backend.mu);
+    f.backend.inventory = OneCard({"/dev/dri/card1", "/dev/dri/renderD129"});
+  }
+  f.Step(seconds(30));
+  BOOST_TEST(f.state.Current()->inventory.cards.at(0).dri_nodes.size() == 2u);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// hy-smi wrote vdev0.conf non-atomically: the first look found it empty, so
+// the CDI spec left vdev0 out; the device list did not change when the file
+// was complete, yet Allocate would now name hygon.com/hcu=vdev0.
+BOOST_AUTO_TEST_CASE(a_cdi_device_left_out_for_an_unready_conf_is_added_when_it_is_ready) {
+  char tmpl[] = "/tmp/nm_cdi_XXXXXX";
+  BOOST_REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string root = tmpl;
+  BOOST_REQUIRE(std::filesystem::create_directories(root + "/etc/vdev"));
+  std::ofstream(root + "/etc/vdev/vdev0.conf").close();  // empty
+  NodeInventory inv = OneCard({"/dev/dri/card1", "/dev/dri/renderD129"});
+  Vhcu v;
+  v.id = 0;
+  v.card = 0;
+  v.card_bdf = "0000:09:00.0";
+  v.compute_units = 4;
+  v.memory_mib = 4096;
+  v.conf_path = "/etc/vdev/vdev0.conf";
+  inv.vhcus.push_back(v);
+  {
+    Fixture f(inv, root + "/cdi", root);
+    const std::string spec = root + "/cdi/hygon.com-hcu.json";
+    BOOST_TEST(ReadAll(spec).find("\"vdev0\"") == std::string::npos);
+    std::ofstream(root + "/etc/vdev/vdev0.conf") << "vdev_id: 0\ncu_count: 4\n";
+    f.Step(seconds(30));
+    BOOST_TEST(ReadAll(spec).find("\"vdev0\"") != std::string::npos);
+  }
+  std::filesystem::remove_all(root);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -24,8 +24,10 @@ inline constexpr std::string_view kCdiKind = "hygon.com/hcu";
 inline constexpr std::string_view kCdiVersion = "0.6.0";
 inline constexpr std::string_view kCdiSpecFileName = "hygon.com-hcu.json";
 
-// A device ID in the CDI name charset [A-Za-z0-9][A-Za-z0-9_.:-]*: other
-// characters become '_' ("0000:09:00.0" and "vdev3" are kept as they are).
+// A device ID in the CDI name charset [A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?:
+// other characters become '_', and an 'x' is put before a first or after a
+// last character that is not a letter or digit ("0000:09:00.0" and "vdev3"
+// are kept as they are).
 HCUDP_EXPORT std::string CdiDeviceName(std::string_view device_id);
 // "hygon.com/hcu=" + CdiDeviceName(device_id).
 HCUDP_EXPORT std::string CdiQualifiedName(std::string_view device_id);

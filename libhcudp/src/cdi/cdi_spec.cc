@@ -10,11 +10,11 @@
 namespace hcudp {
 namespace {
 
-bool CdiNameChar(char c, bool first) {
-  bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  if (first) return alnum;
-  return alnum || c == '_' || c == '.' || c == ':' || c == '-';
+bool CdiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
+
+bool CdiNameChar(char c) { return CdiAlnum(c) || c == '_' || c == '.' || c == ':' || c == '-'; }
 
 }  // namespace
 
@@ -60,10 +60,10 @@ void WriteCdiEdits(CdiJsonWriter& w, const ContainerAllocation& edits) {
 
 std::string CdiDeviceName(std::string_view device_id) {
   std::string out;
-  for (size_t i = 0; i < device_id.size(); ++i) {
-    out += CdiNameChar(device_id[i], i == 0) ? device_id[i] : '_';
-  }
-  if (out.empty()) out = "_";
+  for (char c : device_id) out += CdiNameChar(c) ? c : '_';
+  // The CDI parser wants a letter or digit first and last.
+  if (out.empty() || !CdiAlnum(out.front())) out.insert(out.begin(), 'x');
+  if (!CdiAlnum(out.back())) out += 'x';
   return out;
 }
 
