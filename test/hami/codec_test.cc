@@ -256,6 +256,20 @@ BOOST_AUTO_TEST_CASE(hamis_view_drops_empty_containers) {
   BOOST_TEST(!HasPendingDevices(*DecodePodDevices(";;")));
 }
 
+// VendorEraseFirstContainer(before) serves one device, `served_uuid`, and
+// leaves `after`.
+void RequireVendorErase(std::string_view before, std::string_view after,
+                        std::string_view served_uuid) {
+  BOOST_TEST_CONTEXT(before) {
+    ContainerDevices served;
+    auto left = VendorEraseFirstContainer(before, &served);
+    BOOST_REQUIRE_MESSAGE(left.ok(), left.status().ToString());
+    BOOST_TEST(*left == after);
+    BOOST_REQUIRE_EQUAL(served.size(), 1u);
+    BOOST_TEST(served[0].uuid == served_uuid);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(vendor_erase_reproduces_the_vendors_re_encoding) {
   const struct {
     std::string_view before;
@@ -268,16 +282,7 @@ BOOST_AUTO_TEST_CASE(vendor_erase_reproduces_the_vendors_re_encoding) {
       {"HCU-A,HCU,1,1:;;HCU-B,HCU,2,2:;", ";HCU-B,HCU,2,2:;", "HCU-A"},
       {";HCU-B,HCU,2,2:;", ";", "HCU-B"},
   };
-  for (const auto& tc : cases) {
-    BOOST_TEST_CONTEXT(tc.before) {
-      ContainerDevices served;
-      auto after = VendorEraseFirstContainer(tc.before, &served);
-      BOOST_REQUIRE_MESSAGE(after.ok(), after.status().ToString());
-      BOOST_TEST(*after == tc.after);
-      BOOST_REQUIRE_EQUAL(served.size(), 1u);
-      BOOST_TEST(served[0].uuid == tc.served_uuid);
-    }
-  }
+  for (const auto& tc : cases) RequireVendorErase(tc.before, tc.after, tc.served_uuid);
 }
 
 // Writers that join the containers with ';' and add no final ';' (Volcano's
@@ -302,16 +307,7 @@ BOOST_AUTO_TEST_CASE(pod_devices_without_a_final_semicolon_are_served_as_the_ven
       {"HCU-SN01,HCU,8192,30:", ";", "HCU-SN01"},
       {"HCU-A,HCU,1,1:;HCU-B,HCU,2,2:", ";HCU-B,HCU,2,2:;", "HCU-A"},
   };
-  for (const auto& tc : cases) {
-    BOOST_TEST_CONTEXT(tc.before) {
-      ContainerDevices served;
-      auto after = VendorEraseFirstContainer(tc.before, &served);
-      BOOST_REQUIRE_MESSAGE(after.ok(), after.status().ToString());
-      BOOST_TEST(*after == tc.after);
-      BOOST_REQUIRE_EQUAL(served.size(), 1u);
-      BOOST_TEST(served[0].uuid == tc.served_uuid);
-    }
-  }
+  for (const auto& tc : cases) RequireVendorErase(tc.before, tc.after, tc.served_uuid);
 }
 
 BOOST_AUTO_TEST_CASE(vendor_erase_without_pending_devices_is_device_request_not_found) {
