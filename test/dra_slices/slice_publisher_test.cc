@@ -65,6 +65,24 @@ int Writes(const std::vector<FakeRequest>& log) {
   return n;
 }
 
+// The watches of ResourceSlices in `log`.
+int SliceWatches(const std::vector<FakeRequest>& log) {
+  int n = 0;
+  for (const FakeRequest& r : log) {
+    if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// A publisher whose schedules (backoff, watch pauses) run on a SimClock; its
+// client retries nothing, so every failure reaches the publisher. The client
+// is declared first: it outlives the publisher.
+struct PublisherOnClock {
+  testing::SimClock clock;
+  std::unique_ptr<KubeClient> client;
+  std::unique_ptr<SlicePublisher> pub;
+};
+
 struct PublisherFixture : testing::ApiFixture {
   std::unique_ptr<SlicePublisher> New(
       const std::string& node, std::chrono::milliseconds sync_timeout = std::chrono::seconds(5),
@@ -78,6 +96,18 @@ struct PublisherFixture : testing::ApiFixture {
     auto p = SlicePublisher::New(*client, o);
     BOOST_REQUIRE_MESSAGE(p.ok(), p.status().ToString());
     return std::move(p).value();
+  }
+
+  // `o` with the clock set here; `t` must stay where it is while it runs.
+  void MakeOnClock(PublisherOnClock& t, SlicePublisherOptions o) {
+    KubeClientOptions co = testing::FastOptions();
+    co.max_retries = 0;
+    co.clock = &t.clock;
+    t.client = testing::ClientFor(testing::ConfigFor(api), co);
+    o.clock = &t.clock;
+    auto p = SlicePublisher::New(*t.client, o);
+    BOOST_REQUIRE_MESSAGE(p.ok(), p.status().ToString());
+    t.pub = std::move(p).value();
   }
   void SetGates(bool taints) {
     api.MustRequest("POST", "/_fake/gates",
@@ -364,31 +394,25 @@ BOOST_AUTO_TEST_CASE(worker_retries_until_the_api_server_answers_and_stop_is_bou
 // The retry schedule on the publisher's clock: three failed syncs, then
 // success after exactly 200 + 400 + 800 (capped) ms of simulated time.
 BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
-  testing::SimClock clock;
-  KubeClientOptions co = testing::FastOptions();
-  co.max_retries = 0;
-  co.clock = &clock;
-  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
   SlicePublisherOptions o;
   o.params.node_name = "pub-backoff";
-  o.clock = &clock;
   o.watch = false;
   o.retry_initial = std::chrono::milliseconds(200);
   o.retry_max = std::chrono::milliseconds(800);
-  auto pub = SlicePublisher::New(*sim_client, o);
-  BOOST_REQUIRE(pub.ok());
+  PublisherOnClock t;
+  MakeOnClock(t, o);
   api.AddFault(R"({"method":"GET","path":"/resourceslices","status":503,"count":3})");
-  (*pub)->SetInventory(ManyCards(1));
-  const Clock::TimePoint start = clock.Now();
-  (*pub)->Start();
+  t.pub->SetInventory(ManyCards(1));
+  const Clock::TimePoint start = t.clock.Now();
+  t.pub->Start();
   // Bounded by retry_max: the worker that succeeds goes straight back to
   // sleep until its 30 s resync, which must not be run too.
   BOOST_REQUIRE(testing::AdvanceUntil(
-      clock, [&] { return (*pub)->state().synced_sequence == 1; }, o.retry_max));
-  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(clock.Now() - start).count() ==
+      t.clock, [&] { return t.pub->state().synced_sequence == 1; }, o.retry_max));
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(t.clock.Now() - start).count() ==
              1400);
-  BOOST_TEST((*pub)->state().syncs == 4u);
-  (*pub)->Stop();
+  BOOST_TEST(t.pub->state().syncs == 4u);
+  t.pub->Stop();
 }
 
 // A proxy or a broken API server that ends every watch at once with an empty
@@ -396,28 +420,17 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
 // a second against the API server) but after the backoff, on the
 // publisher's clock.
 BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
-  testing::SimClock clock;
-  KubeClientOptions co = testing::FastOptions();
-  co.max_retries = 0;
-  co.clock = &clock;
-  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
   SlicePublisherOptions o;
   o.params.node_name = "pub-empty-watch";
-  o.clock = &clock;
   o.retry_initial = std::chrono::milliseconds(200);
   o.retry_max = std::chrono::milliseconds(800);
-  auto pub = SlicePublisher::New(*sim_client, o);
-  BOOST_REQUIRE(pub.ok());
+  PublisherOnClock t;
+  MakeOnClock(t, o);
+  testing::SimClock& clock = t.clock;
   api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":200,)"
                R"("body":"","count":-1})");
-  auto watches = [&] {
-    int n = 0;
-    for (const FakeRequest& r : api.Requests()) {
-      if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
-    }
-    return n;
-  };
-  (*pub)->Start();
+  auto watches = [&] { return SliceWatches(api.Requests()); };
+  t.pub->Start();
   BOOST_REQUIRE(testing::PollUntil([&] { return watches() >= 1; }));
   // The publisher's clock stands still: no second watch may come.
   BOOST_TEST(!testing::PollUntil([&] { return watches() >= 5; }, std::chrono::milliseconds(300)),
@@ -425,35 +438,24 @@ BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
   // After the backoff it watches again.
   BOOST_TEST(testing::AdvanceUntil(
       clock, [&] { return watches() >= 2; }, o.retry_initial));
-  (*pub)->Stop();
+  t.pub->Stop();
 }
 
 // A server shedding load refuses the watch with 429 and Retry-After: the
 // publisher comes back after that long (capped at retry_max), not after its
 // own shorter backoff.
 BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_waits_that_long) {
-  testing::SimClock clock;
-  KubeClientOptions co = testing::FastOptions();
-  co.max_retries = 0;
-  co.clock = &clock;
-  auto sim_client = testing::ClientFor(testing::ConfigFor(api), co);
   SlicePublisherOptions o;
   o.params.node_name = "pub-retry-after";
-  o.clock = &clock;
   o.retry_initial = std::chrono::milliseconds(200);
   o.retry_max = std::chrono::milliseconds(10000);
-  auto pub = SlicePublisher::New(*sim_client, o);
-  BOOST_REQUIRE(pub.ok());
+  PublisherOnClock t;
+  MakeOnClock(t, o);
+  testing::SimClock& clock = t.clock;
   api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":429,)"
                R"("retry_after":3,"count":1})");
-  auto watches = [&] {
-    int n = 0;
-    for (const FakeRequest& r : api.Requests()) {
-      if (r.watch && r.path.find("/resourceslices") != std::string::npos) ++n;
-    }
-    return n;
-  };
-  (*pub)->Start();
+  auto watches = [&] { return SliceWatches(api.Requests()); };
+  t.pub->Start();
   BOOST_REQUIRE(testing::PollUntil([&] { return watches() >= 1; }));
   // Both threads asleep: the sync loop until its resync (30 s), the watch
   // loop for the Retry-After.
@@ -464,7 +466,7 @@ BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_waits_that_long) {
              3000);
   BOOST_TEST(testing::AdvanceUntil(
       clock, [&] { return watches() >= 2; }, std::chrono::seconds(3)));
-  (*pub)->Stop();
+  t.pub->Stop();
 }
 
 // The driver's strings (the model from dmiDeviceInfo.name, up to 255 bytes;

@@ -49,6 +49,22 @@ void RequireHeldAtGate(const std::string& gate) {
   }
 }
 
+// A host-backend daemon (--pulse=0) started on k100ai-8 whose event
+// subscription of the first look the stand-in library holds at `gate` until
+// that file is removed.
+struct DaemonHeldAtEventInit {
+  DaemonHeldAtEventInit() {
+    WriteFile(gate, "");
+    WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
+    h.Start();
+    RequireHeldAtGate(gate);
+  }
+  TempDir dir;
+  const std::string control = dir.Join("control");
+  const std::string gate = dir.Join("gate");
+  DaemonHarness h{"demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control}};
+};
+
 BOOST_AUTO_TEST_CASE(an_rsmi_event_brings_a_health_change_to_list_and_watch_without_a_pulse) {
   BOOST_REQUIRE_MESSAGE(UsingHostBackend(), "run with HCUDP_TEST_BACKEND=host");
   TempDir dir;
@@ -96,14 +112,10 @@ BOOST_AUTO_TEST_CASE(an_rsmi_event_brings_a_health_change_to_list_and_watch_with
 // between, stayed Healthy for good.
 BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
   BOOST_REQUIRE(UsingHostBackend());
-  TempDir dir;
-  const std::string control = dir.Join("control");
-  const std::string gate = dir.Join("gate");
-  WriteFile(gate, "");
-  WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
-  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
-  h.Start();
-  RequireHeldAtGate(gate);
+  DaemonHeldAtEventInit held;
+  const std::string& control = held.control;
+  const std::string& gate = held.gate;
+  DaemonHarness& h = held.h;
   // Card 2 fails before its event file is open.
   WriteFile(control, "rsmi_event_init_gate=" + gate + "\nhysmi_word=2:Error\nrsmi_event=1:2:" +
                          std::to_string(kRsmiEvtGpuPreReset) + ":reset requested\n");
@@ -120,14 +132,9 @@ BOOST_AUTO_TEST_CASE(a_card_failing_while_the_daemon_subscribes_is_not_missed) {
 // returns (the gate holds it 10 s).
 BOOST_AUTO_TEST_CASE(sigterm_while_a_vendor_call_blocks_at_start_up_exits_within_five_seconds) {
   BOOST_REQUIRE(UsingHostBackend());
-  TempDir dir;
-  const std::string control = dir.Join("control");
-  const std::string gate = dir.Join("gate");
-  WriteFile(gate, "");
-  WriteFile(control, "rsmi_event_init_gate=" + gate + "\n");
-  DaemonHarness h("demo/nodes/k100ai-8.yaml", {"--pulse=0"}, {"HCUDP_STUB_CONTROL=" + control});
-  h.Start();
-  RequireHeldAtGate(gate);
+  DaemonHeldAtEventInit held;
+  const std::string& gate = held.gate;
+  DaemonHarness& h = held.h;
   CheckSigtermExit(h.daemon(), "a vendor call blocking at start-up");
   BOOST_TEST(h.PluginSockets().empty(), "sockets left behind");
   std::remove(gate.c_str());
