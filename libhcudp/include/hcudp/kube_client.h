@@ -29,6 +29,7 @@
 #ifndef HCUDP_KUBE_CLIENT_H_
 #define HCUDP_KUBE_CLIENT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -205,6 +206,17 @@ HCUDP_EXPORT bool IsNotFound(const Status& status);
 HCUDP_EXPORT bool IsConflict(const Status& status);       // 409 Conflict
 HCUDP_EXPORT bool IsAlreadyExists(const Status& status);  // 409 AlreadyExists
 HCUDP_EXPORT bool IsGone(const Status& status);           // 410 Expired/Gone
+
+// The pause before asking again: `backoff`, raised to what a refusal's
+// Retry-After asked for (`retry_after_s`, as Watch reports it), at most
+// `cap`. A Retry-After never shortens the backoff.
+inline std::chrono::milliseconds PauseForRetryAfter(std::chrono::milliseconds backoff,
+                                                    const std::optional<int>& retry_after_s,
+                                                    std::chrono::milliseconds cap) {
+  if (!retry_after_s) return backoff;
+  return std::max(backoff,
+                  std::min<std::chrono::milliseconds>(std::chrono::seconds(*retry_after_s), cap));
+}
 
 }  // namespace hcudp
 

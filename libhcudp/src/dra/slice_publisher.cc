@@ -167,13 +167,12 @@ class SlicePublisher::Impl {
       } else if (s.code() != StatusCode::kCancelled) {
         VLOG(1) << "ResourceSlice watch ended: " << s.ToString();
       }
-      std::chrono::milliseconds pause = s.ok() && healthy ? std::chrono::milliseconds(0) : backoff;
-      // A server shedding load (429, 503) says when to come back; at most
-      // retry_max, as the publisher's own backoff.
-      if (retry_after_s) {
-        pause = std::max(pause, std::min<std::chrono::milliseconds>(
-                                    std::chrono::seconds(*retry_after_s), options_.retry_max));
-      }
+      // A healthy stream that ended is watched again at once. A server
+      // shedding load (429, 503) says when to come back; at most retry_max,
+      // as the publisher's own backoff.
+      const std::chrono::milliseconds pause =
+          PauseForRetryAfter(s.ok() && any_event ? std::chrono::milliseconds(0) : backoff,
+                             retry_after_s, options_.retry_max);
       MutexLock lock(mu_);
       const Clock::TimePoint until = clock_.Now() + pause;
       WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });

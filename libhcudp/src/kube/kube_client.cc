@@ -166,11 +166,10 @@ class KubeClient::Impl {
     int64_t delay = options_.initial_backoff_ms;
     for (int i = 0; i < attempt && delay < options_.max_backoff_ms; ++i) delay *= 2;
     delay = std::min<int64_t>(delay, options_.max_backoff_ms);
-    if (retry_after_s) {
-      delay = std::max<int64_t>(
-          delay, std::min<int64_t>(int64_t{*retry_after_s} * 1000, options_.max_retry_after_ms));
-    }
-    return static_cast<int>(delay);
+    return static_cast<int>(
+        PauseForRetryAfter(std::chrono::milliseconds(delay), retry_after_s,
+                           std::chrono::milliseconds(options_.max_retry_after_ms))
+            .count());
   }
 
   // Waits `delay` on the clock unless the call's cancel flag is set first

@@ -122,13 +122,11 @@ class PodCache::Impl {
       // after the pause. A LIST would only add load, on an overloaded server
       // the heaviest request of all.
       if (s.code() == StatusCode::kDeadlineExceeded || (retry_after_s && !IsGone(s))) {
-        int pause_ms = backoff_ms;
-        if (retry_after_s) {
-          // The pause asked for, up to the cap, as the client's own retries.
-          pause_ms = std::max<int>(
-              pause_ms, static_cast<int>(std::min<int64_t>(int64_t{*retry_after_s} * 1000,
-                                                           options_.max_backoff_ms)));
-        }
+        // The pause asked for, up to the cap, as the client's own retries.
+        const int pause_ms = static_cast<int>(
+            PauseForRetryAfter(std::chrono::milliseconds(backoff_ms), retry_after_s,
+                               std::chrono::milliseconds(options_.max_backoff_ms))
+                .count());
         LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; watching again in "
                      << pause_ms << " ms";
         SleepMs(pause_ms);
