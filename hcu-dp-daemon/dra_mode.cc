@@ -290,7 +290,9 @@ void DraMode::OnNodeChanged() {
   if (Status st = preparer_->WriteWholeCardSpec(snapshot->inventory); !st.ok()) {
     LOG(ERROR) << "DRA whole-card CDI spec: " << st.ToString();
   }
-  publisher_->SetInventory(SliceInventory(snapshot->inventory, backend_.host_root()));
+  NodeInventory offered = SliceInventory(snapshot->inventory, backend_.host_root());
+  if (DaemonMetrics* m = DaemonMetrics::Active()) m->OnDraPool(offered);
+  publisher_->SetInventory(std::move(offered));
   RefreshHealth();
 }
 
