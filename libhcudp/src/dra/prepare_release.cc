@@ -127,7 +127,7 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
 }
 
 Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
-  HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
+  HCUDP_RETURN_IF_ERROR(CheckClaimRef(ref));
   InFlight guard(this, ref.uid);
   if (!guard.ok()) return UnavailableError("claim " + ref.uid + ": another call is in progress");
   StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
@@ -135,6 +135,10 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
     MutexLock lock(mu_);
     claims_.erase(ref.uid);
     return OkStatus();  // never prepared here, or already unprepared
+  }
+  // An entry that will never decode must not block the pod's deletion.
+  if (!entry.ok() && IsUndecodableEntry(entry.status())) {
+    return UnprepareUndecodable(ref, entry.status());
   }
   if (!entry.ok()) return entry.status();
   StatusOr<NodeInventory> inventory = InventoryToRelease(*entry);
