@@ -61,6 +61,14 @@ BOOST_AUTO_TEST_CASE(deep_oversized_and_future_entries_are_refused_before_parsin
   future.replace(future.find("\"version\": 1"), 12, "\"version\": 2");
   auto newer = dra::DecodePreparedClaim(future);
   BOOST_TEST(Contains(newer.status().message(), "version: 2 is newer than this release's 1"));
+  // What Recover would GET follows the name rules.
+  dra::PreparedClaim dotted = SamplePreparedClaim();
+  dotted.namespace_name = "..";
+  auto refused = dra::DecodePreparedClaim(dra::EncodePreparedClaim(dotted));
+  BOOST_TEST(refused.status().message() ==
+             "claim namespace \"..\" is not a DNS label (lower-case "
+             "letters, digits and '-', starting and ending with a "
+             "letter or digit, at most 63)");
   auto claim = dra::ParseResourceClaim(Deep(200000), "dra.hygon.com");
   BOOST_TEST(Contains(claim.status().message(), "nests deeper than 512 levels"));
 

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <string>
 
+#include "dra/slice_names.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/checkpoint.h"
-#include "hcudp/dra/claim.h"
 #include "hcudp_internal/file_util.h"
 #include "kube/api_error.h"
 
@@ -286,8 +286,12 @@ StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json) {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(claim.uid));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "namespace", "namespace", &claim.namespace_name));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "name", "name", &claim.name, true));
-  // What Recover GETs and Unprepare logs: the rules kubelet's names follow.
-  HCUDP_RETURN_IF_ERROR(CheckClaimRef({claim.namespace_name, claim.name, claim.uid}));
+  // What Recover GETs and logs follows the rules kubelet's names follow; a
+  // part an entry may lack (an adopted claim's, say) is checked once known.
+  if (!claim.namespace_name.empty()) {
+    HCUDP_RETURN_IF_ERROR(CheckDnsLabel(claim.namespace_name, "claim namespace"));
+  }
+  if (!claim.name.empty()) HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(claim.name, "claim name"));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "owner", "owner", &claim.owner, true));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "bootID", "bootID", &claim.boot_id));
   std::string state;

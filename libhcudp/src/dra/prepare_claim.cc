@@ -131,7 +131,7 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
 
 StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
                                                 std::optional<Clock::TimePoint> deadline) {
-  HCUDP_RETURN_IF_ERROR(CheckClaimRef(ref));
+  HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
   // In flight from before the GET: an Unprepare of this claim while the GET
   // waits for the API server is told to retry, rather than answering "done"
   // and leaving what this call then makes to nobody.

@@ -127,7 +127,7 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
 }
 
 Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
-  HCUDP_RETURN_IF_ERROR(CheckClaimRef(ref));
+  HCUDP_RETURN_IF_ERROR(CheckClaimUid(ref.uid));
   InFlight guard(this, ref.uid);
   if (!guard.ok()) return UnavailableError("claim " + ref.uid + ": another call is in progress");
   StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
