@@ -109,6 +109,16 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   if (amounts.empty()) return d;
   const int64_t cores = amounts.cores.value_or(card->compute_units);
   const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
+  if (cores > card->compute_units || memory > static_cast<int64_t>(card->memory_bytes)) {
+    // More than the card: no allocation of ours gives that; never the whole
+    // card instead (OutOfRange: the per-claim error of PrepareNew).
+    return Status(StatusCode::kOutOfRange,
+                  "request " + r.request + " asks for " + std::to_string(cores) + " cores and " +
+                      std::to_string(memory) + " bytes of memory on " + r.device +
+                      ", more than the card has (" + std::to_string(card->compute_units) +
+                      " cores, " + std::to_string(card->memory_bytes) +
+                      " bytes = " + std::to_string(card->memory_mib()) + " MiB)");
+  }
   if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
     return d;  // all of it: the whole card
   }
@@ -211,6 +221,10 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       pc.devices.clear();
       i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
       continue;
+    }
+    if (!d.ok() && d.status().code() == StatusCode::kOutOfRange) {
+      return ErrorAnswer(
+          d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name).message());
     }
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));

@@ -94,6 +94,14 @@ class Preparer::Impl {
   // Releases everything of `claim`, removes its spec and its entry.
   Status Undo(PreparedClaim claim, const NodeInventory& inventory, bool unprepare_hooks);
 
+  // prepare_undecodable.cc
+  // Unprepare of a claim whose entry does not decode (`read_error`):
+  // releases what the marks and the claim's CDI spec prove, sets the entry
+  // aside, answers OK; Unavailable when a release must be retried.
+  Status UnprepareUndecodable(const ClaimRef& ref, const Status& read_error);
+  // Mark file names the entries (files and claims_) of other claims record.
+  std::set<std::string> RecordedMarks(const std::string& except_uid) const;
+
   // prepare_recover.cc
   void Check(const ClaimRef& ref, RecoverResult* result, bool* api_down);
   void AddPending(const ClaimRef& ref);

@@ -136,6 +136,10 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
     claims_.erase(ref.uid);
     return OkStatus();  // never prepared here, or already unprepared
   }
+  // An entry that will never decode must not block the pod's deletion.
+  if (!entry.ok() && IsUndecodableEntry(entry.status())) {
+    return UnprepareUndecodable(ref, entry.status());
+  }
   if (!entry.ok()) return entry.status();
   StatusOr<NodeInventory> inventory = InventoryToRelease(*entry);
   if (!inventory.ok())
