@@ -142,20 +142,6 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
   if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
   if (!force) {
-    // What cannot be read is never destroyed on a guess: its owner may be
-    // recorded where this check cannot see (issue 23).
-    std::string unknown;
-    if (found.certainty() == hcudp::Certainty::kUnknown) unknown = found.why();
-    if (found.certainty() == hcudp::Certainty::kFound) {
-      hcudp::Lookup<hcudp::Card> card = inv->LookupCardByBdf(vhcu->card_bdf);
-      if (card.certainty() == hcudp::Certainty::kUnknown) unknown = card.why();
-    }
-    if (!unknown.empty()) {
-      return Fail(ctx, "vhcu destroy",
-                  hcudp::UnavailableError("vdev" + std::to_string(*id) + ": " + unknown +
-                                          "; not destroyed (try again once it reads, or use "
-                                          "--force to destroy it anyway)"));
-    }
     std::string held;
     for (const hcudp::VhcuClaim& c : *claims) {
       held += (held.empty() ? "" : "; ") + std::string("pod ") + c.pod_uid + " (container " +
@@ -169,6 +155,20 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
       return Fail(ctx, "vhcu destroy",
                   hcudp::FailedPreconditionError("vdev" + std::to_string(*id) + " is held by " +
                                                  held + "; use --force to destroy it anyway"));
+    }
+    // Held by nobody we can see, but what cannot be read is never destroyed
+    // on a guess: its owner may be recorded where this check cannot see.
+    std::string unknown;
+    if (found.certainty() == hcudp::Certainty::kUnknown) unknown = found.why();
+    if (found.certainty() == hcudp::Certainty::kFound) {
+      hcudp::Lookup<hcudp::Card> card = inv->LookupCardByBdf(vhcu->card_bdf);
+      if (card.certainty() == hcudp::Certainty::kUnknown) unknown = card.why();
+    }
+    if (!unknown.empty()) {
+      return Fail(ctx, "vhcu destroy",
+                  hcudp::UnavailableError("vdev" + std::to_string(*id) + ": " + unknown +
+                                          "; not destroyed (try again once it reads, or use "
+                                          "--force to destroy it anyway)"));
     }
   }
   hcudp::Status st = (*backend)->DestroyVhcu(*id);
