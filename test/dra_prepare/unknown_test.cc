@@ -151,6 +151,31 @@ BOOST_AUTO_TEST_CASE(a_card_whose_query_fails_at_start_destroys_nothing) {
   RequireStillPrepared(node, c, "card readable again");
 }
 
+// A whole card claimed by a running pod keeps its CDI entry while the card
+// cannot be read at start (its container's restart must resolve it).
+BOOST_AUTO_TEST_CASE(a_claimed_card_whose_query_fails_keeps_its_cdi_entry) {
+  SimDraNode node("k100ai-8.yaml");
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  dra::ClaimRef ref =
+      node.AllocateAndStore(ClaimJson("uid-w", "w", "[" + ExactRequest("hcu") + "]"), "pw");
+  auto a = node.preparer->Prepare(ref);
+  BOOST_REQUIRE(a.ok() && a->error.empty());
+  const std::string device = a->devices.at(0).device_name;
+  auto entry = dra::CheckpointStore(node.Root()).Read("uid-w");
+  BOOST_REQUIRE(entry.ok());
+  const std::string spec = node.Path("/var/run/cdi/dra.hygon.com-hcu.json");
+  BOOST_REQUIRE(ReadFile(spec).find("\"" + device + "\"") != std::string::npos);
+  node.faults->Fail(entry->devices.at(0).card);
+  node.Restart();
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(r->unprepared == 0);
+  BOOST_TEST(r->unknown == 1);
+  BOOST_TEST(ReadFile(spec).find("\"" + device + "\"") != std::string::npos,
+             device << " left the whole-card spec");
+  BOOST_TEST(PathExists(node.Path("/etc/vdev/dynamic/" + entry->devices.at(0).mark)));
+}
+
 // At runtime: a claim deleted while its vHCU cannot be read is not released
 // on a guess; kubelet's retry releases it once it reads.
 BOOST_AUTO_TEST_CASE(unprepare_of_an_unreadable_vhcu_waits_for_it) {

@@ -161,6 +161,13 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   {
     HCUDP_ASSIGN_OR_RETURN(CardLook look, DiscoverCards());
     inv.unknown_cards = cards_.Merge(look);
+    for (UnknownCard& u : inv.unknown_cards) {
+      // Never read: its DRI nodes from sysfs, what a running pod's CDI
+      // entry still needs.
+      if (u.last_known.dri_nodes.empty() && !u.last_known.bdf.empty()) {
+        u.last_known.dri_nodes = FindDriNodes(options_.host_root, u.last_known.bdf).nodes;
+      }
+    }
     inv.cards = std::move(look.cards);
   }
   ApplyLastHealth(&inv.cards);
