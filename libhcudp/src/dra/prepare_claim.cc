@@ -412,8 +412,18 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
 }
 
 Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
+  // A card whose state is unknown keeps its entry (from its last known DRI
+  // nodes): a running pod's container restart must still resolve it.
+  NodeInventory spec_inventory = inventory;
+  for (const UnknownCard& u : inventory.unknown_cards) {
+    if (u.last_known.bdf.empty() || u.last_known.dri_nodes.empty() || u.last_known.index < 0 ||
+        spec_inventory.FindCard(u.last_known.index) != nullptr) {
+      continue;
+    }
+    spec_inventory.cards.push_back(u.last_known);
+  }
   std::vector<std::string> skipped;
-  std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped);
+  std::string spec = BuildWholeCardSpec(o_.driver_name, spec_inventory, builder_, &skipped);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
   {
     MutexLock lock(mu_);

@@ -139,6 +139,7 @@ struct RecoverResult {
   int rolled_back = 0;                   // "preparing" entries undone
   int unprepared = 0;                    // claims gone from the API (404 or new UID)
   int pending = 0;                       // claims whose GET or unprepare failed: retried by Tick
+  int unknown = 0;  // prepared claims on devices the node cannot read now: kept, re-checked by Tick
   std::vector<std::string> bad_entries;  // checkpoint files that could not be read
 };
 
