@@ -101,8 +101,8 @@ Status Preparer::Impl::UnprepareUndecodable(const ClaimRef& ref, const Status& r
     }
     // Only a vHCU the node shows on the mark's card is destroyed; one it
     // cannot read now (or whose index names another card) keeps its mark.
-    const Vhcu* v = inventory->FindVhcu(m.name.vhcu_id);
-    if (v == nullptr || v->card != m.name.card) {
+    Lookup<Vhcu> v = inventory->LookupVhcu(m.name.vhcu_id);
+    if (v.certainty() != Certainty::kFound || v.value().card != m.name.card) {
       kept.push_back(file);
       continue;
     }
