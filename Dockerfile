@@ -67,6 +67,9 @@ RUN printf 'path-exclude %s\n' \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/
+# The CDI hook, static: the DaemonSet copies it to the host, where the
+# container runtime runs it (doc/dra.md, "CDI specs").
+COPY --from=build /home/builder/out/usr/local/bin/hcu-cdi-hook /usr/local/bin/
 # Only the library file: COPY would turn the libhcudp.so.0 symlink into a
 # second copy; ldconfig below makes the link.
 COPY --from=build /home/builder/out/usr/local/lib/libhcudp.so.0.* /usr/local/lib/

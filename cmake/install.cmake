@@ -30,12 +30,12 @@ install(DIRECTORY "${CMAKE_SOURCE_DIR}/libhcudp/include/hcudp"
 
 # The binaries find libhcudp next to them (../lib) wherever the tree lands.
 # (The .deb packages drop this RUNPATH: there the library is in /usr/lib.)
-foreach(_bin IN ITEMS hcu-dp-daemon hcuctl)
+foreach(_bin IN ITEMS hcu-dp-daemon hcuctl hcu-cdi-hook)
   if(TARGET ${_bin})
     set_target_properties(${_bin} PROPERTIES
       INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
     set(_component hcuctl)
-    if(_bin STREQUAL "hcu-dp-daemon")
+    if(_bin STREQUAL "hcu-dp-daemon" OR _bin STREQUAL "hcu-cdi-hook")
       set(_component daemon)
     endif()
     install(TARGETS ${_bin} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${_component})

@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "cdi_dir.h"
 #include "dra_mode.h"
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
@@ -83,6 +84,16 @@ class StartupSignalGuard {
 
 // One plain line (no log prefix), like a bad flag: exit 2 for bad input,
 // 1 for anything else.
+// The builder's view of the flags: files looked at under host-root.
+AllocationBuilderOptions BuilderOptions(const Options& options, const std::string& host_root) {
+  AllocationBuilderOptions o;
+  o.host_root = host_root;
+  o.hyhal_path = options.hyhal_path;
+  o.cdi_hook_path = options.cdi_hook_path;
+  o.cdi_debug_access = options.cdi_debug_access;
+  return o;
+}
+
 int StartupError(const Status& status) {
   std::fprintf(stderr, "hcu-dp-daemon: %s\n", status.message().c_str());
   return IsInputError(status) ? 2 : 1;
@@ -165,7 +176,7 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
     if (metrics != nullptr) metrics->OnPublish(*snapshot);
   });
-  AllocationBuilder builder({node.host_root(), options.hyhal_path});
+  AllocationBuilder builder(BuilderOptions(options, node.host_root()));
   NodeMonitor monitor(options, node, state, builder);
   ConnectNodeOps(monitor, node_ops);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
@@ -245,7 +256,7 @@ int RunDaemon(const Options& options) {
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "
             << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
             << ", socket dir " << options.device_plugin_path;
-  AllocationBuilder builder({node.host_root(), options.hyhal_path});
+  AllocationBuilder builder(BuilderOptions(options, node.host_root()));
   PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
@@ -256,7 +267,14 @@ int RunDaemon(const Options& options) {
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
     if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
   });
-  NodeMonitor monitor(options, node, state, builder);
+  // The monitor writes the CDI spec at host-root + --cdi-spec-dir (§4.4).
+  Options monitor_options = options;
+  if (options.device_list_strategy != DeviceListStrategy::kDevices) {
+    StatusOr<std::string> cdi_dir = CdiSpecWriteDir(node.host_root(), options.cdi_spec_dir);
+    if (!cdi_dir.ok()) return StartupError(cdi_dir.status());
+    monitor_options.cdi_spec_dir = *cdi_dir;
+  }
+  NodeMonitor monitor(monitor_options, node, state, builder);
   ConnectNodeOps(monitor, node_ops);
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
   monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });

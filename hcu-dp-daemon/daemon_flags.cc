@@ -58,8 +58,18 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                        o.device_list_strategy = *ParseDeviceListStrategy(v);
                        return OkStatus();
                      }));
-  set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR", "Where CDI specs are written.",
+  set.Add(Flag::String("cdi-spec-dir", "CDI_SPEC_DIR",
+                       "Where CDI specs are written, in every mode: a host path, written "
+                       "under --host-root (a path already under it is taken as given).",
                        &o.cdi_spec_dir));
+  set.Add(Flag::String("cdi-hook-path", "CDI_HOOK_PATH",
+                       "Host path of hcu-cdi-hook, the createContainer hook CDI specs run for "
+                       "/dev/dri/by-path links; left out while nothing is there. Empty: never.",
+                       &o.cdi_hook_path));
+  set.Add(Flag::Bool("cdi-debug-access", "CDI_DEBUG_ACCESS",
+                     "CDI specs also give /dev/mem and /sys/kernel/debug (ro), as Hygon's "
+                     "driver does; they break container isolation, so only on request.",
+                     &o.cdi_debug_access));
   AddNodeOpsFlags(set, o);  // --node-labels, --nfd-features-dir, --events
   set.Add(Flag::String("dra-driver-name", "DRA_DRIVER_NAME",
                        "DRA mode: the driver name (ResourceSlice.spec.driver).",

@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "cdi_dir.h"
 #include "hcudp/kube_config.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
@@ -21,24 +22,6 @@ namespace hcudp::daemon {
 namespace {
 
 namespace hdra = ::hcudp::dra;
-
-// The preparer's CDI directory, a host path under host-root: --cdi-spec-dir
-// as given when it already lies under --host-root (or host-root is "/"),
-// else the flag's path taken as a host path (§4.4).
-StatusOr<std::string> CdiHostDir(const std::string& host_root, const std::string& cdi_spec_dir) {
-  if (cdi_spec_dir.empty() || cdi_spec_dir.front() != '/') {
-    return InvalidArgumentError("--cdi-spec-dir: \"" + cdi_spec_dir + "\" is not an absolute path");
-  }
-  std::string root = host_root;
-  while (!root.empty() && root.back() == '/') root.pop_back();
-  if (root.empty()) return cdi_spec_dir;
-  if (cdi_spec_dir.compare(0, root.size(), root) == 0 &&
-      (cdi_spec_dir.size() == root.size() || cdi_spec_dir[root.size()] == '/')) {
-    std::string rest = cdi_spec_dir.substr(root.size());
-    return rest.empty() ? std::string("/") : rest;
-  }
-  return cdi_spec_dir;
-}
 
 #ifdef HCUDP_TEST_CRASH_POINTS
 // Only in the test copy hcu-dp-daemon-crashpoints (test/integration): the
@@ -124,7 +107,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   client_options.on_response = DaemonMetrics::CountApiResponse;
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(*resolved), client_options));
   HCUDP_ASSIGN_OR_RETURN(std::string cdi_dir,
-                         CdiHostDir(backend.host_root(), options.cdi_spec_dir));
+                         CdiSpecHostPath(backend.host_root(), options.cdi_spec_dir));
   std::unique_ptr<DraMode> mode(new DraMode(options, backend, state));
   DraMode* m = mode.get();
   mode->client_ = std::move(client);
@@ -159,6 +142,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   po.pool_name = options.node_name;
   po.cdi_dir = cdi_dir;
   po.hyhal_path = options.hyhal_path;
+  po.cdi_hook_path = options.cdi_hook_path;
+  po.cdi_debug_access = options.cdi_debug_access;
   po.on_change = [m] { m->RefreshHealth(); };
 #ifdef HCUDP_TEST_CRASH_POINTS
   po.crash_after = PrepareCrashHook();

@@ -88,6 +88,7 @@ extern const Command kNamesCommand;
 extern const Command kTopologyCommand;
 extern const Command kVhcuCommand;
 extern const Command kVersionCommand;
+extern const Command kCdiHookCommand;
 extern const Command kPluginsCommand;
 extern const Command kAllocateCommand;
 extern const Command kAllocationsCommand;

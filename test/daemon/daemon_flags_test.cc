@@ -2,6 +2,9 @@
 
 #include <boost/test/unit_test.hpp>
 #include <map>
+#include <tuple>
+
+#include "cdi_dir.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -300,6 +303,8 @@ BOOST_AUTO_TEST_CASE(help_lists_every_design_flag_with_its_env_var) {
       {"hyhal-path", "HYHAL_PATH"},
       {"device-list-strategy", "DEVICE_LIST_STRATEGY"},
       {"cdi-spec-dir", "CDI_SPEC_DIR"},
+      {"cdi-hook-path", "CDI_HOOK_PATH"},
+      {"cdi-debug-access", "CDI_DEBUG_ACCESS"},
       {"kubeconfig", "KUBECONFIG"},
       {"dra-driver-name", "DRA_DRIVER_NAME"},
       {"kubelet-plugins-dir", "KUBELET_PLUGINS_DIR"},
@@ -316,6 +321,38 @@ BOOST_AUTO_TEST_CASE(version_flag_asks_for_the_version) {
   auto c = Parse({"--version"});
   BOOST_REQUIRE(c.ok());
   BOOST_TEST((c->action == DaemonCommand::Action::kVersion));
+}
+
+// --cdi-spec-dir is a host path in every mode (DESIGN §4.4): under a host
+// root other than / it is written there, unless it already lies under it.
+BOOST_AUTO_TEST_CASE(the_cdi_spec_dir_is_a_host_path_under_any_host_root) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> table = {
+      // host root, flag, where the daemon writes
+      {"/", "/var/run/cdi", "/var/run/cdi"},
+      {"/tmp/r", "/var/run/cdi", "/tmp/r/var/run/cdi"},
+      {"/tmp/r/", "/etc/cdi", "/tmp/r/etc/cdi"},
+      {"/tmp/r", "/tmp/r/var/run/cdi", "/tmp/r/var/run/cdi"},
+      {"/tmp/r", "/tmp/rx/cdi", "/tmp/r/tmp/rx/cdi"}};
+  for (const auto& [root, flag, want] : table) {
+    StatusOr<std::string> dir = CdiSpecWriteDir(root, flag);
+    BOOST_REQUIRE(dir.ok());
+    BOOST_TEST(*dir == want, root << " + " << flag);
+  }
+  StatusOr<std::string> relative = CdiSpecWriteDir("/tmp/r", "var/run/cdi");
+  BOOST_REQUIRE(!relative.ok());
+  BOOST_TEST(relative.status().message() ==
+             "--cdi-spec-dir: \"var/run/cdi\" is not an absolute path");
+}
+
+BOOST_AUTO_TEST_CASE(cdi_hook_and_debug_access_flags_default_to_the_daemonset_layout) {
+  auto c = Parse({});
+  BOOST_REQUIRE(c.ok());
+  BOOST_TEST(c->options.cdi_hook_path == "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook");
+  BOOST_TEST(!c->options.cdi_debug_access);
+  auto set = Parse({"--cdi-hook-path=", "--cdi-debug-access=true"});
+  BOOST_REQUIRE(set.ok());
+  BOOST_TEST(set->options.cdi_hook_path.empty());
+  BOOST_TEST(set->options.cdi_debug_access);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

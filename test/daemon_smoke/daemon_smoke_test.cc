@@ -285,15 +285,15 @@ BOOST_AUTO_TEST_CASE(a_new_vhcu_brings_a_new_resource_without_restart) {
   stream->Finish();
 }
 
+// --cdi-spec-dir is a host path: written under --host-root (DESIGN §4.4).
 BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) {
-  char tmpl[] = "/tmp/hcudp-cdi-XXXXXX";
-  std::string cdi = ::mkdtemp(tmpl);
   {
-    Daemon d("demo/nodes/k100ai-8.yaml", {"--device-list-strategy=cdi", "--cdi-spec-dir=" + cdi});
+    Daemon d("demo/nodes/k100ai-8.yaml",
+             {"--device-list-strategy=cdi", "--cdi-spec-dir=/var/run/cdi"});
     BOOST_REQUIRE(
         d.kubelet->WaitRegistrations(1, SteadyClock::time_point{}, std::chrono::seconds(10)));
     struct stat st {};
-    BOOST_TEST(::stat((cdi + "/hygon.com-hcu.json").c_str(), &st) == 0);
+    BOOST_TEST(::stat((d.dir + "/root/var/run/cdi/hygon.com-hcu.json").c_str(), &st) == 0);
     auto plugin = d.Plugin("hygon.com/hcu");
     grpc::ClientContext ctx;
     BoundStream(ctx);
@@ -307,7 +307,6 @@ BOOST_AUTO_TEST_CASE(cdi_strategy_returns_only_cdi_devices_and_writes_the_spec) 
     BOOST_REQUIRE(c.cdi_devices_size() == 1);
     BOOST_TEST(c.cdi_devices(0).name() == "hygon.com/hcu=0000:09:00.0");
   }
-  std::system(("rm -rf " + cdi).c_str());
 }
 
 }  // namespace

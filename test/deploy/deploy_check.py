@@ -482,6 +482,11 @@ def cmd_helm(args):
     mounts = {m["mountPath"] for m in c["volumeMounts"]}
     fx.check(env.get("DEVICE_LIST_STRATEGY") == "cdi" and "/var/run/cdi" in mounts,
              "deviceListStrategy=cdi sets DEVICE_LIST_STRATEGY and mounts /var/run/cdi")
+    hook = [i for i in daemonset_of(docs)[1].get("initContainers", [])
+            if "hcu-cdi-hook" in " ".join(i.get("command", []))]
+    fx.check(len(hook) == 1 and "/var/lib/hcu-device-plugin/bin" in mounts and
+             "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook" in " ".join(hook[0]["command"]),
+             "deviceListStrategy=cdi puts hcu-cdi-hook on the host where --cdi-hook-path looks")
     # kubelet's device-plugin directory is the constant /var/lib/kubelet/device-plugins/
     # whatever its --root-dir (kubelet-contract.md section 1, kubernetes#120626);
     # pod-resources follows the root directory.

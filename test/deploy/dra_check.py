@@ -360,6 +360,7 @@ DRA_MOUNTS = {
     "/etc/vdev": ("/etc/vdev", True, None),
     "/etc/dmi_mig_config": ("/etc/dmi_mig_config", False, None),
     "/opt/hyhal": ("/opt/hyhal", False, None),
+    "/usr/local/hyhal": ("/usr/local/hyhal", False, None),
 }
 
 
@@ -393,6 +394,14 @@ def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet", run_probe=False
                  for p in ("startupProbe", "livenessProbe", "readinessProbe")),
              f"{label}: no `hcuctl plugins --check` probe (no device-plugin sockets in DRA mode)")
     probe_check.check_dra_probes(fx, label, c, run=run_probe)
+    # The CDI hook lands where --cdi-hook-path (default) looks: the state volume.
+    inits = ds["spec"]["template"]["spec"].get("initContainers", [])
+    hook = [i for i in inits if "hcu-cdi-hook" in " ".join(i.get("command", []))]
+    fx.check(len(hook) == 1 and any(m["name"] == "state" and
+                                    m["mountPath"] == "/var/lib/hcu-device-plugin"
+                                    for m in hook[0].get("volumeMounts", [])) and
+             "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook" in " ".join(hook[0]["command"]),
+             f"{label}: an init container puts hcu-cdi-hook at /var/lib/hcu-device-plugin/bin")
 
 
 def check_helm(fx, render, equal_objects):

@@ -79,7 +79,7 @@ DraDaemonNode::DraDaemonNode(const std::string& node, std::vector<std::string> f
   env_ = env;
   h_ = std::make_unique<DaemonHarness>(node, all, std::move(env));
   // Where the DRA daemon writes CDI specs: /var/run/cdi under the host root
-  // (the harness's own --cdi-spec-dir lies outside it and is a host path).
+  // (StartDaemon passes it as the host path /var/run/cdi).
   WriteFile(h_->host_root() + "/proc/sys/kernel/random/boot_id",
             "0c7e0000-0000-4000-8000-0000000000a1\n");
   FakePluginWatcher::Config config;
@@ -111,9 +111,11 @@ void DraDaemonNode::Start() {
 
 void DraDaemonNode::StartDaemon(const std::string& binary, const std::vector<std::string>& env) {
   std::vector<std::string> argv = h_->argv();
-  // The harness's --cdi-spec-dir is replaced: ours is under the host root.
+  // --cdi-spec-dir as a DaemonSet gives it, a host path: the daemon writes
+  // it under the host root, at CdiDir() (DESIGN §4.4; the device-plugin
+  // harness gives it already under the host root, the other accepted form).
   for (std::string& a : argv) {
-    if (a.rfind("--cdi-spec-dir=", 0) == 0) a = "--cdi-spec-dir=" + CdiDir();
+    if (a.rfind("--cdi-spec-dir=", 0) == 0) a = "--cdi-spec-dir=/var/run/cdi";
   }
   if (!binary.empty()) argv[0] = binary;
   BOOST_REQUIRE_MESSAGE(PathExists(argv[0]), "no daemon binary at " << argv[0]);

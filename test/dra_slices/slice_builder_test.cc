@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include <boost/test/unit_test.hpp>
+#include <map>
 #include <set>
 #include <string>
 
@@ -264,6 +265,49 @@ BOOST_AUTO_TEST_CASE(quantities_are_canonical) {
   BOOST_TEST(DecimalQuantity(120) == "120");
   BOOST_TEST(DecimalQuantity(2000000) == "2M");
   BOOST_TEST(DecimalQuantity(0) == "0");
+}
+
+// resource.kubernetes.io/pcieRoot on every whole card, vHCU and MIG device,
+// as "pci<domain>:<bus>" of the root complex the card hangs from: the shipped
+// nodes' roots, found by the real code path from the sysfs the sim renders.
+BOOST_AUTO_TEST_CASE(every_device_carries_the_pcie_root_of_its_card) {
+  const std::map<std::string, std::map<std::string, std::string>> roots = {
+      {"demo/nodes/z100l-mixed.yaml",
+       {{"0000:0b:00.0", "pci0000:00"},
+        {"0000:0e:00.0", "pci0000:00"},
+        {"0000:8b:00.0", "pci0000:80"},
+        {"0000:8e:00.0", "pci0000:80"}}},
+      {"demo/nodes/bw-mig.yaml",
+       {{"0000:09:00.0", "pci0000:00"},
+        {"0000:39:00.0", "pci0000:30"},
+        {"0000:89:00.0", "pci0000:80"},
+        {"0000:b9:00.0", "pci0000:b0"}}},
+      {"demo/nodes/k100ai-8.yaml",
+       {{"0000:09:00.0", "pci0000:00"}, {"0000:e9:00.0", "pci0000:e0"}}}};
+  for (const auto& [node, want] : roots) {
+    NodeInventory inv = DiscoverSimNode(node);
+    PoolPlan plan = Plan(inv);
+    std::set<std::string> types;
+    for (const PoolDevice& d : plan.devices) {
+      BOOST_TEST_CONTEXT(node << " " << d.name) {
+        auto dev = Json(d.json);
+        const std::string type = Attr(dev, "type", "string");
+        types.insert(type);
+        const std::string bdf = Attr(
+            dev, type == "hcu" ? "resource.kubernetes.io/pciBusID" : "parentPciBusID", "string");
+        BOOST_REQUIRE(dev["attributes"].HasMember("resource.kubernetes.io/pcieRoot"));
+        auto it = want.find(bdf);
+        if (it != want.end()) {
+          BOOST_TEST(Attr(dev, "resource.kubernetes.io/pcieRoot", "string") == it->second);
+        }
+      }
+    }
+    const std::set<std::string> kinds =
+        node == "demo/nodes/z100l-mixed.yaml" ? std::set<std::string>{"hcu", "vhcu"}
+        : node == "demo/nodes/bw-mig.yaml"    ? std::set<std::string>{"mig"}
+                                              : std::set<std::string>{"hcu"};
+    BOOST_TEST(types == kinds, node);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

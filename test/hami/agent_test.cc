@@ -11,6 +11,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_objects.h"
+#include "testing/hcu_toolkit_model.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
@@ -204,6 +205,24 @@ BOOST_AUTO_TEST_CASE(hcucores_allocations_are_one_response_of_kfd_and_mkfd) {
   for (const auto& d : r->front().devices) devices.insert(d.host_path + " " + d.permissions);
   BOOST_TEST(devices == (std::set<std::string>{"/dev/kfd rwm", "/dev/mkfd rwm"}),
              boost::test_tools::per_element());
+}
+
+// HAMi mode's Allocate envs too leave Hygon's runtime injecting nothing into
+// a DTK image: the container holds only its vHCU (DESIGN §4.5).
+BOOST_AUTO_TEST_CASE(hami_allocations_tell_the_toolkit_to_inject_nothing) {
+  AgentFixture f;
+  f.CreatePod("default", "dtk", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  f.Start();
+  auto count = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(count.ok(), count.status().ToString());
+  auto cores = HamiAgent(f.backend_.get(), f.client_.get(), f.options_).AllocateCores();
+  BOOST_REQUIRE(cores.ok());
+  for (const auto* list : {&*count, &*cores}) {
+    for (const ContainerAllocation& a : *list) {
+      testing::ToolkitInjects got = testing::HcuToolkitDecision(testing::DtkContainerEnv(a.envs));
+      BOOST_TEST((got == testing::ToolkitInjects::kNothing), testing::ToolkitInjectsName(got));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(unaccounted_running_pods_are_evicted_only_when_asked) {

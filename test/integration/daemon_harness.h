@@ -79,7 +79,8 @@ class DaemonHarness {
   std::string node_path() const { return dir_.Join("node.yaml"); }
   std::string host_root() const { return dir_.Join("root"); }
   std::string plugin_dir() const { return dir_.Join("plugins"); }
-  std::string cdi_dir() const { return dir_.Join("cdi"); }
+  // Under the host root: --cdi-spec-dir is a host path (DESIGN §4.4).
+  std::string cdi_dir() const { return dir_.Join("root/var/run/cdi"); }
   std::string log_path() const { return dir_.Join("daemon.log"); }
   const std::vector<std::string>& argv() const { return argv_; }
   // When StartDaemon() forked the daemon.

@@ -94,6 +94,12 @@ BOOST_AUTO_TEST_CASE(optional_sections_take_defaults) {
   BOOST_TEST(node->max_vhcus_per_card == 4);
   BOOST_TEST(node->vhcus.empty());
   BOOST_TEST(!node->mig_enabled);
+  // One root complex per domain unless a card names its own.
+  BOOST_TEST(node->cards[0].pcie_root == "pci0000:00");
+  StatusOr<SimNode> rooted =
+      ParseSimNode(Edit("renderMinor: 129\n", "renderMinor: 129\n    pcieRoot: pci0000:20\n"));
+  BOOST_REQUIRE_MESSAGE(rooted.ok(), rooted.status().ToString());
+  BOOST_TEST(rooted->cards[1].pcie_root == "pci0000:20");
 }
 
 struct BadCase {
@@ -107,6 +113,11 @@ std::ostream& operator<<(std::ostream& os, const BadCase& c) {
 }
 
 const BadCase kBad[] = {
+    // a card's root complex: pci<domain>:<bus>, of its domain, at or below its bus
+    {"renderMinor: 128\n", "renderMinor: 128\n    pcieRoot: pci0000:0\n", "cards[0].pcieRoot"},
+    {"renderMinor: 128\n", "renderMinor: 128\n    pcieRoot: PCI0000:00\n", "cards[0].pcieRoot"},
+    {"renderMinor: 128\n", "renderMinor: 128\n    pcieRoot: pci0001:00\n", "cards[0].pcieRoot"},
+    {"renderMinor: 128\n", "renderMinor: 128\n    pcieRoot: pci0000:20\n", "cards[0].pcieRoot"},
     // header
     {"apiVersion: hcudp.hygon.com/v1", "apiVersion: v1", "apiVersion"},
     {"kind: SimNode", "kind: Node", "kind"},

@@ -1,4 +1,5 @@
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 
 #include "hcudp/mig_conf.h"
 #include "hcudp/sim_node.h"
@@ -61,6 +62,31 @@ BOOST_AUTO_TEST_CASE(writes_pci_identity_of_each_card) {
   BOOST_TEST(ReadFile(r.At(dev + "device")) == "0x55b7\n");
   BOOST_TEST(ReadFile(r.At(dev + "class")) == "0x038000\n");
   BOOST_TEST(ReadFile(r.At(dev + "numa_node")) == "1\n");
+}
+
+// As the kernel: /sys/bus/pci/devices/<bdf> links into /sys/devices under
+// the card's root complex, whose name the real code reads for pcieRoot; a
+// root that changes in the SimNode moves the card on the next render.
+BOOST_AUTO_TEST_CASE(each_card_hangs_from_its_root_complex_in_sys_devices) {
+  Rendered r("demo/nodes/z100l-mixed.yaml");
+  std::error_code ec;
+  const std::string link = r.At("sys/bus/pci/devices/0000:8e:00.0");
+  BOOST_TEST(std::filesystem::is_symlink(link));
+  const std::string target = std::filesystem::read_symlink(link, ec).string();
+  BOOST_TEST(target.rfind("../../../devices/pci0000:80/", 0) == 0u, target);
+  BOOST_TEST(target.substr(target.rfind('/') + 1) == "0000:8e:00.0");
+  BOOST_TEST(PathExists(r.At("sys/devices/pci0000:00")));
+
+  SimNode moved = r.node;
+  moved.cards[3].pcie_root = "pci0000:00";
+  Status s = RenderSimNode(moved, r.dir.path());
+  BOOST_REQUIRE_MESSAGE(s.ok(), s.ToString());
+  const std::string now = std::filesystem::read_symlink(link, ec).string();
+  BOOST_TEST(now.rfind("../../../devices/pci0000:00/", 0) == 0u, now);
+  BOOST_TEST(ReadFile(link + "/numa_node") == "1\n");
+  const std::string old_dir =
+      "sys/devices/" + target.substr(std::string("../../../devices/").size());
+  BOOST_TEST(!PathExists(r.At(old_dir)), old_dir);
 }
 
 BOOST_AUTO_TEST_CASE(kfd_topology_lists_cpu_nodes_then_gpu_nodes) {

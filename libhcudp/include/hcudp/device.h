@@ -43,6 +43,14 @@ struct Card {
   // Empty when the lookup failed; dri_error then says why.
   std::vector<std::string> dri_nodes;
   std::string dri_error;
+  // The card's place in the PCI hierarchy, from the /sys/bus/pci/devices/<bdf>
+  // link: its sysfs directory as a host path
+  // ("/sys/devices/pci0000:00/0000:00:01.1/0000:09:00.0") and the PCIe root
+  // complex it hangs from, "pci<domain>:<bus>" ("pci0000:00"), the format of
+  // the standard attribute resource.kubernetes.io/pcieRoot. Both empty when
+  // the link cannot be read or resolved (the card stays usable).
+  std::string sysfs_dir;
+  std::string pcie_root;
 
   uint64_t memory_mib() const { return memory_bytes / kMiB; }
 };

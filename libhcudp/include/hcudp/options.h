@@ -85,8 +85,18 @@ struct Options {
   std::string hyhal_path = "/opt/hyhal";
   // --device-list-strategy / DEVICE_LIST_STRATEGY. Default: devices.
   DeviceListStrategy device_list_strategy = DeviceListStrategy::kDevices;
-  // --cdi-spec-dir / CDI_SPEC_DIR. Default: /var/run/cdi.
+  // --cdi-spec-dir / CDI_SPEC_DIR: a host path in every mode, written at
+  // host-root + the path (a value already under host-root is taken as
+  // given). Default: /var/run/cdi.
   std::string cdi_spec_dir = "/var/run/cdi";
+  // --cdi-hook-path / CDI_HOOK_PATH: host path of hcu-cdi-hook, which CDI
+  // specs run as a createContainer hook for the /dev/dri/by-path links; left
+  // out of the specs while no executable is there. Empty: never. Default:
+  // /var/lib/hcu-device-plugin/bin/hcu-cdi-hook (where the DaemonSet puts it).
+  std::string cdi_hook_path = "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook";
+  // --cdi-debug-access / CDI_DEBUG_ACCESS: CDI specs also give /dev/mem and
+  // /sys/kernel/debug (read-only), as Hygon's driver does. Default: false.
+  bool cdi_debug_access = false;
   // --kubeconfig / KUBECONFIG. Default: empty (in-cluster, then
   // $HOME/.kube/config).
   std::string kubeconfig;

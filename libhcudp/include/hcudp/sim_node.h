@@ -33,6 +33,11 @@ struct SimCard {
   int card_minor = 0;
   int render_minor = 0;
   Health health = Health::kHealthy;
+  // PCIe root complex the card hangs from, "pci<domain>:<bus>" (field
+  // pcieRoot; default "pci<the card's domain>:00"). The sim renders the card
+  // under host-root/sys/devices/<pcieRoot>/ and links
+  // /sys/bus/pci/devices/<bdf> there, as the kernel does.
+  std::string pcie_root;
 };
 
 struct SimLinkSpec {

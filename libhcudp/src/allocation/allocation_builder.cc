@@ -72,7 +72,30 @@ ContainerAllocation AllocationBuilder::CommonEdits(const NodeInventory& inventor
   if (inventory.has_kfd) out.devices.push_back({"/dev/kfd", "/dev/kfd", "rw"});
   if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rw"});
   out.mounts.push_back({options_.hyhal_path, std::string(kHyhalContainerPath), true});
+  out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
+}
+
+int AllocationBuilder::DeviceCard(const NodeInventory& inventory, const Resource& resource,
+                                  const ResourceDevice& device) const {
+  switch (resource.kind) {
+    case DeviceKind::kCard:
+      return device.card;
+    case DeviceKind::kVhcu: {
+      const Vhcu* vhcu = inventory.FindVhcu(device.vhcu_id);
+      return vhcu == nullptr ? -1 : vhcu->card;
+    }
+    case DeviceKind::kMig:
+      if (device.mig_index < 0 ||
+          static_cast<size_t>(device.mig_index) >= inventory.mig_instances.size()) {
+        return -1;
+      }
+      return inventory.mig_instances[static_cast<size_t>(device.mig_index)].card;
+    case DeviceKind::kHamiCount:
+    case DeviceKind::kHamiCores:
+      return -1;
+  }
+  return -1;
 }
 
 StatusOr<ContainerAllocation> AllocationBuilder::DeviceEdits(const NodeInventory& inventory,

@@ -13,6 +13,7 @@
 #include "backend/dri.h"
 #include "backend/mig_scan.h"
 #include "backend/node_files.h"
+#include "backend/pci_place.h"
 #include "backend/vhcu_scan.h"
 #include "hcudp/vhcu_lock.h"
 #include "vendor/node_files.h"
@@ -86,6 +87,12 @@ StatusOr<Card> HostBackend::DiscoverCard(int index) {
   card.dri_nodes = std::move(dri.nodes);
   card.dri_error = std::move(dri.error);
   if (!card.dri_error.empty()) LOG(WARNING) << "card " << index << ": " << card.dri_error;
+  // Without it the card is still usable: its devices carry no pcieRoot
+  // attribute and its CDI edits no sysfs mount.
+  PciPlace place = FindPciPlace(options_.host_root, card.bdf);
+  card.sysfs_dir = std::move(place.sysfs_dir);
+  card.pcie_root = std::move(place.pcie_root);
+  if (!place.error.empty()) LOG(WARNING) << "card " << index << ": " << place.error;
   return card;
 }
 

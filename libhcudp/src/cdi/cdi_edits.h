@@ -12,7 +12,7 @@ namespace hcudp {
 
 using CdiJsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
-// {"deviceNodes": [{path, hostPath, permissions}], "mounts": [...]}; empty
+// {"env", "deviceNodes": [{path, hostPath, permissions}], "mounts", "hooks"}; empty
 // lists are left out.
 void WriteCdiEdits(CdiJsonWriter& w, const ContainerAllocation& edits);
 

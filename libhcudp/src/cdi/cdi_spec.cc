@@ -18,8 +18,24 @@ bool CdiNameChar(char c) { return CdiAlnum(c) || c == '_' || c == '.' || c == ':
 
 }  // namespace
 
+namespace {
+
+void WriteStrings(CdiJsonWriter& w, const std::vector<std::string>& list) {
+  w.StartArray();
+  for (const auto& s : list) w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  w.EndArray();
+}
+
+}  // namespace
+
 void WriteCdiEdits(CdiJsonWriter& w, const ContainerAllocation& edits) {
   w.StartObject();
+  if (!edits.envs.empty()) {
+    w.Key("env");
+    std::vector<std::string> env;
+    for (const auto& [k, v] : edits.envs) env.push_back(k + "=" + v);
+    WriteStrings(w, env);
+  }
   if (!edits.devices.empty()) {
     w.Key("deviceNodes");
     w.StartArray();
@@ -45,12 +61,23 @@ void WriteCdiEdits(CdiJsonWriter& w, const ContainerAllocation& edits) {
       w.Key("containerPath");
       w.String(m.container_path.c_str());
       w.Key("options");
-      w.StartArray();
-      w.String(m.read_only ? "ro" : "rw");
-      w.String("nosuid");
-      w.String("nodev");
-      w.String("bind");
-      w.EndArray();
+      WriteStrings(w,
+                   {m.read_only ? "ro" : "rw", "nosuid", "nodev", m.recursive ? "rbind" : "bind"});
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  if (!edits.hooks.empty()) {
+    w.Key("hooks");
+    w.StartArray();
+    for (const auto& h : edits.hooks) {
+      w.StartObject();
+      w.Key("hookName");
+      w.String(h.hook_name.c_str());
+      w.Key("path");
+      w.String(h.path.c_str());
+      w.Key("args");
+      WriteStrings(w, h.args);
       w.EndObject();
     }
     w.EndArray();
@@ -83,14 +110,14 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
   w.Key("kind");
   w.String(kCdiKind.data(), static_cast<rapidjson::SizeType>(kCdiKind.size()));
   w.Key("containerEdits");
-  WriteCdiEdits(w, builder.CommonEdits(inventory));
+  WriteCdiEdits(w, builder.CdiCommonEdits(inventory));
   w.Key("devices");
   w.StartArray();
   std::set<std::string> seen;
   for (const auto& resource : resources) {
     for (const auto& device : resource.devices) {
       if (!seen.insert(device.id).second) continue;
-      auto edits = builder.DeviceEdits(inventory, resource, device);
+      auto edits = builder.CdiDeviceEdits(inventory, resource, device);
       if (!edits.ok()) {
         spec.skipped.push_back(device.id + ": " + edits.status().message());
         continue;

@@ -14,7 +14,7 @@ void Header(CdiJsonWriter& w, const std::string& kind, const NodeInventory& inve
   w.Key("kind");
   w.String(kind.c_str());
   w.Key("containerEdits");
-  WriteCdiEdits(w, builder.CommonEdits(inventory));
+  WriteCdiEdits(w, builder.CdiCommonEdits(inventory));
 }
 
 void Device(CdiJsonWriter& w, const std::string& name, const ContainerAllocation& edits) {
@@ -49,7 +49,7 @@ StatusOr<ContainerAllocation> Edits(const PreparedDevice& d, const NodeInventory
       }
       break;
   }
-  return builder.DeviceEdits(inventory, resource, rd);
+  return builder.CdiDeviceEdits(inventory, resource, rd);
 }
 
 }  // namespace

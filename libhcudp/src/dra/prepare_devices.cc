@@ -6,6 +6,17 @@
 #include "dra/prepare_impl.h"
 
 namespace hcudp::dra {
+namespace {
+
+// What the preparer's CDI specs are built with (the builder's view).
+AllocationBuilderOptions BuilderOptions(const PreparerOptions& o) {
+  AllocationBuilderOptions b(o.host_root, o.hyhal_path);
+  b.cdi_hook_path = o.cdi_hook_path;
+  b.cdi_debug_access = o.cdi_debug_access;
+  return b;
+}
+
+}  // namespace
 
 std::string CardDeviceName(const Card& card) { return CardDeviceName(card.bdf); }
 
@@ -90,7 +101,7 @@ Preparer::Impl::Impl(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch,
       o_(std::move(options)),
       clock_(clock),
       store_(o_.host_root),
-      builder_(AllocationBuilderOptions{o_.host_root, o_.hyhal_path}) {}
+      builder_(BuilderOptions(o_)) {}
 
 std::string Preparer::Impl::CdiDir() const { return HostPath(o_.host_root, o_.cdi_dir); }
 

@@ -87,6 +87,8 @@ void RangeCapacity(Writer& w, const char* key, const std::string& total, const s
 // What every device of a card shares: the card's place on the node.
 void CardPlacement(Writer& w, const Card& card, int island, const std::string& driver_version) {
   if (card.numa_node != kNoNumaNode) Int(w, "resource.kubernetes.io/numaNode", card.numa_node);
+  // For matchAttribute across drivers (an HCU and a NIC on one root complex).
+  if (!card.pcie_root.empty()) Str(w, "resource.kubernetes.io/pcieRoot", card.pcie_root);
   Int(w, "cardIndex", card.index);
   Int(w, "hslIsland", island);
   Str(w, "productName", card.model);

@@ -30,10 +30,13 @@ std::string Annotation(const Pod& pod, std::string_view key) {
 
 std::string PodName(const Pod& pod) { return PodKey(pod); }
 
+// kfd and mkfd, and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds
+// no card of its own (DESIGN §4.5).
 ContainerAllocation CommonEdits() {
   ContainerAllocation out;
   out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
   out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
+  out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
 }
 

@@ -33,6 +33,25 @@ Status WriteFileIfChanged(const std::string& path, const std::string& content) {
   return file_util::WriteFileAtomic(path, content, kFileMode, file_util::Durability::kNoSync);
 }
 
+Status WriteSymlinkIfChanged(const std::string& path, const std::string& target) {
+  char buf[4096];
+  ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+  if (n >= 0 && std::string(buf, static_cast<size_t>(n)) == target) return OkStatus();
+  HCUDP_RETURN_IF_ERROR(MakeDirs(file_util::ParentDir(path)));
+  // Made beside it and renamed over it: a reader sees the old link or the new.
+  const std::string tmp = file_util::ParentDir(path) + "/.link.tmp";
+  ::unlink(tmp.c_str());
+  if (::symlink(target.c_str(), tmp.c_str()) != 0) {
+    return InternalError("cannot make the link " + tmp + ": " + ErrnoText());
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status st = InternalError("cannot rename " + tmp + " to " + path + ": " + ErrnoText());
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  return OkStatus();
+}
+
 std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;

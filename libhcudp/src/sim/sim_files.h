@@ -20,6 +20,9 @@ std::string StateDir(const std::string& host_root);
 // Writes `content` to `path` (mode 0644; parents created 0755) unless it
 // already holds it.
 Status WriteFileIfChanged(const std::string& path, const std::string& content);
+// Makes `path` a symbolic link to `target` (atomically: link beside it, then
+// rename) unless it already is one; `path` must not be a directory.
+Status WriteSymlinkIfChanged(const std::string& path, const std::string& target);
 // "mkdir -p" with mode 0755.
 Status MakeDirs(const std::string& path);
 // Names of the entries of `dir` (empty when it does not exist).

@@ -28,11 +28,40 @@ constexpr int kMaxVhcuId = 1 << 16;
 
 std::string Item(const std::string& list, size_t i) { return list + "[" + std::to_string(i) + "]"; }
 
+// pcieRoot: "pci<domain>:<bus>" in lower-case hex, of the card's own domain
+// and a bus at or below the card's (buses behind a root complex are numbered
+// after it). Absent: one root complex per domain, pci<domain>:00.
+Status ReadPcieRoot(const YAML::Node& node, const YamlMap& m, SimCard* card) {
+  const std::string domain = card->bdf.substr(0, 4);
+  if (!m.Has("pcieRoot")) {
+    card->pcie_root = "pci" + domain + ":00";
+    return OkStatus();
+  }
+  HCUDP_RETURN_IF_ERROR(m.String("pcieRoot", &card->pcie_root));
+  const std::string& root = card->pcie_root;
+  auto hex = [](const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+  };
+  if (root.size() != 10 || root.compare(0, 3, "pci") != 0 || root[7] != ':' ||
+      !hex(root.substr(3, 4)) || !hex(root.substr(8, 2))) {
+    return FieldError(m.PathOf("pcieRoot"), node["pcieRoot"],
+                      "\"" + root + "\" is not a root complex written pci<domain>:<bus> " +
+                          "(lower-case hex, e.g. pci0000:00)");
+  }
+  if (root.substr(3, 4) != domain || root.substr(8, 2) > card->bdf.substr(5, 2)) {
+    return FieldError(m.PathOf("pcieRoot"), node["pcieRoot"],
+                      "\"" + root + "\" cannot hold card " + card->bdf +
+                          ": a root complex holds buses of its own domain from its bus on");
+  }
+  return OkStatus();
+}
+
 Status ReadCard(const YAML::Node& node, const std::string& path, SimCard* card) {
   HCUDP_ASSIGN_OR_RETURN(
-      YamlMap m, YamlMap::Open(node, path,
-                               {"index", "bdf", "model", "pciDeviceId", "serial", "computeUnits",
-                                "memoryMiB", "numaNode", "cardMinor", "renderMinor", "health"}));
+      YamlMap m,
+      YamlMap::Open(node, path,
+                    {"index", "bdf", "model", "pciDeviceId", "serial", "computeUnits", "memoryMiB",
+                     "numaNode", "cardMinor", "renderMinor", "health", "pcieRoot"}));
   HCUDP_RETURN_IF_ERROR(m.Int("index", 0, 1023, &card->index));
   HCUDP_RETURN_IF_ERROR(m.String("bdf", &card->bdf));
   if (!text::IsPciBdf(card->bdf)) {
@@ -60,7 +89,7 @@ Status ReadCard(const YAML::Node& node, const std::string& path, SimCard* card) 
   if (!parsed.ok())
     return FieldError(m.PathOf("health"), node["health"], parsed.status().message());
   card->health = *parsed;
-  return OkStatus();
+  return ReadPcieRoot(node, m, card);
 }
 
 // Indices must be 0..N-1 (RSMI and DMI number cards densely); BDFs, serials

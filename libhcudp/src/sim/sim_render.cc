@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "conf/text_util.h"
@@ -90,18 +91,58 @@ Status RenderModule(RenderManifest& m, const SimNode& node, const std::string& r
   return Prune(m, drivers, bdfs);
 }
 
+// A link of this render; an older render's directory at `path` goes first.
+Status Link(RenderManifest& m, const std::string& path, const std::string& target) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+    HCUDP_RETURN_IF_ERROR(m.RemoveRendered(path));
+  }
+  m.Add(path);
+  return sim::WriteSymlinkIfChanged(path, target);
+}
+
+// The root port a card hangs from: device 1.. and function 0..7 on the root
+// complex's bus, one port per card of that root complex ("0000:00:01.0").
+std::string RootPort(const std::string& pcie_root, int ordinal) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s:%s:%02x.%x", pcie_root.substr(3, 4).c_str(),
+                pcie_root.substr(8, 2).c_str(), 1 + (ordinal / 8) % 31, ordinal % 8);
+  return buf;
+}
+
+// As the kernel lays them out: the card's attributes in
+// /sys/devices/<root complex>/<root port>/<bdf>/, and /sys/bus/pci/devices/<bdf>
+// a relative link to it (the code under test resolves it for pcieRoot).
 Status RenderPciDevices(RenderManifest& m, const SimNode& node, const std::string& root) {
-  std::string devices = root + "/sys/bus/pci/devices";
+  std::string devices = root + "/sys/devices";
+  std::string bus = root + "/sys/bus/pci/devices";
+  std::map<std::string, std::map<std::string, std::set<std::string>>> tree;  // root/port/bdf
+  std::map<std::string, int> ports_used;
   std::set<std::string> bdfs;
   for (const SimCard& c : node.cards) {
     bdfs.insert(c.bdf);
-    std::string dir = devices + "/" + c.bdf;
+    const std::string port = RootPort(c.pcie_root, ports_used[c.pcie_root]++);
+    tree[c.pcie_root][port].insert(c.bdf);
+    const std::string rel = c.pcie_root + "/" + port + "/" + c.bdf;
+    std::string dir = devices + "/" + rel;
     HCUDP_RETURN_IF_ERROR(Write(m, dir + "/vendor", Hex4(sim::kHygonVendorId) + "\n"));
     HCUDP_RETURN_IF_ERROR(Write(m, dir + "/device", Hex4(c.pci_device_id) + "\n"));
     HCUDP_RETURN_IF_ERROR(Write(m, dir + "/class", "0x038000\n"));
     HCUDP_RETURN_IF_ERROR(Write(m, dir + "/numa_node", std::to_string(c.numa_node) + "\n"));
+    HCUDP_RETURN_IF_ERROR(Link(m, bus + "/" + c.bdf, "../../../devices/" + rel));
   }
-  return Prune(m, devices, bdfs);
+  std::set<std::string> roots;
+  for (const auto& [pcie_root, ports] : tree) {
+    roots.insert(pcie_root);
+    std::set<std::string> port_names;
+    for (const auto& [port, cards] : ports) {
+      port_names.insert(port);
+      HCUDP_RETURN_IF_ERROR(Prune(m, devices + "/" + pcie_root + "/" + port, cards));
+    }
+    HCUDP_RETURN_IF_ERROR(Prune(m, devices + "/" + pcie_root, port_names));
+  }
+  HCUDP_RETURN_IF_ERROR(Prune(m, devices, roots));
+  return Prune(m, bus, bdfs);
 }
 
 Status RenderKfd(RenderManifest& m, const SimNode& node, const std::string& root) {

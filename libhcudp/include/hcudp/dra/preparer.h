@@ -105,6 +105,10 @@ struct PreparerOptions {
   // Host path of the CDI spec directory (prefixed with host_root).
   std::string cdi_dir = "/var/run/cdi";
   std::string hyhal_path = "/opt/hyhal";
+  // CDI specs: the by-path hook and /dev/mem + /sys/kernel/debug, as
+  // AllocationBuilderOptions has them. Default: no hook, no debug access.
+  std::string cdi_hook_path;
+  bool cdi_debug_access = false;
   // Recover's and Tick's GETs of recorded claims: after a failed GET the
   // claim is asked again after this delay, doubled per failure up to the max.
   std::chrono::milliseconds recheck_initial_delay{5000};

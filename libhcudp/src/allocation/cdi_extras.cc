@@ -1,0 +1,80 @@
+// What a CDI spec carries beyond a device-plugin Allocate response, for
+// parity with Hygon's DRA driver and toolkit where a workload may need it
+// (DESIGN §9; reference/hcu-hardware.md §2.6): /usr/local/hyhal, the card's
+// sysfs directory, the /dev/dri/by-path links, and on request /dev/mem and
+// /sys/kernel/debug. Host files are looked at under host-root when the spec
+// is built: a runtime fails a container whose mount source or hook is
+// missing, so what the host lacks is left out.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hcudp/allocation.h"
+#include "hcudp/backend.h"
+
+namespace hcudp {
+namespace {
+
+constexpr char kDevMem[] = "/dev/mem";
+constexpr char kDebugFs[] = "/sys/kernel/debug";
+
+bool IsDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsCharDevice(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// "renderD128" of "/dev/dri/renderD128"; "card" or "render" for its link.
+std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string LinkKind(const std::string& node) {
+  return Basename(node).rfind("render", 0) == 0 ? "render" : "card";
+}
+
+}  // namespace
+
+ContainerAllocation AllocationBuilder::CdiCommonEdits(const NodeInventory& inventory) const {
+  ContainerAllocation out = CommonEdits(inventory);
+  const std::string& root = options_.host_root;
+  if (IsDir(HostPath(root, std::string(kLocalHyhalPath)))) {
+    out.mounts.push_back({std::string(kLocalHyhalPath), std::string(kLocalHyhalPath), true});
+  }
+  if (options_.cdi_debug_access) {
+    if (IsCharDevice(HostPath(root, kDevMem))) out.devices.push_back({kDevMem, kDevMem, "rw"});
+    if (IsDir(HostPath(root, kDebugFs))) out.mounts.push_back({kDebugFs, kDebugFs, true});
+  }
+  return out;
+}
+
+StatusOr<ContainerAllocation> AllocationBuilder::CdiDeviceEdits(
+    const NodeInventory& inventory, const Resource& resource, const ResourceDevice& device) const {
+  HCUDP_ASSIGN_OR_RETURN(ContainerAllocation out, DeviceEdits(inventory, resource, device));
+  const Card* card = inventory.FindCard(DeviceCard(inventory, resource, device));
+  if (card == nullptr) return out;  // DeviceEdits found it; a HAMi kind never gets here
+  if (!card->sysfs_dir.empty() && IsDir(HostPath(options_.host_root, card->sysfs_dir))) {
+    Mount sysfs{card->sysfs_dir, card->sysfs_dir, true};
+    sysfs.recursive = true;
+    out.mounts.push_back(std::move(sysfs));
+  }
+  if (!options_.cdi_hook_path.empty() &&
+      IsExecutableFile(HostPath(options_.host_root, options_.cdi_hook_path))) {
+    // The links udev makes on the host, pointing at the card's own nodes.
+    CdiHook hook{"createContainer", options_.cdi_hook_path, {"hcu-cdi-hook", "create-symlinks"}};
+    for (const std::string& node : card->dri_nodes) {
+      hook.args.push_back("--link");
+      hook.args.push_back("../" + Basename(node) + "::/dev/dri/by-path/pci-" + card->bdf + "-" +
+                          LinkKind(node));
+    }
+    out.hooks.push_back(std::move(hook));
+  }
+  return out;
+}
+
+}  // namespace hcudp
