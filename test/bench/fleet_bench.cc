@@ -10,7 +10,8 @@
 //      that follow (a relist) and the re-watches;
 //   4. an outage (every watch cut, then 503 for everything): the requests
 //      during it and in the time after it, and how long the fleet's first
-//      requests after recovery are spread over;
+//      requests after recovery are spread over (mixed mode, which has no
+//      watch: a card recovers as the outage starts, so its Event meets it);
 //   5. the median RSS of the daemons.
 // The targets are printed next to the figures; the test asserts
 // only that the run is sane (they are the kube client's to meet).
@@ -200,7 +201,7 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
               Verdict(out.max <= 8).c_str());
   std::printf("  first requests after recovery spread over >= 5 s: %.2f s, %s\n", first.spread(),
               first.nodes > 1 ? Verdict(first.spread() >= 5).c_str() : "n/a");
-  std::printf("  no relist after a clean watch end: %d nodes listed, %s\n", relisted,
+  std::printf("  no LIST after a clean watch end: %d nodes listed, %s\n", relisted,
               Verdict(relisted == 0).c_str());
   std::printf(
       "FLEET mode=%s nodes=%d steady_req_per_node_min=%.2f non_watch_per_node_min=%.2f "
@@ -277,11 +278,17 @@ void RunFleet(FleetMode mode) {
 
   r.outage.from = MonotonicSeconds();
   r.outage.to = api.StartOutage(r.p.outage_s);
+  // The mixed strategy has no watch: its Events are what meets the outage,
+  // the card coming back as it starts (an HCUHealthy Event to deliver).
+  if (mode == FleetMode::kMixed) {
+    for (auto& n : nodes) n->HealFirstCard();
+  }
   r.after = {r.outage.to, r.outage.to + r.p.after_s};
   SleepSeconds(r.after.to - MonotonicSeconds());
   r.watches_end = api.OpenWatches();
   const std::vector<FakeRequest> log = api.Requests();
   Report(mode, r, log, names);
+  for (auto& n : nodes) n->Terminate();
 
   // Sanity, not the targets: every daemon lived through it, each node's
   // requests were told apart, the fake answered the outage with 503 only.
@@ -295,8 +302,8 @@ void RunFleet(FleetMode mode) {
     for (const auto& n : names) {
       BOOST_TEST(r.watches_steady[n] >= 1, n << " had no open watch at steady state");
     }
-    BOOST_TEST(CountsPerNode(log, names, r.outage).max > 0, "no node noticed the outage");
   }
+  BOOST_TEST(CountsPerNode(log, names, r.outage).max > 0, "no node noticed the outage");
   BOOST_TEST(r.memory.rss_kib > 0);
 }
 

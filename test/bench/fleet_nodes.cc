@@ -107,11 +107,13 @@ std::string FleetNode::Start(const std::string& daemon_binary) {
   return err.empty() ? "" : name_ + ": " + err;
 }
 
-void FleetNode::FailFirstCard() {
+void FleetNode::FailFirstCard() { EditHealth("health: Healthy", "health: Unhealthy"); }
+void FleetNode::HealFirstCard() { EditHealth("health: Unhealthy", "health: Healthy"); }
+
+void FleetNode::EditHealth(const std::string& from, const std::string& to) {
   const std::string path = dir_ + "/node.yaml";
-  hcudp::testing::WriteFile(
-      path + ".tmp", hcudp::testing::ReplaceFirst(hcudp::testing::ReadFile(path), "health: Healthy",
-                                                  "health: Unhealthy"));
+  hcudp::testing::WriteFile(path + ".tmp",
+                            hcudp::testing::ReplaceFirst(hcudp::testing::ReadFile(path), from, to));
   fs::rename(path + ".tmp", path);
 }
 

@@ -8,6 +8,7 @@
 #ifndef HCUDP_TEST_BENCH_FLEET_NODES_H_
 #define HCUDP_TEST_BENCH_FLEET_NODES_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -42,11 +43,17 @@ class FleetNode {
   // Marks the node's first card Unhealthy (its SimNode file rewritten, as a
   // driver would report a fault): the daemon's Events then have work.
   void FailFirstCard();
+  // Marks it Healthy again.
+  void HealFirstCard();
+  // SIGTERM, without waiting (the destructor waits): a fleet stops at once.
+  void Terminate() { daemon_.Signal(SIGTERM); }
   // Registrations the kubelet saw (0 in DRA mode: no kubelet).
   size_t Registrations();
   std::string Log() const { return daemon_.Log(); }
 
  private:
+  void EditHealth(const std::string& from, const std::string& to);
+
   std::string dir_;
   std::string name_;
   std::string token_;
