@@ -189,7 +189,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
 
   hdra::SlicePublisherOptions so;
   so.params.node_name = options.node_name;
-  so.params.node_uid = node_uid;
+  so.params.node_uid = node_uid;  // the first guess: the publisher reads it again when needed
+  so.owned_by_node = true;
   so.params.driver_name = options.dra_driver_name;
   so.params.max_vhcus_per_card = options.device_split_count;
   HCUDP_ASSIGN_OR_RETURN(mode->publisher_,

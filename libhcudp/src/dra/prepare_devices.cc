@@ -52,6 +52,7 @@ ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds time
         call.deadline = Clock::Real().Now() + timeout;
         if (deadline && *deadline < *call.deadline) call.deadline = deadline;
         call.cancel = cancel;
+        call.within_deadline = true;  // kubelet's deadline, not the shared ladder
         return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
       };
 }
