@@ -23,7 +23,7 @@
 // Knobs (seconds unless said): HCUDP_BENCH_FLEET_NODES, _WARMUP_S,
 // _STEADY_S, _CLEAN_S, _OUTAGE_S, _AFTER_S; HCUDP_BENCH_DAEMON (another
 // daemon binary, e.g. main's, to compare); HCUDP_BENCH_FLEET_PER_NODE=1
-// prints each node's line.
+// prints each node's line; HCUDP_BENCH_FLEET_DUMP=<file> writes the log.
 #include <rapidjson/document.h>
 
 #include <algorithm>
@@ -220,6 +220,29 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
   std::fflush(stdout);
 }
 
+// HCUDP_BENCH_FLEET_DUMP=<file>: every request of the run, one a line
+// ("phase seconds-into-it node verb resource status"), to see what a
+// figure is made of.
+void DumpLog(const std::vector<FakeRequest>& log, const Run& r) {
+  const char* path = std::getenv("HCUDP_BENCH_FLEET_DUMP");
+  if (path == nullptr || *path == '\0') return;
+  FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return;
+  const std::pair<const char*, Window> phases[] = {
+      {"steady", r.steady}, {"clean", r.clean}, {"outage", r.outage}, {"after", r.after}};
+  for (const FakeRequest& q : log) {
+    const char* phase = "start";
+    double since = 0;
+    for (const auto& [name, w] : phases) {
+      if (w.Holds(q.t)) phase = name, since = q.t - w.from;
+    }
+    std::fprintf(out, "%-6s %8.2f %-10s %-6s %-24s %d\n", phase, since,
+                 q.user.empty() ? "-" : q.user.c_str(), q.verb.c_str(), q.resource.c_str(),
+                 q.status);
+  }
+  std::fclose(out);
+}
+
 void RunFleet(FleetMode mode) {
   Run r;
   r.p = PhasesFromEnv();
@@ -260,7 +283,17 @@ void RunFleet(FleetMode mode) {
                          "create") == r.p.nodes;
       },
       std::chrono::milliseconds(30000), std::chrono::milliseconds(500));
-  BOOST_REQUIRE_MESSAGE(events, "not every node created an Event after its card fault");
+  if (!events) {
+    const auto log = api.RequestsSince(t_start);
+    for (auto& n : nodes) {
+      if (NodesWith(log, {n->name()}, {t_start, MonotonicSeconds() + 1}, "create") == 0) {
+        std::fprintf(stderr, "%s created no Event; its log:\n%s\n", n->name().c_str(),
+                     n->Log().c_str());
+      }
+    }
+    DumpLog(log, r);
+  }
+  BOOST_REQUIRE_MESSAGE(events, "not every node created an Event within 30 s of its card fault");
   SleepSeconds(r.p.warmup_s);
 
   r.steady = {MonotonicSeconds(), 0};
@@ -288,6 +321,7 @@ void RunFleet(FleetMode mode) {
   r.watches_end = api.OpenWatches();
   const std::vector<FakeRequest> log = api.Requests();
   Report(mode, r, log, names);
+  DumpLog(log, r);
   for (auto& n : nodes) n->Terminate();
 
   // Sanity, not the targets: every daemon lived through it, each node's
