@@ -288,6 +288,9 @@ class SlicePublisher::Impl {
         version = *listed_version;
         listed = true;
         just_listed = true;
+        // What changed while the watch was down (kubelet deleted the
+        // slices?) is in the fresh copy: compare against it now, locally.
+        RequestResync();
       }
       ListOptions watch = list;
       watch.resource_version = version;
