@@ -31,6 +31,11 @@ Test control (needs the token too):
   POST   /_fake/gates          {"DRADeviceTaints": false, ...}: fields of gates that are off
   POST   /_fake/version        {"gitVersion": "v1.33.0"}: what /version says (an upgrade)
                                are dropped on write (fake_resource.py)
+  GET    /_fake/requests?since=T  only the requests at or after T (CLOCK_MONOTONIC seconds);
+                               each request also has "t", "user" (of its token, see
+                               fake_fleet.py), "verb", "resource" and "status"
+  POST   /_fake/tokens, POST /_fake/outage, GET /_fake/watches, GET /_fake/clock:
+                               a fleet of clients (fake_fleet.py)
 
 resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) with
 validation of the DRA limits is in fake_resource.py.
@@ -45,12 +50,15 @@ Python 3 standard library only.
 
 import argparse
 import base64
+import bisect
 import copy
 import http.server
 import io
 import json
 import os
+import random
 import re
+import select
 import signal
 import socket
 import socketserver
@@ -62,6 +70,7 @@ import urllib.parse
 import uuid
 
 import fake_events
+import fake_fleet
 import fake_patch
 import fake_resource
 from fake_discovery import discovery_v1, make_table
@@ -82,6 +91,7 @@ class Fake:
         self.faults = []
         self.unhang = threading.Event()  # set (and replaced) when the faults are cleared
         self.requests = []
+        self.fleet = fake_fleet.Fleet()
         self.token_file = os.path.join(args.dir, "token")
         self.git_version = "v1.32.0-fake"  # /version; POST /_fake/version changes it
         self.gates = dict(fake_resource.DEFAULT_GATES)
@@ -99,6 +109,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-apiserver"
     fake = None  # set by main
+
+    _entry = None  # this request's entry in the request log
+
+    def send_response(self, code, message=None):
+        if self._entry is not None:
+            self._entry.setdefault("status", code)
+        super().send_response(code, message)
 
     def log_message(self, fmt, *args):
         if self.fake.args.verbose:
@@ -135,6 +152,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         except ValueError as e:
             raise ApiError(400, "BadRequest", "invalid JSON body: %s" % e)
 
+    def _bearer(self):
+        auth = self.headers.get("Authorization", "")
+        return auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+
     def _authenticated(self):
         # Like the real server's union authenticator: a verified client
         # certificate or a valid bearer token is enough.
@@ -144,14 +165,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return True
             except (AttributeError, ValueError):
                 pass
-        auth = self.headers.get("Authorization", "")
-        if auth.startswith("Bearer "):
+        token = self._bearer()
+        if token:
+            if self.fake.fleet.user_of(token) is not None:
+                return True
             try:
                 with open(self.fake.token_file) as f:
                     want = f.read().strip()
             except OSError:
                 want = None
-            return bool(want) and auth[len("Bearer "):].strip() == want
+            return bool(want) and token == want
         return False
 
     def _handle(self, method):
@@ -159,13 +182,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path, query = url.path, urllib.parse.parse_qs(url.query, keep_blank_values=True)
         q = {k: v[-1] for k, v in query.items()}
         is_watch = q.get("watch") in ("true", "1")
+        self._entry = None
         try:
             if not path.startswith("/_fake/"):
+                verb, resource = fake_fleet.classify(method, path, is_watch)
+                self._entry = {
+                    "method": method, "path": path, "query": url.query,
+                    "content_type": self.headers.get("Content-Type", ""), "watch": is_watch,
+                    "peer_port": self.client_address[1], "t": time.monotonic(),
+                    "user": self.fake.fleet.user_of(self._bearer()) or "", "verb": verb,
+                    "resource": resource}
                 with self.fake.lock:
-                    self.fake.requests.append({
-                        "method": method, "path": path, "query": url.query,
-                        "content_type": self.headers.get("Content-Type", ""), "watch": is_watch,
-                        "peer_port": self.client_address[1]})
+                    self.fake.requests.append(self._entry)
+                if self.fake.fleet.in_outage():
+                    self._read_body_quietly()
+                    raise ApiError(503, "ServiceUnavailable", "the server is down (injected "
+                                   "outage)")
             if not self._authenticated():
                 self._read_body_quietly()
                 raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -304,17 +336,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fake.unhang = threading.Event()
             return self._send_json(200, {})
         if path == "/_fake/requests" and method == "GET":
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            try:
+                since = float(query.get("since", ["-inf"])[-1])
+            except ValueError:
+                raise ApiError(400, "BadRequest", "since: not a number")
             with fake.lock:
-                return self._send_json(200, list(fake.requests))
+                return self._send_json(200, [r for r in fake.requests if r["t"] >= since])
         if path == "/_fake/requests" and method == "DELETE":
             with fake.lock:
                 fake.requests = []
             return self._send_json(200, {})
         if path == "/_fake/close_watches" and method == "POST":
-            with fake.store.cond:
-                fake.store.watch_epoch += 1
-                fake.store.cond.notify_all()
+            self._cut_watches(abrupt=False)
             return self._send_json(200, {})
+        if path == "/_fake/tokens" and method == "POST":
+            fake.fleet.add_tokens(body)
+            return self._send_json(200, {})
+        if path == "/_fake/outage" and method == "POST":
+            window = fake.fleet.start_outage(body)
+            self._cut_watches(abrupt=True)
+            return self._send_json(200, window)
+        if path == "/_fake/watches" and method == "GET":
+            return self._send_json(200, fake.fleet.watches())
+        if path == "/_fake/clock" and method == "GET":
+            return self._send_json(200, {"t": time.monotonic()})
         if path == "/_fake/version" and method == "POST":
             if not isinstance(body, dict) or not isinstance(body.get("gitVersion"), str):
                 raise ApiError(400, "BadRequest", "version must be {\"gitVersion\": string}")
@@ -332,6 +378,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fake.store.oldest_rv = fake.store.rv + 1
             return self._send_json(200, {"oldest": fake.store.oldest_rv})
         raise ApiError(404, "NotFound", "no control endpoint %s %s" % (method, path))
+
+    def _cut_watches(self, abrupt):
+        """Ends every open watch: cleanly (the stream's last chunk), or as a
+        server going away does (the connection shut, nothing more sent)."""
+        with self.fake.store.cond:
+            self.fake.store.watch_epoch += 1
+            self.fake.store.abrupt_epochs[self.fake.store.watch_epoch] = abrupt
+            self.fake.store.cond.notify_all()
 
     # -- routing -------------------------------------------------------------
 
@@ -525,14 +579,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def _watch_timeout_s(self, q):
+        """The server's duration for this watch: the client's timeoutSeconds,
+        capped by the server's; with --watch-timeout-min-s the server's cap
+        is drawn from [min, max] per watch, as a real server spreads its
+        watches over 30-60 min (--min-request-timeout=1800)."""
+        cap = self.fake.args.watch_timeout_s
+        low = self.fake.args.watch_timeout_min_s
+        if 0 < low < cap:
+            cap = random.uniform(low, cap)
+        asked = int(q.get("timeoutSeconds") or 0)
+        return min(asked, cap) if asked > 0 else cap
+
+    def _peer_gone(self):
+        # A watch client sends nothing after its request: the socket turning
+        # readable means it hung up (or sent a TLS close_notify).
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable) and self.connection.pending() == 0
+
     def _watch(self, resource, ns, q):
+        user = self.fake.fleet.user_of(self._bearer()) or ""
+        self.fake.fleet.watch_opened(user)
+        try:
+            self._stream_watch(resource, ns, q)
+        finally:
+            self.fake.fleet.watch_closed(user)
+
+    def _stream_watch(self, resource, ns, q):
         store = self.fake.store
         fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         bookmarks = q.get("allowWatchBookmarks") == "true"
-        timeout_s = min(int(q.get("timeoutSeconds") or self.fake.args.watch_timeout_s),
-                        self.fake.args.watch_timeout_s)
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + self._watch_timeout_s(q)
         bookmark_s = self.fake.args.bookmark_interval_ms / 1000.0
         rv_text = q.get("resourceVersion") or ""
         self._start_stream()
@@ -563,11 +644,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         last_bookmark = time.monotonic()
         while True:
             out = []
+            gone = False
             with store.cond:
                 while True:
                     if store.watch_epoch != epoch:
                         break
-                    out = [e for e in store.events if e[0] > since and e[1] == resource]
+                    out = store.events_after(since, resource)
                     if out:
                         break
                     now = time.monotonic()
@@ -576,11 +658,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     wait = deadline - now
                     if bookmarks:
                         wait = min(wait, bookmark_s - (now - last_bookmark))
-                    store.cond.wait(max(wait, 0.01))
+                    # At most 1 s, to notice a client that hung up.
+                    store.cond.wait(min(max(wait, 0.01), 1.0))
+                    if self._peer_gone():
+                        gone = True
+                        break
                 closed = store.watch_epoch != epoch
+                abrupt = closed and store.abrupt_epochs.get(epoch + 1, False)
                 current_rv = store.rv
                 if out:
                     since = out[-1][0]
+            if gone:
+                self.close_connection = True
+                return None
+            if abrupt:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return None
             if closed:
                 return self._end_stream()
             for rv, _, etype, obj in out:
@@ -615,6 +712,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # A fleet of clients connecting at once (50+ daemons starting, or
+    # coming back after an outage) must not overflow the listen backlog.
+    request_queue_size = 256
 
     def __init__(self, addr, handler, ctx):
         super().__init__(addr, handler)
@@ -658,6 +758,9 @@ def main():
     p.add_argument("--event-window", type=int, default=1000,
                    help="watch events retained; older resourceVersions get 410 Gone")
     p.add_argument("--watch-timeout-s", type=int, default=60, help="max watch duration")
+    p.add_argument("--watch-timeout-min-s", type=int, default=0,
+                   help="when set, each watch's max duration is drawn from [this, "
+                   "--watch-timeout-s] (a real server: 1800 to 3600)")
     p.add_argument("--bookmark-interval-ms", type=int, default=1000)
     p.add_argument("--no-client-cert-auth", dest="client_cert_auth", action="store_false",
                    help="refuse client certificates (by default one signed by the CA "

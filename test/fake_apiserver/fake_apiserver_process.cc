@@ -3,8 +3,11 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -36,7 +39,9 @@ FakeApiServer::FakeApiServer(FakeApiServerOptions options) {
                                    "--watch-timeout-s",
                                    std::to_string(options.watch_timeout_s),
                                    "--bookmark-interval-ms",
-                                   std::to_string(options.bookmark_interval_ms)};
+                                   std::to_string(options.bookmark_interval_ms),
+                                   "--watch-timeout-min-s",
+                                   std::to_string(options.watch_timeout_min_s)};
   std::string log = dir_.Join("server.log");
   pid_ = fork();
   BOOST_REQUIRE(pid_ >= 0);
@@ -161,8 +166,52 @@ void FakeApiServer::ClearRequests() const { MustRequest("DELETE", "/_fake/reques
 void FakeApiServer::CloseWatches() const { MustRequest("POST", "/_fake/close_watches"); }
 void FakeApiServer::Compact() const { MustRequest("POST", "/_fake/compact"); }
 
-std::vector<FakeRequest> FakeApiServer::Requests() const {
-  std::string body = MustRequest("GET", "/_fake/requests");
+double MonotonicSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void FakeApiServer::AddTokens(const std::map<std::string, std::string>& token_to_user) const {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  for (const auto& [token, user] : token_to_user) {
+    w.Key(token.c_str());
+    w.String(user.c_str());
+  }
+  w.EndObject();
+  MustRequest("POST", "/_fake/tokens", out.GetString());
+}
+
+double FakeApiServer::StartOutage(double seconds) const {
+  rapidjson::Document doc;
+  const std::string body =
+      MustRequest("POST", "/_fake/outage", "{\"seconds\":" + std::to_string(seconds) + "}");
+  doc.Parse(body.c_str());
+  BOOST_REQUIRE(!doc.HasParseError() && doc.IsObject() && doc.HasMember("end") &&
+                doc["end"].IsNumber());
+  return doc["end"].GetDouble();
+}
+
+std::map<std::string, int> FakeApiServer::OpenWatches() const {
+  rapidjson::Document doc;
+  const std::string body = MustRequest("GET", "/_fake/watches");
+  doc.Parse(body.c_str());
+  BOOST_REQUIRE(!doc.HasParseError() && doc.IsObject());
+  std::map<std::string, int> out;
+  for (const auto& m : doc.GetObject()) {
+    if (m.value.IsInt()) out[m.name.GetString()] = m.value.GetInt();
+  }
+  return out;
+}
+
+std::vector<FakeRequest> FakeApiServer::Requests() const { return RequestsSince(-1); }
+
+std::vector<FakeRequest> FakeApiServer::RequestsSince(double since) const {
+  // Every request when `since` is negative (the log's times are positive).
+  std::string body = MustRequest(
+      "GET", since < 0 ? "/_fake/requests" : "/_fake/requests?since=" + std::to_string(since));
   rapidjson::Document doc;
   doc.Parse(body.c_str());
   BOOST_REQUIRE(!doc.HasParseError() && doc.IsArray());
@@ -175,6 +224,11 @@ std::vector<FakeRequest> FakeApiServer::Requests() const {
     f.content_type = JsonString(r, "content_type");
     f.watch = r.HasMember("watch") && r["watch"].IsBool() && r["watch"].GetBool();
     f.peer_port = r.HasMember("peer_port") && r["peer_port"].IsInt() ? r["peer_port"].GetInt() : 0;
+    f.t = r.HasMember("t") && r["t"].IsNumber() ? r["t"].GetDouble() : 0;
+    f.user = JsonString(r, "user");
+    f.verb = JsonString(r, "verb");
+    f.resource = JsonString(r, "resource");
+    f.status = r.HasMember("status") && r["status"].IsInt() ? r["status"].GetInt() : 0;
     out.push_back(std::move(f));
   }
   return out;

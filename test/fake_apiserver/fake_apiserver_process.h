@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,8 +16,11 @@
 namespace hcudp::testing {
 
 struct FakeApiServerOptions {
-  int event_window = 1000;         // watch events retained (older RV → 410)
-  int watch_timeout_s = 60;        // longest watch stream
+  int event_window = 1000;   // watch events retained (older RV → 410)
+  int watch_timeout_s = 60;  // longest watch stream
+  // When > 0, each watch's longest duration is drawn from
+  // [watch_timeout_min_s, watch_timeout_s] (a real server: 1800 to 3600).
+  int watch_timeout_min_s = 0;
   int bookmark_interval_ms = 500;  // BOOKMARK cadence when requested
 };
 
@@ -28,7 +32,16 @@ struct FakeRequest {
   std::string content_type;
   bool watch = false;
   int peer_port = 0;  // the client's TCP port: one per connection
+  // When it arrived: CLOCK_MONOTONIC seconds, steady_clock's clock.
+  double t = 0;
+  std::string user;      // the user of its token (AddTokens); "" for token()
+  std::string verb;      // get list watch create update patch delete deletecollection
+  std::string resource;  // "nodes", "nodes/status", "pods", "events", "discovery", ...
+  int status = 0;        // the HTTP status answered (0: none yet, e.g. a hung request)
 };
+
+// The server's clock (CLOCK_MONOTONIC) as steady_clock reads it on Linux.
+double MonotonicSeconds();
 
 struct FakeResponse {
   long status = 0;  // NOLINT(runtime/int)
@@ -77,6 +90,15 @@ class FakeApiServer {
   void NeverAnswer(const std::string& method = "", const std::string& path_regex = "") const;
   void ClearFaults() const;
   std::vector<FakeRequest> Requests() const;
+  // Only those that arrived at or after `since` (MonotonicSeconds()).
+  std::vector<FakeRequest> RequestsSince(double since) const;
+  // These tokens authenticate too; their requests carry the user's name.
+  void AddTokens(const std::map<std::string, std::string>& token_to_user) const;
+  // Cuts every open watch (no last chunk: a server going away) and answers
+  // every API request 503 for `seconds`. Returns when it ends.
+  double StartOutage(double seconds) const;
+  // Open watch streams per user.
+  std::map<std::string, int> OpenWatches() const;
   void ClearRequests() const;
   // Ends every open watch stream (clients re-watch).
   void CloseWatches() const;

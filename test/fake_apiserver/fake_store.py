@@ -1,5 +1,6 @@
 """Object store, errors and selectors of the fake kube-apiserver."""
 
+import bisect
 import copy
 import datetime
 import re
@@ -64,11 +65,18 @@ class Store:
         self.window = window
         self.oldest_rv = 1  # requests for an RV below this get 410
         self.watch_epoch = 0  # bumped to end every open watch
+        self.abrupt_epochs = {}  # epoch -> True when the watches were cut, not ended
         # validate(resource, new, old_or_None): may normalise `new`, raises
         # ApiError; called on create and on every non-status update.
         self.validate = lambda resource, new, old: None
 
     # All methods below are called with self.cond held.
+
+    def events_after(self, rv, resource):
+        """The recorded events of `resource` with a resourceVersion above rv
+        (the history is in RV order: a bisect, not a scan per watcher)."""
+        start = bisect.bisect_right(self.events, rv, key=lambda e: e[0])
+        return [e for e in self.events[start:] if e[1] == resource]
 
     def _record(self, resource, etype, obj):
         self.events.append((self.rv, resource, etype, copy.deepcopy(obj)))
