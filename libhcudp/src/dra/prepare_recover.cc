@@ -139,6 +139,7 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
   Status spec = WriteWholeCardSpec(inventory);
   if (!spec.ok()) LOG(WARNING) << spec.ToString();
+  AdoptHygonClaims(inventory, &result);  // migration from Hygon's DRA driver
   HCUDP_ASSIGN_OR_RETURN(std::vector<PreparedClaim> entries, store_.ReadAll(&result.bad_entries));
   for (const std::string& bad : result.bad_entries) {
     LOG(ERROR) << "DRA checkpoint entry ignored (left in place for inspection): " << bad;
@@ -191,7 +192,11 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
       MutexLock lock(mu_);
       claims_[c.uid] = c;
     }
-    to_check.push_back(ref);
+    if (c.name.empty()) {
+      ++result.kept;  // adopted, its name not known yet: kubelet unprepares it
+    } else {
+      to_check.push_back(ref);
+    }
   }
   // The API last: specs are back before any GET can block.
   bool api_down = false;
