@@ -10,7 +10,6 @@
 namespace hcudp::testing {
 namespace {
 
-
 // Hygon's per-device edits, in its YAML layout (only what a reader of the
 // file looks at: the names; the content is never parsed by the daemon).
 std::string SpecYaml(const std::string& kind, const std::vector<std::string>& names) {
