@@ -40,9 +40,10 @@ std::string Device(const std::map<std::string, std::string>& changes = {}) {
     auto it = changes.find(k);
     add(k, it == changes.end() ? v : it->second);
   }
-  for (const auto& [k, v] : changes) {
-    if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == k; }))
-      add(k, v);
+  for (const auto& change : changes) {  // fields a later version adds
+    const std::string& k = change.first;
+    if (std::none_of(fields.begin(), fields.end(), [&k](const auto& f) { return f.first == k; }))
+      add(k, change.second);
   }
   return "{" + out + "}";
 }
@@ -174,8 +175,7 @@ BOOST_AUTO_TEST_CASE(hygon_claims_are_adopted_answered_and_freed) {
   // A re-Prepare answers Hygon's devices and CDI IDs, and learns the name.
   for (const auto& [ref, made] : {std::pair{m.vhcu_ref, m.vhcu}, std::pair{m.whole_ref, m.whole}}) {
     auto a = node.preparer->Prepare(ref);
-    BOOST_REQUIRE_MESSAGE(a.ok() && a->error.empty(),
-                          (a.ok() ? a->error : a.status().ToString()));
+    BOOST_REQUIRE_MESSAGE(a.ok() && a->error.empty(), (a.ok() ? a->error : a.status().ToString()));
     BOOST_REQUIRE_EQUAL(a->devices.size(), 1u);
     BOOST_TEST(a->devices[0].device_name == made[0].device);
     BOOST_TEST(a->devices[0].cdi_device_ids == std::vector<std::string>{made[0].cdi_id});
