@@ -80,6 +80,14 @@ void Preparer::Impl::AddPending(const ClaimRef& ref) {
 
 // One recorded claim against the API: gone (404, or replaced) → unprepare.
 void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api_down) {
+  if (ref.name.empty()) {
+    // Adopted, and no call has named it yet: it cannot be asked for, and
+    // kubelet's Unprepare is what frees it.
+    ++result->kept;
+    MutexLock lock(mu_);
+    pending_.erase(ref.uid);
+    return;
+  }
   StatusOr<std::string> json = fetch_(ref, std::nullopt);
   bool gone = false;
   if (json.ok()) {
@@ -192,11 +200,7 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
       MutexLock lock(mu_);
       claims_[c.uid] = c;
     }
-    if (c.name.empty()) {
-      ++result.kept;  // adopted, its name not known yet: kubelet unprepares it
-    } else {
-      to_check.push_back(ref);
-    }
+    to_check.push_back(ref);
   }
   // The API last: specs are back before any GET can block.
   bool api_down = false;
