@@ -51,11 +51,17 @@ StatusOr<PreparedClaim> AdoptedEntry(const HygonClaim& h, const NodeInventory& i
     d.mark = hd.mark;
     d.cdi_ids = {hd.cdi_id};
     if (!hd.whole_card) {
-      const Vhcu* v = inventory.FindVhcu(hd.vhcu_id);
-      if (v == nullptr || v->card_bdf != card->bdf) {
+      Lookup<Vhcu> found = inventory.LookupVhcu(hd.vhcu_id);
+      if (found.certainty() == Certainty::kUnknown) {
+        // Left to the next start (Hygon's file is untouched until then).
+        return UnavailableError("vHCU " + std::to_string(hd.vhcu_id) +
+                                " cannot be read now: " + found.why());
+      }
+      if (found.certainty() != Certainty::kFound || found.value().card_bdf != card->bdf) {
         return FailedPreconditionError("vHCU " + std::to_string(hd.vhcu_id) + " is not on card " +
                                        card->bdf);
       }
+      const Vhcu* v = &found.value();
       // Unprepare destroys a vHCU through its mark only.
       if (hd.mark.empty()) {
         return FailedPreconditionError("vHCU " + std::to_string(hd.vhcu_id) +

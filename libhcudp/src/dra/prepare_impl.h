@@ -97,6 +97,18 @@ class Preparer::Impl {
   // prepare_recover.cc
   void Check(const ClaimRef& ref, RecoverResult* result, bool* api_down);
   void AddPending(const ClaimRef& ref);
+  // A prepared claim some of whose devices are unknown now: kept as it is,
+  // re-checked by every Tick; logged once per reason, then rate-limited.
+  void KeepUnknown(const ClaimRef& ref, const std::string& why);
+  // Every kept-unknown claim against a fresh discovery: still unknown (kept),
+  // there (kept, no longer re-checked) or confirmed gone (unprepared).
+  void RecheckUnknown(RecoverResult* result);
+  static constexpr std::chrono::minutes kUnknownLogEvery{10};
+  struct Unknown {
+    ClaimRef ref;
+    std::string why;
+    Clock::TimePoint logged{};
+  };
 
   // hygon_adopt.cc: migration from Hygon's DRA driver (doc/dra.md).
   std::string HygonStatePath() const;
@@ -122,6 +134,7 @@ class Preparer::Impl {
   std::set<std::string> in_flight_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
+  std::map<std::string, Unknown> unknown_ HCUDP_GUARDED_BY(mu_);  // by UID
   // Exclusive device name → UID of the claim whose Prepare is making it.
   std::map<std::string, std::string> reserved_ HCUDP_GUARDED_BY(mu_);
   // The node as of the newest Recover/WriteWholeCardSpec (for Plan), the

@@ -136,6 +136,7 @@ struct RecoverResult {
   int unprepared = 0;                    // claims gone from the API (404 or new UID)
   int pending = 0;                       // claims whose GET or unprepare failed: retried by Tick
   int adopted = 0;                       // claims taken over from Hygon's driver (Recover only)
+  int unknown = 0;  // prepared claims on devices the node cannot read now: kept, re-checked by Tick
   std::vector<std::string> bad_entries;  // checkpoint files that could not be read
 };
 
