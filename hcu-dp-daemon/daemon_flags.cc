@@ -1,6 +1,9 @@
 #include "daemon_flags.h"
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "dra/dra_sockets.h"
 #include "hcudp_cli/option_flags.h"
@@ -87,6 +90,38 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
   set.Add(Flag::Bool("version", "", "Print the version and exit.", &version));
 }
 
+// Hygon's k8s-hcu-dra-driver reads these variables (reference/dra.md §6.1):
+// a node that moves from it keeps its custom paths. Our own names win.
+struct EnvAlias {
+  const char* ours;
+  const char* hygon;
+  const char* flag;
+};
+constexpr EnvAlias kHygonEnvAliases[] = {
+    {"CDI_SPEC_DIR", "CDI_ROOT", "--cdi-spec-dir"},
+    {"KUBELET_REGISTRY_DIR", "KUBELET_REGISTRAR_DIRECTORY_PATH", "--kubelet-registry-dir"},
+    {"KUBELET_PLUGINS_DIR", "KUBELET_PLUGINS_DIRECTORY_PATH", "--kubelet-plugins-dir"}};
+
+// `env`, where one of our variables is unset, answering with its Hygon alias
+// (when set and not empty, as Hygon's driver reads it); each alias used is
+// named in `notices`.
+EnvLookup WithHygonAliases(EnvLookup env, std::vector<std::string>* notices) {
+  if (!env) return env;
+  return [env = std::move(env), notices](const std::string& name) -> std::optional<std::string> {
+    std::optional<std::string> value = env(name);
+    if (value) return value;
+    for (const EnvAlias& a : kHygonEnvAliases) {
+      if (name != a.ours) continue;
+      std::optional<std::string> alias = env(a.hygon);
+      if (!alias || alias->empty()) return std::nullopt;
+      notices->push_back(std::string(a.flag) + "=" + *alias + " from " + a.hygon +
+                         " (the name Hygon's DRA driver reads; " + a.ours + " is unset)");
+      return alias;
+    }
+    return std::nullopt;
+  };
+}
+
 // Cross-flag rules that a single flag cannot check.
 Status Validate(const Options& o) {
   HCUDP_RETURN_IF_ERROR(ValidateNodeAccessOptions(o));
@@ -140,10 +175,14 @@ StatusOr<DaemonCommand> ParseDaemonFlags(int argc, const char* const* argv, cons
   bool version = false;
   FlagSet set("hcu-dp-daemon",
               "Kubernetes device plugin for Hygon HCU accelerators. Every flag also reads the "
-              "environment variable shown; a flag beats its variable, which beats the default.");
+              "environment variable shown; a flag beats its variable, which beats the default. "
+              "Hygon's DRA driver variables CDI_ROOT, KUBELET_REGISTRAR_DIRECTORY_PATH and "
+              "KUBELET_PLUGINS_DIRECTORY_PATH are read where CDI_SPEC_DIR, "
+              "KUBELET_REGISTRY_DIR and KUBELET_PLUGINS_DIR are unset.");
   AddDaemonFlags(set, command.options, version);
   set.set_interspersed(true);
-  HCUDP_ASSIGN_OR_RETURN(ParsedArgs parsed, set.Parse(argc, argv, env));
+  HCUDP_ASSIGN_OR_RETURN(ParsedArgs parsed,
+                         set.Parse(argc, argv, WithHygonAliases(env, &command.notices)));
   if (parsed.help_requested) {
     command.action = DaemonCommand::Action::kHelp;
     command.help_text = set.Help();

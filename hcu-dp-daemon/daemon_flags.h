@@ -4,6 +4,7 @@
 #define HCU_DP_DAEMON_DAEMON_FLAGS_H_
 
 #include <string>
+#include <vector>
 
 #include "hcudp/options.h"
 #include "hcudp/status.h"
@@ -17,6 +18,9 @@ struct DaemonCommand {
   Action action = Action::kRun;
   Options options;
   std::string help_text;  // filled for kHelp
+  // What start-up should log once logging is set up: Hygon's variable names
+  // read as aliases of ours (flag, value, alias).
+  std::vector<std::string> notices;
 };
 
 // Parses and validates. Errors are InvalidArgument with one line naming the

@@ -1,8 +1,10 @@
 // hcu-dp-daemon: parse flags, set up logging, run. Everything else lives in
 // the daemon's components and in libhcudp.
+#include <glog/logging.h>
 #include <malloc.h>
 
 #include <cstdio>
+#include <string>
 
 #include "daemon.h"
 #include "daemon_flags.h"
@@ -32,5 +34,6 @@ int main(int argc, char** argv) {
   }
   const hcudp::Options& options = command->options;
   hcudp::daemon::InitLogging(argv[0], options.log_level, options.log_severity);
+  for (const std::string& notice : command->notices) LOG(INFO) << notice;
   return hcudp::daemon::RunDaemon(options);
 }

@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "cdi_dir.h"
@@ -57,6 +58,39 @@ BOOST_AUTO_TEST_CASE(dra_flags_default_read_their_variables_and_a_flag_wins) {
   BOOST_TEST(c->options.dra_driver_name == "hcu.example.com");
   BOOST_TEST(c->options.kubelet_plugins_dir == "/k3s/plugins");
   BOOST_TEST(c->options.kubelet_registry_dir == "/flag/reg");
+}
+
+// Migration from Hygon's DRA driver: its variable names for the same paths
+// are read where ours are unset, and each one used is named for the log.
+BOOST_AUTO_TEST_CASE(hygon_driver_variables_are_aliases_and_ours_win) {
+  auto c = Parse({}, {{"CDI_ROOT", "/hygon/cdi"},
+                      {"KUBELET_REGISTRAR_DIRECTORY_PATH", "/hygon/reg"},
+                      {"KUBELET_PLUGINS_DIRECTORY_PATH", "/hygon/plugins"}});
+  BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  BOOST_TEST(c->options.cdi_spec_dir == "/hygon/cdi");
+  BOOST_TEST(c->options.kubelet_registry_dir == "/hygon/reg");
+  BOOST_TEST(c->options.kubelet_plugins_dir == "/hygon/plugins");
+  const std::set<std::string> notices(c->notices.begin(), c->notices.end());
+  const std::set<std::string> want = {
+      "--cdi-spec-dir=/hygon/cdi from CDI_ROOT (the name Hygon's DRA driver reads; CDI_SPEC_DIR "
+      "is unset)",
+      "--kubelet-registry-dir=/hygon/reg from KUBELET_REGISTRAR_DIRECTORY_PATH (the name Hygon's "
+      "DRA driver reads; KUBELET_REGISTRY_DIR is unset)",
+      "--kubelet-plugins-dir=/hygon/plugins from KUBELET_PLUGINS_DIRECTORY_PATH (the name Hygon's "
+      "DRA driver reads; KUBELET_PLUGINS_DIR is unset)"};
+  BOOST_TEST(notices == want, boost::test_tools::per_element());
+
+  // Ours (a variable or a flag) beat Hygon's; an empty alias counts as unset.
+  c = Parse({"--kubelet-plugins-dir=/flag/plugins"},
+            {{"CDI_ROOT", "/hygon/cdi"},
+             {"CDI_SPEC_DIR", "/ours/cdi"},
+             {"KUBELET_REGISTRAR_DIRECTORY_PATH", ""},
+             {"KUBELET_PLUGINS_DIRECTORY_PATH", "/hygon/plugins"}});
+  BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
+  BOOST_TEST(c->options.cdi_spec_dir == "/ours/cdi");
+  BOOST_TEST(c->options.kubelet_registry_dir == "/var/lib/kubelet/plugins_registry");
+  BOOST_TEST(c->options.kubelet_plugins_dir == "/flag/plugins");
+  BOOST_TEST(c->notices.empty());
 }
 
 BOOST_AUTO_TEST_CASE(every_flag_reads_its_environment_variable) {

@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_round_trips_and_bad_files_are_named_not_fatal) {
   BOOST_REQUIRE(bad.size() == 2u);
   BOOST_TEST(bad[0].find("b2.json") != std::string::npos);
   BOOST_TEST(bad[1].find("does not match") != std::string::npos);
-  BOOST_TEST(!store.Write(dra::PreparedClaim{"../evil", "", "", "", "", {}, {}}).ok());
+  BOOST_TEST(!store.Write(dra::PreparedClaim{"../evil", "", "", "", "", {}, {}, ""}).ok());
 }
 
 struct Prepared {

@@ -223,6 +223,7 @@ std::string EncodePreparedClaim(const PreparedClaim& claim) {
   Str(w, "owner", claim.owner);
   Str(w, "bootID", claim.boot_id);
   Str(w, "state", claim.state == ClaimState::kPrepared ? "prepared" : "preparing");
+  if (!claim.adopted_from.empty()) Str(w, "adoptedFrom", claim.adopted_from);
   w.Key("devices");
   w.StartArray();
   for (const PreparedDevice& d : claim.devices) {
@@ -285,7 +286,10 @@ StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json) {
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "uid", "uid", &claim.uid, true));
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(claim.uid));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "namespace", "namespace", &claim.namespace_name));
-  HCUDP_RETURN_IF_ERROR(GetStr(doc, "name", "name", &claim.name, true));
+  HCUDP_RETURN_IF_ERROR(GetStr(doc, "adoptedFrom", "adoptedFrom", &claim.adopted_from));
+  // An adopted claim's name is learnt from kubelet's first call that names it.
+  HCUDP_RETURN_IF_ERROR(
+      GetStr(doc, "name", "name", &claim.name, /*required=*/claim.adopted_from.empty()));
   // What Recover GETs and logs follows the rules kubelet's names follow; a
   // part an entry may lack (an adopted claim's, say) is checked once known.
   if (!claim.namespace_name.empty()) {

@@ -158,6 +158,7 @@ StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
     if (it != claims_.end() && it->second.state == ClaimState::kPrepared) known = it->second;
   }
   if (known) {
+    if (!known->adopted_from.empty()) CompleteAdopted(&*known, *parsed);
     if (std::string changed = AllocationChanged(*known, *parsed, ref); !changed.empty()) {
       return ErrorAnswer(changed);
     }
@@ -377,6 +378,7 @@ StatusOr<NodeInventory> Preparer::Impl::InventoryToRelease(const PreparedClaim& 
 
 Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten) {
   *rewritten = false;
+  if (!claim.adopted_from.empty()) return OkStatus();  // its specs and marks are that driver's
   // A whole-card mark that a crash kept from being written, or that a power
   // cut lost or left empty (it is not forced to disk): written again.
   for (const PreparedDevice& d : claim.devices) {

@@ -118,6 +118,17 @@ class Preparer::Impl {
     Clock::TimePoint logged{};
   };
 
+  // hygon_adopt.cc: migration from Hygon's DRA driver (doc/dra.md).
+  std::string HygonStatePath() const;
+  // Claims of Hygon's state file that the checkpoint lacks become entries.
+  void AdoptHygonClaims(const NodeInventory& inventory, RecoverResult* result);
+  // kubelet named an adopted claim: its namespace, name and the
+  // allocation's shareIDs go into the entry (Hygon's driver kept neither).
+  void CompleteAdopted(PreparedClaim* claim, const ParsedClaim& parsed);
+  // An adopted claim was released: out of Hygon's state file and specs.
+  void ForgetHygonClaim(const PreparedClaim& claim);
+  void RewriteHygonState(const std::vector<std::string>& uids);
+
   Backend* const backend_;
   VhcuManager* const vhcus_;
   const ClaimFetcher fetch_;
@@ -143,6 +154,9 @@ class Preparer::Impl {
   uint64_t spec_generation_ HCUDP_GUARDED_BY(mu_) = 0;
   bool spec_writer_ HCUDP_GUARDED_BY(mu_) = false;
   std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);  // as written
+  // Adopted claims to drop from Hygon's state file; one rewriter at a time.
+  std::vector<std::string> hygon_forget_ HCUDP_GUARDED_BY(mu_);
+  bool hygon_writer_ HCUDP_GUARDED_BY(mu_) = false;
 };
 
 // The last component of a path: a mark file's name from its path.

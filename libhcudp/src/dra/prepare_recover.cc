@@ -106,6 +106,14 @@ void Preparer::Impl::AddPending(const ClaimRef& ref) {
 
 // One recorded claim against the API: gone (404, or replaced) → unprepare.
 void Preparer::Impl::Check(const ClaimRef& ref, RecoverResult* result, bool* api_down) {
+  if (ref.name.empty()) {
+    // Adopted, and no call has named it yet: it cannot be asked for, and
+    // kubelet's Unprepare is what frees it.
+    ++result->kept;
+    MutexLock lock(mu_);
+    pending_.erase(ref.uid);
+    return;
+  }
   StatusOr<std::string> json = fetch_(ref, std::nullopt);
   bool gone = false;
   if (json.ok()) {
@@ -165,6 +173,7 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
   Status spec = WriteWholeCardSpec(inventory);
   if (!spec.ok()) LOG(WARNING) << spec.ToString();
+  AdoptHygonClaims(inventory, &result);  // migration from Hygon's DRA driver
   HCUDP_ASSIGN_OR_RETURN(std::vector<PreparedClaim> entries, store_.ReadAll(&result.bad_entries));
   for (const std::string& bad : result.bad_entries) {
     LOG(ERROR) << "DRA checkpoint entry ignored (left in place for inspection): " << bad;

@@ -140,6 +140,7 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
     return AbortedError("crash after the spec was removed");
   }
   HCUDP_RETURN_IF_ERROR(store_.Remove(claim.uid));
+  ForgetHygonClaim(claim);  // an adopted claim leaves Hygon's state file too
   bool changed = false;
   {
     MutexLock lock(mu_);

@@ -68,6 +68,11 @@ struct PreparedClaim {
   std::string boot_id;
   ClaimState state = ClaimState::kPreparing;
   std::vector<PreparedDevice> devices;
+  // Empty: this daemon prepared it. Else the driver that did and whose
+  // record this daemon took over at start ("k8s-hcu-dra-driver": Hygon's,
+  // doc/dra.md); its namespace and name stay empty until kubelet names the
+  // claim in a Prepare, and its CDI IDs are that driver's.
+  std::string adopted_from;
 };
 
 // The largest checkpoint entry read (an entry is a few KB).

@@ -143,6 +143,7 @@ struct RecoverResult {
   int rolled_back = 0;                   // "preparing" entries undone
   int unprepared = 0;                    // claims gone from the API (404 or new UID)
   int pending = 0;                       // claims whose GET or unprepare failed: retried by Tick
+  int adopted = 0;                       // claims taken over from Hygon's driver (Recover only)
   int unknown = 0;  // prepared claims on devices the node cannot read now: kept, re-checked by Tick
   std::vector<std::string> bad_entries;  // checkpoint files that could not be read
 };
@@ -163,6 +164,11 @@ class HCUDP_EXPORT Preparer {
   // then GETs each recorded claim: 404 or another UID → unprepare; API
   // error → kept, asked again by Tick(). Errors only when the node cannot
   // be discovered or the checkpoint directory cannot be listed.
+  // First of all it adopts the claims that Hygon's k8s-hcu-dra-driver left
+  // prepared in <cdi_dir>/hcu-dra-driver-prepared-state.state (their
+  // devices, vHCUs, marks and CDI IDs become checkpoint entries, so that
+  // Unprepare frees them); a file it cannot read or trust is logged and left
+  // alone, and nothing of it is destroyed (doc/dra.md, migration).
   StatusOr<RecoverResult> Recover();
 
   // Non-OK: an error for the whole RPC (claim not allocated, replaced, bad
