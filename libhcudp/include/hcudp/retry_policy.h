@@ -82,6 +82,12 @@ class HCUDP_EXPORT RetryPolicy {
   // is due.
   std::chrono::milliseconds Pause(const std::optional<int>& retry_after_s = std::nullopt);
 
+  // A caller's own fixed period (Events' retry_delay, say), spread at random
+  // over [period, (1 + jitter) * period], so that the same period on every
+  // node of a fleet does not bring their retries back together. Moves
+  // neither the ladder nor the budget.
+  std::chrono::milliseconds Spread(std::chrono::milliseconds period);
+
   // The un-jittered step the next Pause() starts from (initial_backoff after
   // a stable period), without taking it. For logs and tests.
   std::chrono::milliseconds NextStep() const;

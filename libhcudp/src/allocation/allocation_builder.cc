@@ -82,8 +82,10 @@ int AllocationBuilder::DeviceCard(const NodeInventory& inventory, const Resource
     case DeviceKind::kCard:
       return device.card;
     case DeviceKind::kVhcu: {
-      const Vhcu* vhcu = inventory.FindVhcu(device.vhcu_id);
-      return vhcu == nullptr ? -1 : vhcu->card;
+      // Absent or unknown: no card, so no card-specific CDI extras (the
+      // device edits themselves refuse such a vHCU).
+      Lookup<Vhcu> vhcu = inventory.LookupVhcu(device.vhcu_id);
+      return vhcu.certainty() == Certainty::kFound ? vhcu.value().card : -1;
     }
     case DeviceKind::kMig:
       if (device.mig_index < 0 ||

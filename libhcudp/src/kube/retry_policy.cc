@@ -45,6 +45,13 @@ class RetryPolicy::Impl {
     return pause;
   }
 
+  std::chrono::milliseconds Spread(std::chrono::milliseconds period) {
+    MutexLock lock(mu_);
+    const double grow = 1.0 + options_.jitter * std::uniform_real_distribution<double>(0, 1)(rng_);
+    return std::chrono::milliseconds(
+        static_cast<int64_t>(static_cast<double>(period.count()) * grow));
+  }
+
   std::chrono::milliseconds NextStep() {
     MutexLock lock(mu_);
     ResetIfStable(clock_.Now());
@@ -94,6 +101,9 @@ RetryPolicy::~RetryPolicy() = default;
 
 std::chrono::milliseconds RetryPolicy::Pause(const std::optional<int>& retry_after_s) {
   return impl_->Pause(retry_after_s);
+}
+std::chrono::milliseconds RetryPolicy::Spread(std::chrono::milliseconds period) {
+  return impl_->Spread(period);
 }
 std::chrono::milliseconds RetryPolicy::NextStep() const { return impl_->NextStep(); }
 const RetryPolicyOptions& RetryPolicy::options() const { return impl_->options(); }

@@ -275,10 +275,13 @@ class EventRecorder::Impl {
       // lost created it (the name is this recorder's alone).
       if (attempt > 1 && IsAlreadyExists(st)) st = OkStatus();
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
-      // At least retry_delay, and the process's retry pause (its ladder,
-      // budget and the server's Retry-After) when that is longer.
+      // At least retry_delay, spread at random so that a fleet whose Events
+      // all failed in one outage does not retry them all together, and the
+      // process's retry pause (its ladder, budget and the server's
+      // Retry-After) when that is longer.
+      RetryPolicy& policy = options_.client->retry_policy();
       const std::chrono::milliseconds pause = std::max<std::chrono::milliseconds>(
-          options_.retry_delay, options_.client->retry_policy().Pause(retry_after_s));
+          policy.Spread(options_.retry_delay), policy.Pause(retry_after_s));
       const Clock::TimePoint next = clock_.Now() + pause;
       if (next > give_up) break;
       MutexLock lock(mu_);
