@@ -17,9 +17,9 @@ hcudp::StatusOr<hcudp::Backend*> Context::backend() {
 
 const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
-      kDevicesCommand, kNamesCommand,    kTopologyCommand,    kVhcuCommand,
-      kPluginsCommand, kAllocateCommand, kAllocationsCommand, kHamiCommand,
-      kDoctorCommand,  kDraCommand,      kLabelsCommand,      kVersionCommand};
+      kDevicesCommand,  kNamesCommand,       kTopologyCommand, kVhcuCommand,   kPluginsCommand,
+      kAllocateCommand, kAllocationsCommand, kHamiCommand,     kDoctorCommand, kDraCommand,
+      kLabelsCommand,   kWatchCommand,       kVersionCommand};
   return kTable;
 }
 
