@@ -3,10 +3,12 @@
 #ifndef HCUDP_DEVICE_H_
 #define HCUDP_DEVICE_H_
 
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hcudp/export.h"
@@ -78,6 +80,19 @@ struct MigInstance {
   std::string device_id() const { return "MIG-" + uuid; }
 };
 
+// Why part of the node's state is unknown (issue 23). Unknown is never
+// absent: what it hides may exist, so nothing is destroyed, published as free
+// or offered whole because of it.
+enum class UnknownReason {
+  kQueryFailed,      // a vendor query about the card failed
+  kConfTorn,         // a vdev<N>.conf is empty, truncated or invalid
+  kVdevUnreadable,   // /etc/vdev is missing, not a directory or unreadable
+  kMissedDiscovery,  // a card seen before was not found by this discovery
+};
+
+// "query failed", "conf torn", "/etc/vdev unreadable", "missed by discovery".
+HCUDP_EXPORT std::string_view UnknownReasonName(UnknownReason reason);
+
 // vHCU state that discovery could not read: an empty, truncated or invalid
 // vdev<N>.conf (a non-atomic rewrite), /etc/vdev missing, not a directory
 // or unreadable, the host-root gone. What it hides is unknown, so it is
@@ -87,6 +102,58 @@ struct VhcuStateGap {
   int card = -1;       // the card it concerns; -1: any card
   std::string path;    // the host path that could not be read
   std::string reason;  // why, for the log
+  // kConfTorn (vhcu_id >= 0) or kVdevUnreadable (vhcu_id == -1).
+  UnknownReason kind = UnknownReason::kVdevUnreadable;
+};
+
+// A card whose state discovery could not read this time: its queries failed,
+// or it was seen before and this discovery did not find it. It stays in the
+// model, with its last known identity, until its absence is confirmed (the
+// PCI device is gone, or several discoveries in a row agree).
+struct UnknownCard {
+  // The last known identity. `bdf` is empty when it was never read (the
+  // card's first queries failed): it may then be any card not in `cards`.
+  Card last_known;
+  UnknownReason reason = UnknownReason::kQueryFailed;
+  std::string path;    // the BDF or sysfs path concerned, for the log
+  std::string detail;  // why, for the log
+  int missed = 1;      // discoveries in a row that could not read it
+};
+
+// The answer of a lookup that can meet unknown state. There is no boolean
+// "found": a caller names the state it acts on (switch on certainty(), where
+// -Wswitch catches a missed case), so unknown is never read as absent
+// without saying so.
+enum class Certainty { kFound, kAbsent, kUnknown };
+
+// "found", "absent", "unknown".
+HCUDP_EXPORT std::string_view CertaintyName(Certainty certainty);
+
+template <typename T>
+class [[nodiscard]] Lookup {
+ public:
+  static Lookup Found(const T& value) { return Lookup(Certainty::kFound, &value, {}); }
+  static Lookup Absent() { return Lookup(Certainty::kAbsent, nullptr, {}); }
+  static Lookup Unknown(std::string why) {
+    return Lookup(Certainty::kUnknown, nullptr, std::move(why));
+  }
+
+  Certainty certainty() const { return certainty_; }
+  // Precondition: certainty() is kFound. Refers into the inventory looked in.
+  const T& value() const {
+    assert(value_ != nullptr);
+    return *value_;
+  }
+  // Why the answer is unknown (names the path or the failed query); empty
+  // otherwise.
+  const std::string& why() const { return why_; }
+
+ private:
+  Lookup(Certainty certainty, const T* value, std::string why)
+      : certainty_(certainty), value_(value), why_(std::move(why)) {}
+  Certainty certainty_;
+  const T* value_;
+  std::string why_;
 };
 
 enum class LinkType { kNone, kPcie, kHsl, kHyswitch, kUnknown };
@@ -97,8 +164,8 @@ HCUDP_EXPORT StatusOr<LinkType> ParseLinkType(std::string_view text);
 
 // How two cards are connected, as the driver reports it.
 struct Link {
-  int src = 0;                // card index
-  int dst = 0;                // card index
+  int src = 0;  // card index
+  int dst = 0;  // card index
   LinkType type = LinkType::kPcie;
   int hops = 2;
   // The driver's link weight: a distance, lower is closer (RSMI/KFD).
@@ -110,26 +177,45 @@ struct Link {
 // Everything discovery found on the node, at one point in time.
 struct HCUDP_EXPORT NodeInventory {
   std::string driver_version;
-  std::vector<Card> cards;                 // sorted by index
-  std::vector<Vhcu> vhcus;                 // sorted by id
+  std::vector<Card> cards;  // sorted by index
+  std::vector<Vhcu> vhcus;  // sorted by id
   // vHCU state that could not be read; `vhcus` may lack what they hide.
   std::vector<VhcuStateGap> vhcu_gaps;
   bool mig_enabled = false;
   std::vector<MigInstance> mig_instances;  // sorted by card, gi, ci
   // One entry per ordered pair (src != dst) of cards.
   std::vector<Link> links;
-  bool has_kfd = false;                    // /dev/kfd exists
-  bool has_mkfd = false;                   // /dev/mkfd exists
+  bool has_kfd = false;   // /dev/kfd exists
+  bool has_mkfd = false;  // /dev/mkfd exists
 
+  // Cards that are known to exist but whose state could not be read, or
+  // that one discovery missed (see UnknownCard), sorted by BDF. Never in
+  // `cards`: nothing iterating `cards` offers them.
+  std::vector<UnknownCard> unknown_cards;
+
+  // Readable cards only: null for an absent AND for an unknown card. For a
+  // decision that destroys, frees or publishes, use LookupCardByBdf.
   const Card* FindCard(int index) const;
   const Card* FindCardByBdf(std::string_view bdf) const;
+  // Found in `cards`; unknown when an unknown card has this BDF (or one of
+  // no known BDF exists); absent otherwise.
+  Lookup<Card> LookupCardByBdf(std::string_view bdf) const;
+  // Null for an absent AND for an unknown vHCU; going away: use LookupVhcu.
   const Vhcu* FindVhcu(int id) const;
+  // Found in `vhcus`; unknown when a gap may hide vHCU `id` (its conf is
+  // torn, or /etc/vdev could not be listed); absent otherwise.
+  Lookup<Vhcu> LookupVhcu(int id) const;
   const Link* FindLink(int src, int dst) const;
   // Number of vHCUs whose parent is card `index`.
   int VhcuCount(int index) const;
   // False when card `index` may carry vHCUs that `vhcus` lacks (a gap
   // names it, or names no card).
   bool VhcuStateKnown(int index) const;
+  // Nothing on card `bdf` is unknown: the card was read and no gap may hide
+  // vHCUs on it. False for an unknown card, true for an absent one.
+  bool CardStateKnown(std::string_view bdf) const;
+  // True when no card and no vHCU state is unknown.
+  bool AllKnown() const { return unknown_cards.empty() && vhcu_gaps.empty(); }
 };
 
 }  // namespace hcudp

@@ -111,6 +111,7 @@ VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
     } else {
       VhcuStateGap gap;
       gap.vhcu_id = id;
+      gap.kind = UnknownReason::kConfTorn;
       gap.path = HostPath(host_root, ConfPath(id));
       gap.reason = vhcu.status().message();
       VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;

@@ -1,6 +1,7 @@
 #include "hcudp/device.h"
 
 #include <algorithm>
+#include <string>
 
 namespace hcudp {
 
@@ -13,6 +14,32 @@ StatusOr<Health> ParseHealth(std::string_view text) {
   if (text == "Unhealthy") return Health::kUnhealthy;
   return InvalidArgumentError("health \"" + std::string(text) +
                               "\" is not one of Healthy, Unhealthy");
+}
+
+std::string_view UnknownReasonName(UnknownReason reason) {
+  switch (reason) {
+    case UnknownReason::kQueryFailed:
+      return "query failed";
+    case UnknownReason::kConfTorn:
+      return "conf torn";
+    case UnknownReason::kVdevUnreadable:
+      return "/etc/vdev unreadable";
+    case UnknownReason::kMissedDiscovery:
+      return "missed by discovery";
+  }
+  return "unknown";
+}
+
+std::string_view CertaintyName(Certainty certainty) {
+  switch (certainty) {
+    case Certainty::kFound:
+      return "found";
+    case Certainty::kAbsent:
+      return "absent";
+    case Certainty::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
 }
 
 std::string_view LinkTypeName(LinkType type) {
@@ -49,11 +76,40 @@ const Card* NodeInventory::FindCardByBdf(std::string_view bdf) const {
   return nullptr;
 }
 
+Lookup<Card> NodeInventory::LookupCardByBdf(std::string_view bdf) const {
+  if (const Card* card = FindCardByBdf(bdf)) return Lookup<Card>::Found(*card);
+  for (const UnknownCard& u : unknown_cards) {
+    if (u.last_known.bdf == bdf || u.last_known.bdf.empty()) {
+      std::string why =
+          "card " + std::to_string(u.last_known.index) +
+          (u.last_known.bdf.empty() ? " (BDF never read)" : " (" + u.last_known.bdf + ")") +
+          " is unknown: " + std::string(UnknownReasonName(u.reason));
+      if (!u.detail.empty()) why += ": " + u.detail;
+      return Lookup<Card>::Unknown(std::move(why));
+    }
+  }
+  return Lookup<Card>::Absent();
+}
+
 const Vhcu* NodeInventory::FindVhcu(int id) const {
   for (const Vhcu& v : vhcus) {
     if (v.id == id) return &v;
   }
   return nullptr;
+}
+
+Lookup<Vhcu> NodeInventory::LookupVhcu(int id) const {
+  for (const Vhcu& v : vhcus) {
+    if (v.id == id) return Lookup<Vhcu>::Found(v);
+  }
+  for (const VhcuStateGap& g : vhcu_gaps) {
+    if (g.vhcu_id == id || g.vhcu_id < 0) {
+      return Lookup<Vhcu>::Unknown("vHCU " + std::to_string(id) +
+                                   " is unknown: " + std::string(UnknownReasonName(g.kind)) + ": " +
+                                   g.path + (g.reason.empty() ? "" : ": " + g.reason));
+    }
+  }
+  return Lookup<Vhcu>::Absent();
 }
 
 const Link* NodeInventory::FindLink(int src, int dst) const {
@@ -71,6 +127,19 @@ int NodeInventory::VhcuCount(int index) const {
 bool NodeInventory::VhcuStateKnown(int index) const {
   return std::none_of(vhcu_gaps.begin(), vhcu_gaps.end(),
                       [&](const VhcuStateGap& g) { return g.card < 0 || g.card == index; });
+}
+
+bool NodeInventory::CardStateKnown(std::string_view bdf) const {
+  Lookup<Card> card = LookupCardByBdf(bdf);
+  switch (card.certainty()) {
+    case Certainty::kFound:
+      return VhcuStateKnown(card.value().index);
+    case Certainty::kUnknown:
+      return false;
+    case Certainty::kAbsent:
+      return true;
+  }
+  return false;
 }
 
 }  // namespace hcudp
