@@ -195,6 +195,66 @@ BOOST_AUTO_TEST_CASE(a_bad_reading_is_confirmed_a_second_later_and_reported_once
              boost::test_tools::per_element());
 }
 
+void SetLook(Fixture& f, NodeInventory inventory, std::vector<CardHealthReport> health) {
+  std::lock_guard<std::mutex> lock(f.backend.mu);
+  f.backend.inventory = std::move(inventory);
+  f.backend.health = std::move(health);
+}
+
+Health CardHealth(Fixture& f) { return f.state.Current()->inventory.cards.at(0).health; }
+
+// Issue 23: a card whose state one look could not read is unknown, not
+// gone. Its Unhealthy verdict stays; when it is readable again, one healthy
+// reading does not readmit it (a flapping card would otherwise come back
+// whole at every failed query).
+BOOST_AUTO_TEST_CASE(a_card_unknown_for_one_look_returns_through_hysteresis) {
+  const NodeInventory card = OneCard({"/dev/dri/card1", "/dev/dri/renderD129"});
+  Fixture f(card);
+  SetLook(f, card, {{"0000:09:00.0", Health::kUnhealthy, "ECC errors"}});
+  f.Step(seconds(30));
+  f.Step(NodeWatcher::kConfirmDelay);
+  BOOST_REQUIRE((CardHealth(f) == Health::kUnhealthy));
+
+  NodeInventory unknown;
+  UnknownCard u;
+  u.last_known = card.cards.at(0);
+  u.reason = UnknownReason::kQueryFailed;
+  unknown.unknown_cards.push_back(u);
+  SetLook(f, unknown, {});
+  f.Step(seconds(30));
+  BOOST_TEST(f.state.Current()->inventory.cards.empty());
+  BOOST_TEST(f.state.Current()->inventory.unknown_cards.size() == 1u);
+
+  SetLook(f, card, {{"0000:09:00.0", Health::kHealthy, ""}});  // Discover: Healthy too
+  f.Step(seconds(30));
+  BOOST_TEST((CardHealth(f) == Health::kUnhealthy), "readmitted at its first reading");
+  f.Step(NodeWatcher::kConfirmDelay);
+  BOOST_TEST((CardHealth(f) == Health::kHealthy));
+}
+
+// Issue 23: state turning unknown reaches the snapshot (a new generation)
+// even when no device list changes: here a card whose identity was never
+// read, next to a readable one.
+BOOST_AUTO_TEST_CASE(state_turning_unknown_is_published_without_a_device_list_change) {
+  NodeInventory inv = OneCard({"/dev/dri/card1", "/dev/dri/renderD129"});
+  Fixture f(inv);
+  const uint64_t before = f.state.Current()->generation;
+  UnknownCard u;
+  u.last_known.index = 1;
+  u.reason = UnknownReason::kQueryFailed;
+  u.detail = "hydmi: query failed";
+  inv.unknown_cards.push_back(u);
+  SetLook(f, inv, {});
+  f.Step(seconds(30));
+  BOOST_TEST(f.state.Current()->generation == before + 1);
+  BOOST_TEST(f.state.Current()->inventory.unknown_cards.size() == 1u);
+  inv.unknown_cards.clear();
+  SetLook(f, inv, {});
+  f.Step(seconds(30));
+  BOOST_TEST(f.state.Current()->generation == before + 2);
+  BOOST_TEST(f.state.Current()->inventory.unknown_cards.empty());
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

@@ -40,7 +40,7 @@ bool AllocationInputsDiffer(const NodeInventory& a, const NodeInventory& b) {
 bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b) {
   if (a.cards.size() != b.cards.size() || a.vhcus.size() != b.vhcus.size() ||
       a.mig_instances.size() != b.mig_instances.size() || a.mig_enabled != b.mig_enabled ||
-      a.vhcu_gaps.size() != b.vhcu_gaps.size() || a.driver_version != b.driver_version) {
+      a.driver_version != b.driver_version || CertaintyDiffers(a, b)) {
     return true;
   }
   for (size_t i = 0; i < a.cards.size(); ++i) {
@@ -68,12 +68,6 @@ bool DraInventoryDiffers(const NodeInventory& a, const NodeInventory& b) {
       return true;
     }
   }
-  for (size_t i = 0; i < a.vhcu_gaps.size(); ++i) {
-    if (a.vhcu_gaps[i].vhcu_id != b.vhcu_gaps[i].vhcu_id ||
-        a.vhcu_gaps[i].card != b.vhcu_gaps[i].card) {
-      return true;
-    }
-  }
   return false;
 }
 
@@ -81,6 +75,27 @@ bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>
   if (a.size() != b.size()) return true;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].name != b[i].name || !SameDevices(a[i], b[i])) return true;
+  }
+  return false;
+}
+
+bool CertaintyDiffers(const NodeInventory& a, const NodeInventory& b) {
+  if (a.unknown_cards.size() != b.unknown_cards.size() ||
+      a.vhcu_gaps.size() != b.vhcu_gaps.size()) {
+    return true;
+  }
+  for (size_t i = 0; i < a.unknown_cards.size(); ++i) {
+    const UnknownCard& x = a.unknown_cards[i];
+    const UnknownCard& y = b.unknown_cards[i];
+    if (x.last_known.index != y.last_known.index || x.last_known.bdf != y.last_known.bdf ||
+        x.reason != y.reason) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < a.vhcu_gaps.size(); ++i) {
+    if (a.vhcu_gaps[i].path != b.vhcu_gaps[i].path || a.vhcu_gaps[i].card != b.vhcu_gaps[i].card) {
+      return true;
+    }
   }
   return false;
 }

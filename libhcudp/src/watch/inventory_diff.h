@@ -22,6 +22,11 @@ bool ResourcesDiffer(const std::vector<Resource>& a, const std::vector<Resource>
 // /dev/mkfd, conf paths.
 bool AllocationInputsDiffer(const NodeInventory& a, const NodeInventory& b);
 
+// True when what is unknown about the node differs: the unknown cards
+// (identity, why) or the unreadable vHCU state (paths). A consumer of the
+// snapshot must see state turn unknown even when no device list changed.
+bool CertaintyDiffers(const NodeInventory& a, const NodeInventory& b);
+
 }  // namespace hcudp::watch
 
 #endif  // HCUDP_WATCH_INVENTORY_DIFF_H_

@@ -22,6 +22,14 @@ NamingParams ParamsOf(const Options& o) {
   return p;
 }
 
+// True when card `index` is one whose state this look could not read.
+bool OnUnknownCard(const NodeInventory& inventory, int index) {
+  for (const UnknownCard& u : inventory.unknown_cards) {
+    if (u.last_known.index == index) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void NodeWatcher::Impl::ApplyHealth(const StatusOr<std::vector<CardHealthReport>>& health,
@@ -31,7 +39,12 @@ void NodeWatcher::Impl::ApplyHealth(const StatusOr<std::vector<CardHealthReport>
     present.insert(c.bdf);
     tracker_.Seed(c.bdf, c.health);
   }
-  tracker_.Retain(present);
+  // A card whose state this look could not read is not gone: its health
+  // and pending readings stay, so its return is judged with hysteresis
+  // rather than taken at its first reading.
+  std::set<std::string> tracked = present;
+  for (const UnknownCard& u : inventory.unknown_cards) tracked.insert(u.last_known.bdf);
+  tracker_.Retain(tracked);
   if (health.ok()) {
     for (const CardHealthReport& r : *health) {
       if (!present.count(r.bdf)) continue;
@@ -62,6 +75,8 @@ StatusOr<std::vector<Resource>> NodeWatcher::Impl::Resources(const NodeInventory
       ResourceDevice& d = r.devices[i];
       if (const Card* c = inventory.FindCard(d.card)) {
         d.health = c->health;
+      } else if (OnUnknownCard(inventory, d.card)) {
+        d.health = Health::kUnhealthy;  // listed, never allocated, until it is known
       } else if (r.kind == DeviceKind::kHamiCores && share > 0 && i / share < cards) {
         d.health = inventory.cards[i / share].health;
       }
@@ -132,6 +147,7 @@ Status NodeWatcher::Impl::Refresh(bool initial) {
   const bool dra = options_.strategy == Strategy::kDra;
   bool changed = initial || watch::ResourcesDiffer(current->resources, ordered) ||
                  watch::AllocationInputsDiffer(current->inventory, inventory) ||
+                 watch::CertaintyDiffers(current->inventory, inventory) ||
                  (dra && watch::DraInventoryDiffers(current->inventory, inventory));
   last_inventory_ = inventory;
   if (on_inventory) on_inventory(inventory);
