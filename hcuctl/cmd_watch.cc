@@ -2,9 +2,9 @@
 // Ctrl-C (SIGINT) or SIGTERM. It runs the daemon's own node runtime, the
 // library's NodeWatcher (hcudp/node_watcher.h): card health after the same
 // hysteresis (two readings in a row), with the reason the health source
-// gave; cards, vHCUs and MIG instances that appear or go; vHCU state that
-// cannot be read, and readable again. One line per change, with its UTC
-// time (-o json: one JSON object per line). It never writes a CDI spec.
+// gave; cards, vHCUs and MIG instances that appear or go; cards and vHCU
+// state that cannot be read (unknown, not gone), and readable again. One line per change, with its
+// UTC time (-o json: one JSON object per line). It never writes a CDI spec.
 #include <pthread.h>
 #include <signal.h>
 
@@ -152,6 +152,33 @@ void DiffGaps(const hcudp::NodeInventory& before, const hcudp::NodeInventory& af
   }
 }
 
+void DiffUnknown(const hcudp::NodeInventory& before, const hcudp::NodeInventory& after,
+                 Printer& p) {
+  auto key = [](const hcudp::UnknownCard& u) {
+    return std::to_string(u.last_known.index) + " " + u.last_known.bdf;
+  };
+  auto was = ByKey(before.unknown_cards, key);
+  auto now = ByKey(after.unknown_cards, key);
+  for (const auto& [k, u] : now) {
+    if (was.count(k) != 0) continue;
+    const std::string why = std::string(hcudp::UnknownReasonName(u->reason));
+    p.Event("card-unknown",
+            Value::MakeObject()
+                .Set("card", u->last_known.index)
+                .Set("bdf", u->last_known.bdf)
+                .Set("reason", why)
+                .Set("detail", u->detail),
+            "card " + k + " is unknown: " + why + (u->detail.empty() ? "" : ": " + u->detail) +
+                " (kept as it was: nothing on it is destroyed or offered)");
+  }
+  for (const auto& [k, u] : was) {
+    if (now.count(k) != 0) continue;
+    p.Event("card-known",
+            Value::MakeObject().Set("card", u->last_known.index).Set("bdf", u->last_known.bdf),
+            "card " + k + " is readable again");
+  }
+}
+
 void PrintStart(const hcudp::NodeInventory& inv, Printer& p) {
   int healthy = 0;
   for (const hcudp::Card& c : inv.cards) healthy += c.health == hcudp::Health::kHealthy;
@@ -165,6 +192,7 @@ void PrintStart(const hcudp::NodeInventory& inv, Printer& p) {
               " healthy), " + std::to_string(inv.vhcus.size()) + " vHCUs, " +
               std::to_string(inv.mig_instances.size()) + " MIG instances; Ctrl-C stops");
   DiffGaps(hcudp::NodeInventory{}, inv, p);
+  DiffUnknown(hcudp::NodeInventory{}, inv, p);
 }
 
 int RunWatch(Context& ctx, const std::vector<std::string>& args) {
@@ -221,6 +249,7 @@ int RunWatch(Context& ctx, const std::vector<std::string>& args) {
       DiffVhcus(*last, inv, printer);
       DiffMig(*last, inv, printer);
       DiffGaps(*last, inv, printer);
+      DiffUnknown(*last, inv, printer);
     }
     last = inv;
   });
