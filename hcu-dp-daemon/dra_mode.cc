@@ -85,25 +85,6 @@ std::function<bool(VhcuCreateStep)> VhcuCrashHook() {
 }
 #endif  // HCUDP_TEST_CRASH_POINTS
 
-// The inventory the slices describe: without the vHCUs made for claims (or
-// HAMi pods). Those are capacity consumed from their card, which stays
-// offered whole; only pre-split vHCUs (no mark, no intent) are devices.
-NodeInventory SliceInventory(const NodeInventory& inventory, const std::string& host_root) {
-  NodeInventory out = inventory;
-  out.vhcus.clear();
-  for (const Vhcu& v : inventory.vhcus) {
-    StatusOr<std::vector<VhcuClaim>> claims = FindVhcuClaims(host_root, v);
-    if (!claims.ok()) {
-      // Unknown ownership: leave it out rather than offer someone's vHCU.
-      LOG(WARNING) << "vdev" << v.id << ": " << claims.status().ToString()
-                   << "; not offered in the slices";
-      continue;
-    }
-    if (claims->empty()) out.vhcus.push_back(v);
-  }
-  return out;
-}
-
 }  // namespace
 
 struct DraMode::RegistrationView {
@@ -189,7 +170,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
 
   hdra::SlicePublisherOptions so;
   so.params.node_name = options.node_name;
-  so.params.node_uid = node_uid;
+  so.params.node_uid = node_uid;  // the first guess: the publisher reads it again when needed
+  so.owned_by_node = true;
   so.params.driver_name = options.dra_driver_name;
   so.params.max_vhcus_per_card = options.device_split_count;
   HCUDP_ASSIGN_OR_RETURN(mode->publisher_,
@@ -290,7 +272,10 @@ void DraMode::OnNodeChanged() {
   if (Status st = preparer_->WriteWholeCardSpec(snapshot->inventory); !st.ok()) {
     LOG(ERROR) << "DRA whole-card CDI spec: " << st.ToString();
   }
-  publisher_->SetInventory(SliceInventory(snapshot->inventory, backend_.host_root()));
+  NodeInventory offered = hdra::OfferableInventory(snapshot->inventory, backend_.host_root(),
+                                                   preparer_->Prepared(), nullptr);
+  if (DaemonMetrics* m = DaemonMetrics::Active()) m->OnDraPool(offered);
+  publisher_->SetInventory(std::move(offered));
   RefreshHealth();
 }
 
@@ -307,14 +292,20 @@ void DraMode::RefreshHealth() {
       const Card* card = inv.FindCardByBdf(d.card_bdf);
       // A pre-split vHCU or a MIG instance is a device of its own: gone
       // (destroyed under its claim, a driver reset), it is unhealthy too.
-      const Vhcu* vhcu = inv.FindVhcu(d.vhcu_id);
+      Lookup<Vhcu> vhcu = inv.LookupVhcu(d.vhcu_id);
       const bool vhcu_gone =
-          d.kind == hdra::PreparedKind::kVhcu && (vhcu == nullptr || vhcu->card_bdf != d.card_bdf);
+          d.kind == hdra::PreparedKind::kVhcu &&
+          (vhcu.certainty() == Certainty::kAbsent ||
+           (vhcu.certainty() == Certainty::kFound && vhcu.value().card_bdf != d.card_bdf));
       const bool mig_gone =
           d.kind == hdra::PreparedKind::kMig &&
           std::none_of(inv.mig_instances.begin(), inv.mig_instances.end(),
                        [&](const MigInstance& mig) { return mig.uuid == d.mig_uuid; });
-      if (card == nullptr) {
+      Lookup<Card> card_now = inv.LookupCardByBdf(d.card_bdf);
+      if (card_now.certainty() == Certainty::kUnknown) {
+        h.health = dra::DeviceHealthStatus::kUnknown;
+        h.message = card_now.why();
+      } else if (card == nullptr) {
         h.health = dra::DeviceHealthStatus::kUnhealthy;
         h.message = "card " + d.card_bdf + " is no longer on the node";
       } else if (vhcu_gone || mig_gone) {

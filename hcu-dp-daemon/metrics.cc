@@ -3,17 +3,19 @@
 #include <glog/logging.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/family.h>
 #include <prometheus/histogram.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include <atomic>
 #include <cctype>
 #include <mutex>
 
+#include "hcudp/dra/slices.h"
 #include "hcudp/version.h"
+#include "metrics_server.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -138,6 +140,7 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
     MetricFamily healthy = GaugeFamily(
         "hcudp_device_healthy",
         "1 when the device is listed Healthy, 0 when Unhealthy (hcucores: see hcudp_devices).");
+    AddDraDevices(devices, healthy);
     for (const Resource& r : snapshot->resources) {
       size_t good = 0;
       const bool per_device = r.kind != DeviceKind::kHamiCores;
@@ -175,11 +178,42 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
     vhcus_ = std::move(counts);
   }
 
+  // DRA: the devices of the driver's pool, {name, healthy}, under `driver`.
+  void set_dra_devices(std::string driver, std::vector<std::pair<std::string, bool>> devices) {
+    MutexLock lock(mu_);
+    dra_driver_ = std::move(driver);
+    dra_devices_ = std::move(devices);
+  }
+
  private:
+  // DRA mode lists no device-plugin resources: its devices are the pool's,
+  // under the driver's name, as each resource's are in the other modes.
+  void AddDraDevices(MetricFamily& devices, MetricFamily& healthy) const {
+    std::string driver;
+    std::vector<std::pair<std::string, bool>> list;
+    {
+      MutexLock lock(mu_);
+      if (dra_driver_.empty()) return;
+      driver = dra_driver_;
+      list = dra_devices_;
+    }
+    size_t good = 0;
+    for (const auto& [name, ok] : list) {
+      good += ok ? 1 : 0;
+      healthy.metric.push_back(Gauge({{"device", name}, {"resource", driver}}, ok));
+    }
+    devices.metric.push_back(
+        Gauge({{"health", "healthy"}, {"resource", driver}}, static_cast<double>(good)));
+    devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", driver}},
+                                   static_cast<double>(list.size() - good)));
+  }
+
   const NodeState& state_;
   mutable Mutex mu_;  // a leaf; the function is copied out, then called
   std::function<std::vector<std::pair<std::string, bool>>()> registrations_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, int> vhcus_ HCUDP_GUARDED_BY(mu_);
+  std::string dra_driver_ HCUDP_GUARDED_BY(mu_);  // empty: not DRA mode
+  std::vector<std::pair<std::string, bool>> dra_devices_ HCUDP_GUARDED_BY(mu_);
 };
 
 namespace {
@@ -264,15 +298,18 @@ DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
   }
   f_->vhcu_create_seconds->Add({}, CallBuckets());
   if (options.strategy == Strategy::kHami || options.strategy == Strategy::kDra) {
+    // 200 and 0 (no response): the API client's alert (doc/metrics.md)
+    // sees its first failure.
     for (const char* verb : {"GET", "POST", "PATCH", "PUT", "DELETE", "WATCH"}) {
       f_->api->Add({{"code", "200"}, {"verb", verb}});
+      f_->api->Add({{"code", "0"}, {"verb", verb}});
     }
   }
 }
 
 DaemonMetrics::~DaemonMetrics() {
   if (Active() == this) SetActive(nullptr);
-  exposer_.reset();  // stops the server threads before the registry goes
+  server_.reset();  // stops the server threads before what they read goes
 }
 
 StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string& address,
@@ -280,26 +317,26 @@ StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string&
                                                               const NodeState& state) {
   HCUDP_ASSIGN_OR_RETURN(std::string listen, CivetListenSpec(address));
   std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
-  // The one worker serves connections in turn, and a connection that sends
-  // nothing holds it for a whole read timeout: at 2 s one such client can
-  // no longer fail the chart's readiness probe (timeoutSeconds: 5), while a
-  // real scraper's request and a response of a few KiB take milliseconds.
-  try {
-    m->exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", listen, "num_threads",
-                                 std::to_string(kServerThreads), "request_timeout_ms", "2000"});
-  } catch (...) {
-    // civetweb's CivetException says only "problem binding to port".
-    return InvalidArgumentError("--metrics-address " + address +
-                                ": cannot listen there (is the port in use, or the address "
-                                "not one of this host's?)");
-  }
+  DaemonMetrics* self = m.get();
+  HCUDP_ASSIGN_OR_RETURN(
+      m->server_, MetricsServer::Start(listen, address, [self] { return self->Exposition(); }));
   return m;
 }
 
-int DaemonMetrics::port() const {
-  auto ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : ports.front();
+int DaemonMetrics::port() const { return server_->port(); }
+
+std::optional<std::string> DaemonMetrics::Exposition() {
+  std::vector<MetricFamily> families;
+  {
+    // StopServing waits for a scrape that reads the node's collector.
+    MutexLock lock(serve_mu_);
+    if (!serving_) return std::nullopt;
+    if (node_attached_) families = node_->Collect();
+    std::vector<MetricFamily> counters = registry_->Collect();
+    families.insert(families.end(), std::make_move_iterator(counters.begin()),
+                    std::make_move_iterator(counters.end()));
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 void DaemonMetrics::ServeMetrics(
@@ -308,14 +345,35 @@ void DaemonMetrics::ServeMetrics(
   // twice would be scraped twice.
   std::call_once(serve_once_, [&] {
     node_->set_registrations(std::move(registrations));
-    exposer_->RegisterCollectable(node_);
-    exposer_->RegisterCollectable(registry_);
+    MutexLock lock(serve_mu_);
+    serving_ = true;
+    node_attached_ = true;
   });
 }
 
 void DaemonMetrics::StopServing() {
+  {
+    MutexLock lock(serve_mu_);
+    node_attached_ = false;
+  }
   node_->set_registrations(nullptr);
-  exposer_->RemoveCollectable(node_);
+}
+
+void DaemonMetrics::OnDraPool(const NodeInventory& offered) {
+  ::hcudp::dra::SliceParams params;
+  params.node_name = options_.node_name;
+  params.driver_name = options_.dra_driver_name;
+  StatusOr<::hcudp::dra::PoolPlan> plan = ::hcudp::dra::BuildPoolPlan(offered, params);
+  if (!plan.ok()) {
+    // The slice publisher reports the same input; the series keep their last list.
+    VLOG(1) << "metrics: DRA devices: " << plan.status().ToString();
+    return;
+  }
+  std::vector<std::pair<std::string, bool>> devices;
+  devices.reserve(plan->devices.size());
+  // With taints on, a device is tainted exactly when its card is unhealthy.
+  for (const ::hcudp::dra::PoolDevice& d : plan->devices) devices.emplace_back(d.name, !d.tainted);
+  node_->set_dra_devices(options_.dra_driver_name, std::move(devices));
 }
 
 DaemonMetrics::AllocateSeries DaemonMetrics::SeriesOf(const std::string& resource) {

@@ -1,7 +1,7 @@
 // DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
-// DESIGN.md §10, doc/metrics.md). prometheus-cpp's pull exposer (civetweb)
-// with two server threads (civetweb's master, which accepts, and one
-// worker) serves GET /metrics.
+// DESIGN.md §10, doc/metrics.md). prometheus-cpp's metric types, served by
+// MetricsServer (civetweb, metrics_server.h) in the text format 0.0.4: only
+// the hcudp_ families below.
 //
 // Where the numbers come from:
 //   - counters and histograms (Allocate, vHCU create/destroy, health
@@ -10,12 +10,12 @@
 //   - gauges that describe the node (device health, registration) are
 //     computed at scrape time from the NodeState snapshot and the
 //     registration view, so they cost nothing between scrapes; vHCUs per
-//     card come from the last discovery through Wrap()'s backend.
+//     card come from the last discovery through Wrap()'s backend; in DRA
+//     mode the devices are the pool's (OnDraPool).
 // Every counter series whose label values are known at start (each result,
 // each resource and card of the first snapshot) exists at 0 from the start.
 //
-// /metrics answers 404 until ServeMetrics(): the chart's readiness probe
-// GETs it, so the pod turns ready once the daemon serves kubelet.
+// /metrics answers 404 until ServeMetrics() (the daemon serves kubelet).
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef HCU_DP_DAEMON_METRICS_H_
@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,6 @@
 #include "hcudp_internal/thread_annotations.h"
 
 namespace prometheus {
-class Exposer;
 class Registry;
 class Counter;
 class Histogram;
@@ -51,14 +51,10 @@ namespace hcudp::daemon {
 // InvalidArgument naming --metrics-address otherwise.
 StatusOr<std::string> CivetListenSpec(const std::string& address);
 
+class MetricsServer;
+
 class DaemonMetrics {
  public:
-  // Most scrapes served at once (civetweb worker threads; civetweb adds its
-  // master thread, so the server runs kServerThreads + 1 threads: issue 15
-  // allows 2). One Prometheus scrapes a node every 15-60 s and a scrape
-  // takes well under a millisecond, so a second worker only cost memory.
-  static constexpr int kServerThreads = 1;
-
   // Binds `address` (the flag's value). A bind failure is InvalidArgument
   // naming the flag and the address (a start-up error, exit 2).
   static StatusOr<std::unique_ptr<DaemonMetrics>> Start(const std::string& address,
@@ -75,8 +71,7 @@ class DaemonMetrics {
   void ServeMetrics(std::function<std::vector<std::pair<std::string, bool>>()> registrations);
 
   // Before what `registrations` reads is destroyed (daemon shutdown): the
-  // node's series leave /metrics, and a scrape collecting them is waited for
-  // (prometheus-cpp collects under the exposer's lock, which removal takes).
+  // node's series leave /metrics, and a scrape collecting them is waited for.
   void StopServing();
 
   // A published snapshot (the NodeState listener): seeds the counters of new
@@ -84,6 +79,10 @@ class DaemonMetrics {
   void OnPublish(const NodeSnapshot& snapshot);
   // A successful Backend::Discover (through Wrap()): the live vHCUs per card.
   void OnDiscover(const NodeInventory& inventory);
+  // DRA: the inventory the slices describe (DraMode::OnNodeChanged). Its
+  // pool's devices become hcudp_devices / hcudp_device_healthy, under the
+  // driver's name.
+  void OnDraPool(const NodeInventory& offered);
 
   void ObserveAllocate(const std::string& resource, bool ok, std::chrono::nanoseconds took);
   void ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took);
@@ -119,14 +118,22 @@ class DaemonMetrics {
   // The Allocate series of `resource`, created (at 0) on first use.
   AllocateSeries SeriesOf(const std::string& resource);
   void RegisterDra();  // once, from EnableDra
+  // What GET /metrics answers: nullopt (404) before ServeMetrics.
+  std::optional<std::string> Exposition();
 
   const Options options_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Families> f_;
   std::shared_ptr<NodeCollector> node_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> server_;
   std::once_flag dra_once_;
   std::once_flag serve_once_;
+
+  // Held while a scrape collects, so StopServing waits for it; taken before
+  // the collectors' locks and the registration view's.
+  Mutex serve_mu_;
+  bool serving_ HCUDP_GUARDED_BY(serve_mu_) = false;
+  bool node_attached_ HCUDP_GUARDED_BY(serve_mu_) = false;
 
   Mutex mu_;  // a leaf: guards the bookkeeping below, never held across a metric call
   std::map<std::string, bool> card_healthy_ HCUDP_GUARDED_BY(mu_);  // by BDF

@@ -136,8 +136,9 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
   hcudp::Vhcu unread;
   unread.id = *id;
   unread.card = -1;
-  const hcudp::Vhcu* found = inv->FindVhcu(*id);
-  const hcudp::Vhcu* vhcu = found != nullptr ? found : &unread;
+  hcudp::Lookup<hcudp::Vhcu> found = inv->LookupVhcu(*id);
+  const hcudp::Vhcu* vhcu =
+      found.certainty() == hcudp::Certainty::kFound ? &found.value() : &unread;
   auto claims = hcudp::FindVhcuClaims(hcudp::EffectiveHostRoot(ctx.options()), *vhcu);
   if (!claims.ok()) return Fail(ctx, "vhcu destroy", claims.status());
   if (!force) {
@@ -154,6 +155,20 @@ int Destroy(Context& ctx, const Command& self, bool force, int wait_s,
       return Fail(ctx, "vhcu destroy",
                   hcudp::FailedPreconditionError("vdev" + std::to_string(*id) + " is held by " +
                                                  held + "; use --force to destroy it anyway"));
+    }
+    // Held by nobody we can see, but what cannot be read is never destroyed
+    // on a guess: its owner may be recorded where this check cannot see.
+    std::string unknown;
+    if (found.certainty() == hcudp::Certainty::kUnknown) unknown = found.why();
+    if (found.certainty() == hcudp::Certainty::kFound) {
+      hcudp::Lookup<hcudp::Card> card = inv->LookupCardByBdf(vhcu->card_bdf);
+      if (card.certainty() == hcudp::Certainty::kUnknown) unknown = card.why();
+    }
+    if (!unknown.empty()) {
+      return Fail(ctx, "vhcu destroy",
+                  hcudp::UnavailableError("vdev" + std::to_string(*id) + ": " + unknown +
+                                          "; not destroyed (try again once it reads, or use "
+                                          "--force to destroy it anyway)"));
     }
   }
   hcudp::Status st = (*backend)->DestroyVhcu(*id);
@@ -246,6 +261,13 @@ Report VhcuListReport(const hcudp::NodeInventory& inv) {
   // What could not be read may hide vHCUs (the daemon fails closed on it).
   for (const hcudp::VhcuStateGap& g : inv.vhcu_gaps) {
     r.notes.push_back("cannot read vHCU state " + g.path + ": " + g.reason);
+  }
+  for (const hcudp::UnknownCard& u : inv.unknown_cards) {
+    const std::string bdf = u.last_known.bdf.empty() ? "BDF unknown" : u.last_known.bdf;
+    r.notes.push_back("card " + std::to_string(u.last_known.index) + " (" + bdf + ") is unknown (" +
+                      std::string(hcudp::UnknownReasonName(u.reason)) +
+                      (u.detail.empty() ? "" : ": " + u.detail) +
+                      "); its vHCUs may be missing from this list");
   }
   return r;
 }

@@ -32,16 +32,18 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   (void)(*backend)->QueryHealth();
   auto inventory = (*backend)->Discover();
   if (!inventory.ok()) return inventory.status();
-  // As the daemon publishes: the vHCUs made for claims (or HAMi pods) are
-  // capacity consumed from their card, not devices; one whose owner cannot
-  // be read is left out rather than offered.
-  hcudp::NodeInventory offered = *inventory;
-  offered.vhcus.clear();
-  for (const hcudp::Vhcu& v : inventory->vhcus) {
-    auto claims = hcudp::FindVhcuClaims((*backend)->host_root(), v);
-    if (claims.ok() && claims->empty()) offered.vhcus.push_back(v);
-  }
-  return hcudp::dra::BuildPoolPlan(offered, params);
+  // As the daemon publishes (hcudp::dra::OfferableInventory): the vHCUs made
+  // for claims (or HAMi pods) are capacity consumed from their card, not
+  // devices; one that may be someone's is left out rather than offered.
+  std::vector<std::string> bad;
+  auto prepared = hcudp::dra::CheckpointStore((*backend)->host_root()).ReadAll(&bad);
+  std::vector<hcudp::dra::LeftOutDevice> left_out;
+  hcudp::NodeInventory offered = hcudp::dra::OfferableInventory(
+      *inventory, (*backend)->host_root(),
+      prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}, &left_out);
+  auto plan = hcudp::dra::BuildPoolPlan(offered, params);
+  if (plan.ok()) plan->left_out.insert(plan->left_out.end(), left_out.begin(), left_out.end());
+  return plan;
 }
 
 }  // namespace hcuctl

@@ -30,9 +30,10 @@ fi
 # Optional extras: the image and package tests (HCUDP_EXTRAS=release):
 # buildah builds the image without a daemon, mmdebstrap makes the base images
 # from Debian's archive, file/dpkg-dev serve cpack's shlibdeps, lintian checks
-# the .debs.
+# the .debs; prometheus brings promtool, which tests the chart's alerts
+# (deploy_alerts; skipped without it).
 if [[ "${HCUDP_EXTRAS:-}" == *release* ]]; then
-  packages+=(buildah mmdebstrap file dpkg-dev lintian)
+  packages+=(buildah mmdebstrap file dpkg-dev lintian prometheus)
 fi
 
 missing=()

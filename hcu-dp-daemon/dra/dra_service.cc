@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <map>
 #include <set>
 
 #include "grpc_status.h"
@@ -14,20 +15,34 @@ std::string ClaimLabel(const Claim& c) {
   return c.namespace_name + "/" + c.name + " (uid " + c.uid + ")";
 }
 
+// At most 64 characters of a name from kubelet, for a message.
+std::string Cut(const std::string& s) { return s.size() <= 64 ? s : s.substr(0, 64) + "..."; }
+
 // The request's claims, each UID once, in order. A claim without a UID
-// cannot be answered (the response is keyed by UID): the call is invalid.
+// cannot be answered (the response is keyed by UID): the call is invalid. A
+// claim whose namespace, name or UID breaks the Kubernetes name rules never
+// reaches the driver: it is answered in `rejected` (UID → a short error, the
+// bad value cut) and logged once, short.
 template <class ClaimList>
-StatusOr<std::vector<Claim>> ReadClaims(const ClaimList& claims) {
+StatusOr<std::vector<Claim>> ReadClaims(const ClaimList& claims, const char* call,
+                                        std::map<std::string, std::string>* rejected) {
   std::vector<Claim> out;
   std::set<std::string> seen;
   for (int i = 0; i < claims.size(); ++i) {
     const auto& c = claims[i];
     if (c.uid().empty()) {
-      return InvalidArgumentError("claims[" + std::to_string(i) + "] (" + c.namespace_() + "/" +
-                                  c.name() + "): empty uid");
+      return InvalidArgumentError("claims[" + std::to_string(i) + "] (" + Cut(c.namespace_()) +
+                                  "/" + Cut(c.name()) + "): empty uid");
     }
     if (!seen.insert(c.uid()).second) continue;
-    out.push_back(Claim{c.namespace_(), c.uid(), c.name()});
+    Claim claim{c.namespace_(), c.uid(), c.name()};
+    Status valid = hcudp::dra::CheckClaimRef({claim.namespace_name, claim.name, claim.uid});
+    if (!valid.ok()) {
+      LOG(WARNING) << call << ": claims[" << i << "] refused: " << valid.message();
+      (*rejected)[claim.uid] = "hcu-dp-daemon: " + valid.message();
+      continue;
+    }
+    out.push_back(std::move(claim));
   }
   return out;
 }
@@ -51,11 +66,14 @@ template <class Request, class Response>
 grpc::Status Prepare(DraHandler& handler, grpc::ServerContext* context,
                      const std::atomic<bool>& stopping, const char* version, const Request& request,
                      Response* response, bool with_share_id) {
-  StatusOr<std::vector<Claim>> claims = ReadClaims(request.claims());
+  std::map<std::string, std::string> rejected;
+  StatusOr<std::vector<Claim>> claims =
+      ReadClaims(request.claims(), "NodePrepareResources", &rejected);
   if (!claims.ok()) {
     LOG(WARNING) << "NodePrepareResources (" << version << "): " << claims.status().ToString();
     return ToGrpcStatus(claims.status());
   }
+  for (auto& [uid, error] : rejected) (*response->mutable_claims())[uid].set_error(error);
   if (claims->empty()) return grpc::Status::OK;
   VLOG(1) << "NodePrepareResources (" << version << "): " << claims->size() << " claim(s)";
   auto results = PrepareAll(handler, *claims, MakeCallContext(context, stopping));
@@ -82,11 +100,14 @@ template <class Request, class Response>
 grpc::Status Unprepare(DraHandler& handler, grpc::ServerContext* context,
                        const std::atomic<bool>& stopping, const char* version,
                        const Request& request, Response* response) {
-  StatusOr<std::vector<Claim>> claims = ReadClaims(request.claims());
+  std::map<std::string, std::string> rejected;
+  StatusOr<std::vector<Claim>> claims =
+      ReadClaims(request.claims(), "NodeUnprepareResources", &rejected);
   if (!claims.ok()) {
     LOG(WARNING) << "NodeUnprepareResources (" << version << "): " << claims.status().ToString();
     return ToGrpcStatus(claims.status());
   }
+  for (auto& [uid, error] : rejected) (*response->mutable_claims())[uid].set_error(error);
   if (claims->empty()) return grpc::Status::OK;
   VLOG(1) << "NodeUnprepareResources (" << version << "): " << claims->size() << " claim(s)";
   auto results = UnprepareAll(handler, *claims, MakeCallContext(context, stopping));

@@ -80,6 +80,7 @@ BOOST_AUTO_TEST_CASE(a_card_whose_queries_fail_is_skipped_not_the_whole_node) {
   node.fake->failing_cards = {1};
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.cards.size() == 3u);
+  BOOST_TEST(inv.unknown_cards.size() == 1u);  // unknown, never absent (unknown_cards_test)
   BOOST_TEST(inv.cards[0].index == 0);
   BOOST_TEST(inv.cards[1].index == 2);
   BOOST_TEST(inv.cards[2].index == 3);

@@ -88,8 +88,8 @@ BOOST_AUTO_TEST_CASE(the_parent_card_follows_the_conf_bdf) {
   node.fake->vhcus[6] = DriverView(1, 2, 100);
   auto inv = node.backend->Discover();
   BOOST_REQUIRE(inv.ok());
-  BOOST_REQUIRE(inv->FindVhcu(6) != nullptr);
-  BOOST_TEST(inv->FindVhcu(6)->card == 3);
+  BOOST_REQUIRE(inv->LookupVhcu(6).certainty() == Certainty::kFound);
+  BOOST_TEST(inv->LookupVhcu(6).value().card == 3);
 }
 
 // The conf's device_id is the driver's (DMI) index, another index space:
@@ -104,8 +104,8 @@ BOOST_AUTO_TEST_CASE(a_vhcu_whose_parent_card_was_not_discovered_is_on_no_card) 
   node.fake->vhcus[6] = DriverView(1, 2, 100);
   NodeInventory inv = node.Discover();
   BOOST_REQUIRE(inv.FindCard(3) == nullptr);
-  BOOST_REQUIRE(inv.FindVhcu(6) != nullptr);
-  BOOST_TEST(inv.FindVhcu(6)->card == -1);
+  BOOST_REQUIRE(inv.LookupVhcu(6).certainty() == Certainty::kFound);
+  BOOST_TEST(inv.LookupVhcu(6).value().card == -1);
   BOOST_TEST(inv.VhcuCount(1) == 0);
 }
 

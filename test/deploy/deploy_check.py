@@ -19,6 +19,8 @@
   helm           helm lint; each strategy's default rendering equals the static
                  manifest (Helm-only labels aside); options render as documented;
                  releases side by side own no object twice (release_check.py)
+  alerts         the chart's PrometheusRule (promtool check + test rules) and
+                 Grafana dashboard ConfigMap (alerts_check.py)
   dra-demo       demo/dra/ claims and pods: structure, classes, and that what
                  they ask for exists in (and fits) what `hcuctl dra slices`
                  publishes for the shipped SimNodes (needs a built hcuctl)
@@ -44,6 +46,7 @@ import jsonschema
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import alerts_check  # noqa: E402
 import dockerfile_check  # noqa: E402
 import dra_check  # noqa: E402
 import dra_objects  # noqa: E402
@@ -399,9 +402,10 @@ def equal_objects(fx, label, chart_docs, static_docs):
 
 def check_metrics(fx, what, docs, port=9400):
     """Metrics on (DESIGN.md section 10, every strategy): METRICS_ADDRESS=:port, a
-    containerPort named metrics, a readiness probe GETting /metrics on it (the
-    daemon answers once it serves kubelet), and a headless Service selecting
-    the DaemonSet's pods on that port."""
+    containerPort named metrics, a headless Service selecting the DaemonSet's
+    pods on that port, and no probe on it: it listens on the pod's network,
+    where slow clients could hold it (issue 25), so readiness is an exec probe
+    (check_readiness)."""
     ds, pod, env = daemonset_of(docs)
     c = pod["containers"][0]
     ports = [p for p in c.get("ports", []) if p.get("name") == "metrics"]
@@ -409,9 +413,7 @@ def check_metrics(fx, what, docs, port=9400):
              ports[0]["containerPort"] == port,
              f"{what}: METRICS_ADDRESS=:{port} and containerPort metrics {port} (got "
              f"{env.get('METRICS_ADDRESS')}, {ports})")
-    probe = c.get("readinessProbe", {}).get("httpGet", {})
-    fx.check(probe.get("path") == "/metrics" and probe.get("port") == "metrics",
-             f"{what}: the readiness probe GETs /metrics on the metrics port (got {probe})")
+    check_readiness(fx, what, c)
     services = [d for d in docs if d["kind"] == "Service"]
     labels = ds["spec"]["template"]["metadata"]["labels"]
     fx.check(len(services) == 1 and services[0]["spec"].get("clusterIP") == "None" and
@@ -420,6 +422,18 @@ def check_metrics(fx, what, docs, port=9400):
              [(p["name"], p["port"], p["targetPort"]) for p in services[0]["spec"]["ports"]] ==
              [("metrics", port, "metrics")],
              f"{what}: one headless Service selects the DaemonSet's pods on the metrics port")
+
+
+def check_readiness(fx, what, container):
+    """Readiness execs the strategy's socket check (the liveness probe's
+    command), with or without metrics; no probe of the container is HTTP."""
+    ready = container.get("readinessProbe") or {}
+    live = (container.get("livenessProbe") or {}).get("exec", {}).get("command")
+    fx.check("exec" in ready and ready["exec"].get("command") == live and live,
+             f"{what}: readiness execs the liveness probe's socket check {live} (got {ready})")
+    http = [k for k in ("startupProbe", "livenessProbe", "readinessProbe")
+            if "httpGet" in (container.get(k) or {}) or "tcpSocket" in (container.get(k) or {})]
+    fx.check(not http, f"{what}: no probe uses a network port (got {http})")
 
 
 def cmd_helm(args):
@@ -501,8 +515,9 @@ def cmd_helm(args):
         docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.enabled=false").stdout)
         c = daemonset_of(docs)[1]["containers"][0]
         fx.check(not any(d["kind"] == "Service" for d in docs) and "ports" not in c and
-                 "readinessProbe" not in c and all(e["name"] != "METRICS_ADDRESS" for e in c["env"]),
-                 f"{s} metrics.enabled=false renders no metrics variable, port, probe or Service")
+                 all(e["name"] != "METRICS_ADDRESS" for e in c["env"]),
+                 f"{s} metrics.enabled=false renders no metrics variable, port or Service")
+        check_readiness(fx, f"{s} metrics.enabled=false", c)
     for s in ("hami", "dra"):
         docs = load_docs_text(helm_template(args.tools, f"strategy={s}", "metrics.port=9500",
                                             "metrics.serviceMonitor.enabled=true").stdout)
@@ -545,6 +560,8 @@ def main():
         "host-mounts": cmd_host_mounts,
         "dockerfile": lambda args: dockerfile_check.cmd_dockerfile(args, Failures()),
         "dra-demo": cmd_dra_demo,
+        "alerts": lambda args: alerts_check.cmd_alerts(
+            Failures(), lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout)),
     }
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=sorted(commands))

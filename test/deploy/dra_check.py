@@ -390,7 +390,7 @@ def check_host_mounts(fx, ds, label, kubelet="/var/lib/kubelet", run_probe=False
     fx.check(c.get("securityContext", {}).get("privileged") is True,
              f"{label}: privileged (Bidirectional propagation requires it)")
     fx.check(all("plugins" not in ((c.get(p) or {}).get("exec") or {}).get("command", [])
-                 for p in ("startupProbe", "livenessProbe")),
+                 for p in ("startupProbe", "livenessProbe", "readinessProbe")),
              f"{label}: no `hcuctl plugins --check` probe (no device-plugin sockets in DRA mode)")
     probe_check.check_dra_probes(fx, label, c, run=run_probe)
 
@@ -425,7 +425,7 @@ def check_helm(fx, render, equal_objects):
     fx.check(env.get("KUBELET_PLUGINS_DIR") == "/var/lib/k0s/kubelet/plugins" and
              env.get("KUBELET_REGISTRY_DIR") == "/var/lib/k0s/kubelet/plugins_registry",
              "kubeletDir moves the DRA plugins and registry directories (env and mounts)")
-    # Metrics off: the exec probes stay, readiness goes.
+    # Metrics off: every probe stays (none uses the metrics port).
     docs = render("strategy=dra", "metrics.enabled=false")
     probe_check.check_dra_probes(fx, "chart dra metrics.enabled=false",
                                  daemonset_of(docs)[1]["containers"][0], metrics=False)
@@ -437,7 +437,7 @@ def check_helm(fx, render, equal_objects):
     for s in ("mixed", "mig", "hami"):
         c = daemonset_of(render(f"strategy={s}"))[1]["containers"][0]
         fx.check(all((c.get(p) or {}).get("exec", {}).get("command") == ["hcuctl", "plugins", "--check"]
-                     for p in ("startupProbe", "livenessProbe")),
+                     for p in ("startupProbe", "livenessProbe", "readinessProbe")),
                  f"{s}: startup and liveness probes are still `hcuctl plugins --check`")
     docs = render("strategy=dra", "nodeSelector.pool=hcu")
     spec = daemonset_of(docs)[1]

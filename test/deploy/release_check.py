@@ -18,8 +18,9 @@ DEFAULT_RELEASES = {
     "dra": "hcu-device-plugin-dra",
 }
 # Every optional object on: node-label ClusterRoles, events Roles, metrics
-# Service and ServiceMonitor, the opt-in DeviceClass.
+# Service, ServiceMonitor, PrometheusRule and dashboard, the opt-in DeviceClass.
 ALL_ON = ("nodeLabels.mode=node", "events=true", "metrics.serviceMonitor.enabled=true",
+          "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true",
           "dra.extendedResource=true")
 SHARED_KINDS = {"DeviceClass"}
 

@@ -36,7 +36,8 @@ bool DiesOfSigkill(const std::function<void()>& body) {
 void ExpectClean(SimDraNode& node, int admin_id, const std::string& what) {
   NodeInventory inv = node.Inventory();
   BOOST_TEST(inv.vhcus.size() == 1u, what << ": vHCUs left " << inv.vhcus.size());
-  BOOST_TEST((inv.FindVhcu(admin_id) != nullptr), what << ": the admin's vHCU was destroyed");
+  BOOST_TEST((inv.LookupVhcu(admin_id).certainty() == Certainty::kFound),
+             what << ": the admin's vHCU was destroyed");
   BOOST_TEST(node.Files("/etc/vdev/dynamic").empty(), what);
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/intents").empty(), what);
   BOOST_TEST(node.Files("/var/lib/hcu-device-plugin/dra").empty(), what);

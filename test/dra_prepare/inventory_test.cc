@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(dynamic_vhcu_spec_comes_from_the_created_vhcu_not_a_redisco
   BOOST_TEST(n.counting.discovers.load() == 0);
   std::vector<Vhcu> made;
   for (const Vhcu& v : n.node.Inventory().vhcus) {
-    if (n.before.FindVhcu(v.id) == nullptr) made.push_back(v);
+    if (n.before.LookupVhcu(v.id).certainty() == Certainty::kAbsent) made.push_back(v);
   }
   BOOST_REQUIRE_EQUAL(made.size(), 1u);
   BOOST_TEST(made[0].compute_units == 30);

@@ -78,13 +78,8 @@ void SimDraNode::Restart(dra::PreparerOptions options,
   preparer.reset();
   manager.reset();
   backend.reset();
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = SourcePath("demo/nodes/" + node_yaml_);
-  o.host_root = root_;
-  auto b = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(b.ok(), b.status().ToString());
-  backend = std::move(*b);
+  // The sim behind the per-card query-failure switch (testing/hostile_node.h).
+  backend = NewFaultySimBackend(SourcePath("demo/nodes/" + node_yaml_), root_, faults);
   VhcuManagerOptions mo;
   mo.host_root = root_;
   mo.fresh_mark_grace = std::chrono::milliseconds(0);

@@ -18,6 +18,7 @@
 #include "hcudp/dra/preparer.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_manager.h"
+#include "testing/hostile_node.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
 
@@ -67,6 +68,8 @@ class SimDraNode {
   testing::TempDir* dir = nullptr;
   SimClock clock;
   FakeClaims claims;
+  // Cards whose vendor queries fail, for every backend Restart makes.
+  std::shared_ptr<CardFaults> faults = std::make_shared<CardFaults>();
   std::unique_ptr<Backend> backend;
   std::unique_ptr<VhcuManager> manager;
   std::unique_ptr<dra::Preparer> preparer;

@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_a_pre_split_vhcu_prepared_for_a_claim)
   const int code = hcuctl::kVhcuCommand.run(ctx, {"destroy", "vdev" + std::to_string(vhcu.id)});
   BOOST_TEST(code != 0, "destroyed: " << out.str() << err.str());
   BOOST_TEST(err.str().find("ns1/held") != std::string::npos, err.str());
-  BOOST_TEST(node.Inventory().FindVhcu(vhcu.id) != nullptr);
+  BOOST_TEST((node.Inventory().LookupVhcu(vhcu.id).certainty() == Certainty::kFound));
 }
 
 }  // namespace

@@ -417,7 +417,7 @@ BOOST_AUTO_TEST_CASE(card_order_not_pci_order_resolves_by_bdf) {
   BOOST_REQUIRE(after.vhcus.size() == inv.vhcus.size() + 1);  // next to the pre-split ones
   const Vhcu* made = nullptr;
   for (const Vhcu& v : after.vhcus) {
-    if (inv.FindVhcu(v.id) == nullptr) made = &v;
+    if (inv.LookupVhcu(v.id).certainty() == Certainty::kAbsent) made = &v;
   }
   BOOST_REQUIRE(made != nullptr);
   BOOST_TEST(made->card_bdf == target->bdf);

@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(checkpoint_round_trips_and_bad_files_are_named_not_fatal) {
   BOOST_REQUIRE(store.Write(c).ok());
   WriteFile(store.dir() + "/b2.json", "{\"version\":1,\"uid\":\"b2\"");
   WriteFile(store.dir() + "/c3.json",
-            "{\"version\":1,\"uid\":\"zz\",\"name\":\"n\",\"owner\":\"o\","
+            "{\"version\":1,\"uid\":\"zz\",\"namespace\":\"ns\",\"name\":\"n\",\"owner\":\"o\","
             "\"state\":\"prepared\",\"devices\":[]}");
   std::vector<std::string> bad;
   auto all = store.ReadAll(&bad);

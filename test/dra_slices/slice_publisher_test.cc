@@ -91,16 +91,20 @@ struct PublisherFixture : testing::ApiFixture {
     o.params.node_name = node;
     o.sync_timeout = sync_timeout;
     o.watch = watch;
-    o.retry_initial = std::chrono::milliseconds(20);
-    o.retry_max = std::chrono::milliseconds(100);
     auto p = SlicePublisher::New(*client, o);
     BOOST_REQUIRE_MESSAGE(p.ok(), p.status().ToString());
     return std::move(p).value();
   }
 
   // `o` with the clock set here; `t` must stay where it is while it runs.
-  void MakeOnClock(PublisherOnClock& t, SlicePublisherOptions o) {
+  // The client's retry policy (every pause of the publisher) runs from
+  // `initial_backoff` doubling to `max_backoff`, without jitter.
+  void MakeOnClock(PublisherOnClock& t, SlicePublisherOptions o,
+                   std::chrono::milliseconds initial_backoff = std::chrono::milliseconds(20),
+                   std::chrono::milliseconds max_backoff = std::chrono::milliseconds(100)) {
     KubeClientOptions co = testing::FastOptions();
+    co.initial_backoff_ms = static_cast<int>(initial_backoff.count());
+    co.max_backoff_ms = static_cast<int>(max_backoff.count());
     co.max_retries = 0;
     co.clock = &t.clock;
     t.client = testing::ClientFor(testing::ConfigFor(api), co);
@@ -302,8 +306,8 @@ BOOST_AUTO_TEST_CASE(a_conflict_on_update_is_relisted_and_written_again) {
 }
 
 // 410 Gone on the watch (the server compacted past our resourceVersion):
-// the publisher watches again from scratch, and a deletion after that is
-// still noticed and repaired.
+// the publisher LISTs again and watches from the list's version, and a
+// deletion after that is still noticed and repaired.
 BOOST_AUTO_TEST_CASE(a_watch_answered_410_gone_restarts_from_scratch) {
   auto pub = New("pub-gone");
   pub->Start();
@@ -326,12 +330,16 @@ BOOST_AUTO_TEST_CASE(a_watch_answered_410_gone_restarts_from_scratch) {
                   R"({"metadata":{"name":"other-node-slice"},"spec":{"driver":"dra.hygon.com",)"
                   R"("nodeName":"pub-gone-other","pool":{"name":"pub-gone-other","generation":1,)"
                   R"("resourceSliceCount":1},"devices":[]}})");
-  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":410,)"
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch=true","status":410,)"
                R"("count":1})");
   api.ClearRequests();
   api.CloseWatches();
-  // The resumed watch gets 410; the next one starts without a version.
-  BOOST_REQUIRE(testing::PollUntil([&] { return watches(false) >= 1; }));
+  // The resumed watch gets 410; then a LIST, and a watch from its version.
+  BOOST_REQUIRE(testing::PollUntil([&] {
+    return testing::CountRequests(api.Requests(), "GET", "/apis/resource.k8s.io/v1/resourceslices",
+                                  /*watch=*/false) >= 1 &&
+           watches(true) >= 2;
+  }));
   api.ClearFaults();
   const std::string slice = Stored(api, "pub-gone").names.at(0);
   api.MustRequest("DELETE", "/apis/resource.k8s.io/v1/resourceslices/" + slice);
@@ -397,18 +405,17 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
   SlicePublisherOptions o;
   o.params.node_name = "pub-backoff";
   o.watch = false;
-  o.retry_initial = std::chrono::milliseconds(200);
-  o.retry_max = std::chrono::milliseconds(800);
+  const std::chrono::milliseconds max_backoff(800);
   PublisherOnClock t;
-  MakeOnClock(t, o);
+  MakeOnClock(t, o, std::chrono::milliseconds(200), max_backoff);
   api.AddFault(R"({"method":"GET","path":"/resourceslices","status":503,"count":3})");
   t.pub->SetInventory(ManyCards(1));
   const Clock::TimePoint start = t.clock.Now();
   t.pub->Start();
-  // Bounded by retry_max: the worker that succeeds goes straight back to
-  // sleep until its 30 s resync, which must not be run too.
+  // Bounded by the longest pause: the worker that succeeds goes straight
+  // back to sleep until its 30 s resync, which must not be run too.
   BOOST_REQUIRE(testing::AdvanceUntil(
-      t.clock, [&] { return t.pub->state().synced_sequence == 1; }, o.retry_max));
+      t.clock, [&] { return t.pub->state().synced_sequence == 1; }, max_backoff));
   BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(t.clock.Now() - start).count() ==
              1400);
   BOOST_TEST(t.pub->state().syncs == 4u);
@@ -422,12 +429,11 @@ BOOST_AUTO_TEST_CASE(failed_syncs_back_off_on_the_publishers_clock) {
 BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
   SlicePublisherOptions o;
   o.params.node_name = "pub-empty-watch";
-  o.retry_initial = std::chrono::milliseconds(200);
-  o.retry_max = std::chrono::milliseconds(800);
+  const std::chrono::milliseconds initial_backoff(200);
   PublisherOnClock t;
-  MakeOnClock(t, o);
+  MakeOnClock(t, o, initial_backoff, std::chrono::milliseconds(800));
   testing::SimClock& clock = t.clock;
-  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":200,)"
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch=true","status":200,)"
                R"("body":"","count":-1})");
   auto watches = [&] { return SliceWatches(api.Requests()); };
   t.pub->Start();
@@ -437,7 +443,7 @@ BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
              watches() << " watches while the clock stood still");
   // After the backoff it watches again.
   BOOST_TEST(testing::AdvanceUntil(
-      clock, [&] { return watches() >= 2; }, o.retry_initial));
+      clock, [&] { return watches() >= 2; }, initial_backoff));
   t.pub->Stop();
 }
 
@@ -447,12 +453,10 @@ BOOST_AUTO_TEST_CASE(a_watch_that_ends_at_once_without_events_backs_off) {
 BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_waits_that_long) {
   SlicePublisherOptions o;
   o.params.node_name = "pub-retry-after";
-  o.retry_initial = std::chrono::milliseconds(200);
-  o.retry_max = std::chrono::milliseconds(10000);
   PublisherOnClock t;
-  MakeOnClock(t, o);
+  MakeOnClock(t, o, std::chrono::milliseconds(200), std::chrono::milliseconds(10000));
   testing::SimClock& clock = t.clock;
-  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch","status":429,)"
+  api.AddFault(R"({"method":"GET","path":"/resourceslices","query":"watch=true","status":429,)"
                R"("retry_after":3,"count":1})");
   auto watches = [&] { return SliceWatches(api.Requests()); };
   t.pub->Start();

@@ -11,7 +11,8 @@ with preconditions, and errors in the Kubernetes Status shape.
 
 Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
-                                "delay_ms","retry_after","hang","body"}  (regexes; status 0 = delay
+                                "delay_ms","retry_after","hang","body",
+                                "lose_answer"}  (regexes; status 0 = delay
                                 only; "user_agent": a regex on the User-Agent header, so a
                                 fault can spare the test's own requests; "hang": true accepts
                                 the request and never answers it
@@ -28,6 +29,7 @@ Test control (needs the token too):
   POST   /_fake/close_watches  ends every open watch stream
   POST   /_fake/compact        forgets the event history (older RVs get 410)
   POST   /_fake/gates          {"DRADeviceTaints": false, ...}: fields of gates that are off
+  POST   /_fake/version        {"gitVersion": "v1.33.0"}: what /version says (an upgrade)
                                are dropped on write (fake_resource.py)
 
 resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) with
@@ -45,6 +47,7 @@ import argparse
 import base64
 import copy
 import http.server
+import io
 import json
 import os
 import re
@@ -80,6 +83,7 @@ class Fake:
         self.unhang = threading.Event()  # set (and replaced) when the faults are cleared
         self.requests = []
         self.token_file = os.path.join(args.dir, "token")
+        self.git_version = "v1.32.0-fake"  # /version; POST /_fake/version changes it
         self.gates = dict(fake_resource.DEFAULT_GATES)
         for item in filter(None, (args.feature_gates or "").split(",")):
             gate, _, value = item.partition("=")
@@ -201,6 +205,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
         if fault is None:
             return False
+        if fault.get("lose_answer"):
+            # The request is applied, and its answer lost: the connection
+            # closes before a byte of it comes back (a proxy or node that
+            # failed at the wrong moment). A retry could apply it twice.
+            real = self.wfile
+            self.wfile = io.BytesIO()
+            try:
+                q = {k: v[-1] for k, v in
+                     urllib.parse.parse_qs(query, keep_blank_values=True).items()}
+                self._route(method, path, q, is_watch)
+            except ApiError:
+                pass
+            finally:
+                self.wfile = real
+            self.close_connection = True
+            return True
         if fault.get("hang"):
             # An API server that accepted the request and never answers.
             with self.fake.lock:
@@ -295,6 +315,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 fake.store.watch_epoch += 1
                 fake.store.cond.notify_all()
             return self._send_json(200, {})
+        if path == "/_fake/version" and method == "POST":
+            if not isinstance(body, dict) or not isinstance(body.get("gitVersion"), str):
+                raise ApiError(400, "BadRequest", "version must be {\"gitVersion\": string}")
+            fake.git_version = body["gitVersion"]
+            return self._send_json(200, {"gitVersion": fake.git_version})
         if path == "/_fake/gates" and method == "POST":
             if not isinstance(body, dict) or not all(isinstance(v, bool) for v in body.values()):
                 raise ApiError(400, "BadRequest", "gates must be {name: bool}")
@@ -313,7 +338,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _route(self, method, path, q, is_watch):
         if method == "GET" and path in ("/version", "/version/"):
             return self._send_json(200, {
-                "major": "1", "minor": "32", "gitVersion": "v1.32.0-fake",
+                "major": "1", "minor": "32", "gitVersion": self.fake.git_version,
                 "gitCommit": "0" * 40, "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
                 "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"})
         if method == "GET" and path == "/api":

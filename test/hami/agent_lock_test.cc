@@ -62,8 +62,7 @@ BOOST_AUTO_TEST_CASE(a_lock_left_by_an_earlier_process_is_released_and_its_pod_f
 // process's at the next try, 5 s later, not taken for a new one.
 BOOST_AUTO_TEST_CASE(an_earlier_lock_is_recognised_when_the_first_look_at_the_node_fails) {
   SimClock clock(TestWallStart());
-  AgentFixture f([](HamiAgentOptions& o) { o.start_wait = std::chrono::milliseconds(0); },
-                 &clock);
+  AgentFixture f([](HamiAgentOptions& o) { o.start_wait = std::chrono::milliseconds(0); }, &clock);
   f.CreatePod("default", "crashed", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
   f.Lock(LockOf("default", "crashed"));
   f.api_.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/node1$","status":403,"count":1,)"
@@ -117,7 +116,10 @@ BOOST_AUTO_TEST_CASE(a_lock_for_a_pod_whose_allocate_is_still_to_come_is_left_al
   f.CreatePod("default", "waiting", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
   f.Lock(LockOf("default", "waiting"));
   f.api_.ClearRequests();
-  BOOST_REQUIRE(WaitUntil([&] { return NodeGets(f.api_) >= 3; }));  // three syncs looked
+  // Three syncs looked: the sweeps (every 100 ms) read the lock from the
+  // handshakes' answers (every 200 ms), or GET the node once they see it.
+  BOOST_REQUIRE(WaitUntil(
+      [&] { return CountRequests(f.api_.Requests(), "PATCH", "/api/v1/nodes/node1") >= 3; }));
   BOOST_TEST(f.NodeAnnotations()["hami.io/mutex.lock"] == LockOf("default", "waiting"));
   BOOST_TEST(f.PodAnnotation("default", "waiting", "hami.io/bind-phase") == "allocating");
   auto r = f.agent_->AllocateCount({1});

@@ -126,9 +126,10 @@ BOOST_AUTO_TEST_CASE(the_handshake_is_refreshed_on_time_even_when_nothing_change
   }));
 }
 
-// A registration the API server refuses is retried 5 s later, in simulated
-// time: not before the clock moved, and then without a request.
-BOOST_AUTO_TEST_CASE(a_refused_registration_is_retried_after_5_s) {
+// A registration the API server refuses is retried after the client's retry
+// pause, in simulated time: not before the clock moved, and then without a
+// request.
+BOOST_AUTO_TEST_CASE(a_refused_registration_is_retried_after_the_retry_pause) {
   SimClock clock(TestWallStart());
   AgentFixture f(
       [](HamiAgentOptions& o) {

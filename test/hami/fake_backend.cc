@@ -39,7 +39,8 @@ StatusOr<std::vector<CardHealthReport>> FakeBackend::QueryHealth() {
 
 int FakeBackend::AddLocked(int card, int compute_units, uint64_t memory_mib) {
   int id = 0;
-  while (inventory_.FindVhcu(id) != nullptr) ++id;  // the lowest free index, as the driver
+  while (inventory_.LookupVhcu(id).certainty() == Certainty::kFound)
+    ++id;  // the lowest free index, as the driver
   Vhcu v;
   v.id = id;
   v.card = card;
@@ -66,7 +67,7 @@ StatusOr<Vhcu> FakeBackend::CreateVhcu(int card, int compute_units, uint64_t mem
   if (inventory_.FindCard(card) == nullptr) return NotFoundError("no card " + std::to_string(card));
   int id = AddLocked(card, compute_units, memory_mib);
   if (fail_create_after_it) return InternalError("created, but the new vdev file was not seen");
-  return *inventory_.FindVhcu(id);
+  return inventory_.LookupVhcu(id).value();
 }
 
 Status FakeBackend::DestroyVhcu(int id) {
@@ -74,7 +75,8 @@ Status FakeBackend::DestroyVhcu(int id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++destroy_calls;
-    if (inventory_.FindVhcu(id) == nullptr) return NotFoundError("no vHCU " + std::to_string(id));
+    if (inventory_.LookupVhcu(id).certainty() != Certainty::kFound)
+      return NotFoundError("no vHCU " + std::to_string(id));
     if (busy_destroys > 0) {
       --busy_destroys;
       return UnavailableError("DEVICE_BUSY");
@@ -102,7 +104,7 @@ std::vector<Vhcu> FakeBackend::vhcus() {
 
 bool FakeBackend::HasVhcu(int id) {
   std::lock_guard<std::mutex> lock(mu_);
-  return inventory_.FindVhcu(id) != nullptr;
+  return inventory_.LookupVhcu(id).certainty() == Certainty::kFound;
 }
 
 }  // namespace hcudp::testing

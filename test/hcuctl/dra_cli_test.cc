@@ -295,6 +295,39 @@ BOOST_AUTO_TEST_CASE(doctor_strategy_dra_through_the_binary) {
   }
 }
 
+// Issue 23: checkpoint entries that are not regular files or nest 200,000
+// levels deep (RapidJSON recursed until SIGSEGV) are named by `hcuctl dra
+// prepared`, which exits 1, and by `doctor --strategy=dra`; neither crashes,
+// nor blocks on the FIFO; every entry is left in place.
+BOOST_AUTO_TEST_CASE(hostile_checkpoint_entries_are_named_by_prepared_and_doctor) {
+  DraTree t;
+  const std::string dir = t.dir.Join("root/var/lib/hcu-device-plugin/dra");
+  BOOST_REQUIRE(::mkfifo((dir + "/f1.json").c_str(), 0644) == 0);
+  BOOST_REQUIRE(::mkdir((dir + "/d1.json").c_str(), 0755) == 0);
+  BOOST_REQUIRE(::symlink("/dev/zero", (dir + "/z1.json").c_str()) == 0);
+  WriteFile(dir + "/deep1.json", std::string(200000, '['));
+  RunResult r =
+      Run({BinaryPath("hcuctl/hcuctl"), "--host-root=" + t.o.host_root, "dra", "prepared"});
+  BOOST_TEST(r.exit_code == 1, r.out << r.err);
+  for (const char* want :
+       {"d1.json: a directory, not a regular file", "f1.json: a FIFO, not a regular file",
+        "z1.json: a symbolic link, not a regular file",
+        "deep1.json: checkpoint: nests deeper than 512 levels"}) {
+    BOOST_TEST(r.out.find(want) != std::string::npos, want << " in:\n" << r.out << r.err);
+  }
+  RunResult d =
+      Run({BinaryPath("hcuctl/hcuctl"), "--host-root=" + t.o.host_root,
+           "--kubeconfig=" + t.o.kubeconfig, "doctor", "--strategy=dra", "--node-name=node-a"});
+  BOOST_TEST(d.exit_code == 1, d.out << d.err);  // the checks ran (no driver in the tree)
+  BOOST_TEST(
+      std::regex_search(d.out, std::regex("\nwarn +dra-checkpoint .*0 prepared claim\\(s\\), "
+                                          "4 unreadable entry\\(ies\\)")),
+      d.out);
+  for (const char* name : {"f1.json", "d1.json", "z1.json", "deep1.json"}) {
+    BOOST_TEST(PathExists(dir + "/" + name), name);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -97,6 +97,26 @@ BOOST_AUTO_TEST_CASE(destroy_refuses_a_held_vhcu_whose_conf_cannot_be_read) {
   BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
 }
 
+// No mark, no pod, but the conf is torn: what the vHCU is and whose cannot
+// be read, so it is not destroyed on a guess (issue 23); --force still does.
+BOOST_AUTO_TEST_CASE(destroy_refuses_an_unheld_vhcu_whose_conf_cannot_be_read) {
+  TempDir root;
+  RunResult created = OnMixedNode(
+      root, {"vhcu", "create", "--card", "0", "--cu", "20", "--mem-mib", "4096", "-o", "json"});
+  BOOST_REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  BOOST_REQUIRE(Contains(created.out, "\"deviceId\": \"vdev6\""));
+  WriteFile(root.Join("root/etc/vdev/vdev6.conf"), "");
+
+  RunResult refused = OnMixedNode(root, {"vhcu", "destroy", "vdev6"});
+  BOOST_TEST(refused.exit_code != 0, refused.err);
+  BOOST_TEST(Contains(refused.err, "conf torn"), refused.err);
+  BOOST_TEST(Contains(refused.err, "vdev6.conf"), refused.err);
+  BOOST_TEST(PathExists(root.Join("root/etc/vdev/vdev6.conf")));
+
+  RunResult forced = OnMixedNode(root, {"vhcu", "destroy", "--force", "vdev6"});
+  BOOST_TEST(forced.exit_code == 0, forced.err);
+}
+
 // The daemon was killed inside a create, after its intent and before it
 // learnt the id; while it restarts, an administrator makes a vHCU of the same
 // size on the same card. Recovery must not take the admin's for the crashed

@@ -56,8 +56,28 @@ inline KubeClientOptions FastOptions() {
   return o;
 }
 
+// A retry policy without jitter and with a budget that never runs out, from
+// the client options' backoffs, on their clock: a test's schedule of pauses
+// is exact. (Jitter and the budget have tests of their own.)
+inline std::shared_ptr<RetryPolicy> ExactPolicy(const KubeClientOptions& options) {
+  RetryPolicyOptions ro;
+  ro.initial_backoff = std::chrono::milliseconds(options.initial_backoff_ms);
+  ro.max_backoff = std::chrono::milliseconds(options.max_backoff_ms);
+  ro.max_retry_after = std::chrono::milliseconds(options.max_retry_after_ms);
+  ro.jitter = 0;
+  ro.budget_burst = 1000000;
+  ro.clock = options.clock;
+  ro.seed = 1;
+  StatusOr<std::shared_ptr<RetryPolicy>> policy = RetryPolicy::New(ro);
+  BOOST_REQUIRE_MESSAGE(policy.ok(), policy.status().ToString());
+  return std::move(policy).value();
+}
+
+// A client for `config`; unless `options` brings a retry policy, one from
+// ExactPolicy.
 inline std::unique_ptr<KubeClient> ClientFor(const KubeConfig& config,
                                              KubeClientOptions options = FastOptions()) {
+  if (options.retry_policy == nullptr) options.retry_policy = ExactPolicy(options);
   StatusOr<std::unique_ptr<KubeClient>> c = KubeClient::New(config, options);
   BOOST_REQUIRE_MESSAGE(c.ok(), c.status().ToString());
   return std::move(c).value();

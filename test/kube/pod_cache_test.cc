@@ -56,8 +56,6 @@ struct CacheFixture : testing::ApiFixture {
   std::unique_ptr<PodCache> StartCache(const std::string& node) {
     PodCacheOptions o;
     o.field_selector = "spec.nodeName=" + node;
-    o.initial_backoff_ms = 50;
-    o.max_backoff_ms = 200;
     o.page_size = 2;
     o.on_event = [this](const PodEvent& e) { events(e); };
     auto cache = std::make_unique<PodCache>(client.get(), o);
@@ -166,7 +164,6 @@ BOOST_AUTO_TEST_CASE(a_fresh_lists_version_refused_as_gone_is_relisted_after_a_b
   auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-9";
-  o.initial_backoff_ms = 50;
   o.clock = &clock;
   PodCache cache(sim_client.get(), o);
   cache.Start();
@@ -189,8 +186,6 @@ BOOST_AUTO_TEST_CASE(watches_the_server_keeps_ending_at_once_get_growing_pauses)
   auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-10";
-  o.initial_backoff_ms = 50;
-  o.max_backoff_ms = 10000;
   o.clock = &clock;
   PodCache cache(sim_client.get(), o);
   cache.Start();
@@ -207,7 +202,8 @@ BOOST_AUTO_TEST_CASE(watches_the_server_keeps_ending_at_once_get_growing_pauses)
     clock.Advance(pause);
   }
   cache.Stop();
-  BOOST_TEST(pauses_ms == (std::vector<int64_t>{50, 100, 200, 400}),
+  // The client's retry policy (FastOptions: 20 ms doubling to 100 ms).
+  BOOST_TEST(pauses_ms == (std::vector<int64_t>{20, 40, 80, 100}),
              boost::test_tools::per_element());
 }
 
@@ -221,18 +217,52 @@ BOOST_AUTO_TEST_CASE(stream_error_relists_after_backoff) {
   BOOST_TEST(Eventually([&] { return cache->Get("e", "after").has_value(); }));
 }
 
+// The server ends the stream (its timeout, a restart): the cache watches
+// again from its version. At steady state a watch, and nothing else.
+BOOST_AUTO_TEST_CASE(a_cleanly_ended_watch_is_reopened_from_its_version_without_a_list) {
+  auto cache = StartCache("cache-node-14");
+  const std::string version = cache->ResourceVersion();
+  api.CloseWatches();
+  CreatePod("c", "after-close", "cache-node-14");
+  BOOST_REQUIRE(Eventually([&] { return cache->Get("c", "after-close").has_value(); }));
+  BOOST_TEST(ListsStarted() == 1);
+  int rewatches = 0;
+  for (const testing::FakeRequest& r : api.Requests()) {
+    if (r.watch && r.path == "/api/v1/pods" &&
+        r.query.find("resourceVersion=" + version) != std::string::npos) {
+      ++rewatches;
+    }
+  }
+  BOOST_TEST(rewatches >= 1);
+}
+
+// An outage: every watch cut, then 503 for a while. The cache is current to
+// its last version, so it watches again from there after the pauses; a LIST
+// (the heaviest request) would only add load to a server coming back.
+BOOST_AUTO_TEST_CASE(a_watch_cut_by_an_outage_is_watched_again_without_a_list) {
+  auto cache = StartCache("cache-node-15");
+  api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
+               R"("status":503,"count":3})");
+  api.CloseWatches();
+  BOOST_REQUIRE(
+      Eventually([&] { return CountRequests(api.Requests(), "GET", "/api/v1/pods", true) >= 5; }));
+  CreatePod("o", "after-outage", "cache-node-15");
+  BOOST_REQUIRE(Eventually([&] { return cache->Get("o", "after-outage").has_value(); }));
+  BOOST_TEST(ListsStarted() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"limit","status":503,)"
                R"("count":6})");  // more than the client's own retries
-  // The client (backoffs 20, 40, 80, 100 ms) and the cache (20 ms) wait on
-  // one simulated clock: the whole schedule runs in no real time.
+  // The client's retries and the cache's pause take one ladder (20, 40, 80,
+  // 100, 100, 100 ms: the cache's pause continues the client's, it does not
+  // restart it) on one simulated clock: the schedule runs in no real time.
   testing::SimClock clock;
   KubeClientOptions client_options = testing::FastOptions();
   client_options.clock = &clock;
   auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-7";
-  o.initial_backoff_ms = 20;
   o.clock = &clock;
   PodCache cache(sim_client.get(), o);
   const Clock::TimePoint start = clock.Now();
@@ -242,9 +272,9 @@ BOOST_AUTO_TEST_CASE(failing_list_is_retried_until_synced) {
   BOOST_REQUIRE(testing::AdvanceUntil(
       clock, [&] { return cache.HasSynced(); }, std::chrono::milliseconds(100)));
   // Five failed attempts of the first LIST (one plus four client retries),
-  // the cache's backoff, a sixth failure and the client's retry that works.
+  // the cache's pause, a sixth failure and the client's retry that works.
   BOOST_TEST(ListsStarted() == 7);
-  BOOST_TEST((clock.Now() - start == std::chrono::milliseconds(20 + 40 + 80 + 100 + 20 + 20)));
+  BOOST_TEST((clock.Now() - start == std::chrono::milliseconds(20 + 40 + 80 + 100 + 100 + 100)));
   cache.Stop();
 }
 
@@ -259,7 +289,6 @@ BOOST_AUTO_TEST_CASE(a_stalled_watch_is_watched_again_from_where_it_was) {
   auto stall_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-11";
-  o.initial_backoff_ms = 50;
   PodCache cache(stall_client.get(), o);
   cache.Start();
   BOOST_REQUIRE(Eventually([&] { return cache.HasSynced(); }));
@@ -272,18 +301,17 @@ BOOST_AUTO_TEST_CASE(a_stalled_watch_is_watched_again_from_where_it_was) {
 
 // The pause the cache takes after its watch was refused with 429 and
 // Retry-After: `retry_after_s` (simulated time).
-int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int max_backoff_ms) {
+int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int max_retry_after_ms) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)"
                R"("status":429,"retry_after":)" +
                std::to_string(retry_after_s) + R"(,"count":1})");
   testing::SimClock clock;
   KubeClientOptions client_options = testing::FastOptions();
   client_options.clock = &clock;
+  client_options.max_retry_after_ms = max_retry_after_ms;
   auto sim_client = testing::ClientFor(testing::ConfigFor(api), client_options);
   PodCacheOptions o;
   o.field_selector = "spec.nodeName=cache-node-12";
-  o.initial_backoff_ms = 50;
-  o.max_backoff_ms = max_backoff_ms;
   o.clock = &clock;
   PodCache cache(sim_client.get(), o);
   cache.Start();
@@ -299,12 +327,12 @@ int64_t PauseAfterWatch429(testing::FakeApiServer& api, int retry_after_s, int m
 }
 
 // An API server shedding load answers the watch 429 with Retry-After: the
-// cache waits that long before its next request, not its own 50 ms.
+// cache waits that long before its next request, not its own 20 ms.
 BOOST_AUTO_TEST_CASE(a_watch_refused_with_retry_after_pauses_that_long) {
   BOOST_TEST(PauseAfterWatch429(api, 3, 10000) == 3000);
 }
 
-BOOST_AUTO_TEST_CASE(a_watch_retry_after_is_capped_at_the_max_backoff) {
+BOOST_AUTO_TEST_CASE(a_watch_retry_after_is_capped_at_the_longest_honoured) {
   BOOST_TEST(PauseAfterWatch429(api, 3600, 2000) == 2000);
 }
 

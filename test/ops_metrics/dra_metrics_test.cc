@@ -5,6 +5,7 @@
 // plugin; a NodePrepareResources / NodeUnprepareResources moves the DRA
 // series, each claim counted by its result; the DRA client's API requests
 // are counted (DESIGN.md §10, doc/metrics.md).
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <regex>
 
@@ -97,6 +98,54 @@ BOOST_AUTO_TEST_CASE(ready_once_registered_and_prepare_moves_the_dra_series,
   BOOST_TEST(Value(after, kUnprepareSeconds) == 1);
   // A first Prepare GETs its claim: at least two more GETs answered (one 404).
   BOOST_TEST(after.Sum(kApi, {{"verb", "GET"}}) >= before.Sum(kApi, {{"verb", "GET"}}) + 2);
+  n.StopDaemon();
+}
+
+// Issue 25: in DRA mode hcudp_devices and hcudp_device_healthy were empty
+// (no device-plugin resources). They list the devices the slices publish,
+// under the driver's name, and follow a card's health like the taint does.
+BOOST_AUTO_TEST_CASE(per_device_health_series_follow_the_published_pool,
+                     *boost::unit_test::timeout(90)) {
+  DraDaemonNode n(kProbeOrder, {"--metrics-address=127.0.0.1:0", "--pulse=0"});
+  n.Start();
+  const int port = MetricsPort(n.h());
+  const std::vector<SliceDevice> published =
+      n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
+  const std::map<std::string, std::string> driver = {{"resource", kDraDriver}};
+  Exposition e;
+  BOOST_REQUIRE(PollUntil(
+      [&] {
+        auto got = HttpGet(port, "/metrics");
+        if (!got.ok() || got->status != 200) return false;
+        e = Scrape(port);
+        return e.Get("hcudp_devices", {{"health", "healthy"}, {"resource", kDraDriver}}) == 9.0;
+      },
+      milliseconds(10000)));
+  BOOST_TEST(Value(e, "hcudp_devices", {{"health", "unhealthy"}, {"resource", kDraDriver}}) == 0);
+  BOOST_TEST(e.Count("hcudp_device_healthy") == published.size());
+  for (const SliceDevice& d : published) {
+    BOOST_TEST(Value(e, "hcudp_device_healthy", {{"device", d.name}, {"resource", kDraDriver}}) ==
+               1);
+  }
+
+  // Card 1 fails: its device is tainted in the slices and 0 here.
+  n.h().SetCardHealth(1, "Unhealthy");
+  const std::vector<SliceDevice> faulted = n.RequireDevices(
+      [](const auto& d) {
+        return std::any_of(d.begin(), d.end(), [](const SliceDevice& x) { return x.tainted; });
+      },
+      seconds(5), "a tainted device");
+  BOOST_REQUIRE(PollUntil(
+      [&] {
+        e = Scrape(port);
+        return e.Get("hcudp_devices", {{"health", "unhealthy"}, {"resource", kDraDriver}}) > 0.0;
+      },
+      milliseconds(5000)));
+  for (const SliceDevice& d : faulted) {
+    BOOST_TEST(Value(e, "hcudp_device_healthy", {{"device", d.name}, {"resource", kDraDriver}}) ==
+                   (d.tainted ? 0 : 1),
+               d.name);
+  }
   n.StopDaemon();
 }
 

@@ -186,7 +186,7 @@ StatusOr<Exposition> ParseExposition(const std::string& text) {
   return out;
 }
 
-StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
+StatusOr<HttpResult> HttpGet(int port, const std::string& path, std::chrono::milliseconds within) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return InternalError("socket");
   sockaddr_in addr{};
@@ -204,7 +204,7 @@ StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
     return UnavailableError("send failed");
   }
   std::string response;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + within;
   char buf[65536];
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -212,7 +212,8 @@ StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
                     .count();
     if (left <= 0) {
       ::close(fd);
-      return DeadlineExceededError("no complete response within 5 s");
+      return DeadlineExceededError("no complete response within " + std::to_string(within.count()) +
+                                   " ms");
     }
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -232,6 +233,13 @@ StatusOr<HttpResult> HttpGet(int port, const std::string& path) {
   HttpResult r;
   r.status = std::atoi(response.c_str() + response.find(' ') + 1);
   r.body = response.substr(header_end + 4);
+  // Header names are case-insensitive; civetweb and we write this spelling.
+  const std::string headers = response.substr(0, header_end + 2);
+  const std::string name = "\r\nContent-Type: ";
+  if (size_t at = headers.find(name); at != std::string::npos) {
+    const size_t from = at + name.size();
+    r.content_type = headers.substr(from, headers.find("\r\n", from) - from);
+  }
   return r;
 }
 

@@ -6,6 +6,7 @@
 #ifndef HCUDP_TEST_OPS_METRICS_EXPOSITION_H_
 #define HCUDP_TEST_OPS_METRICS_EXPOSITION_H_
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,12 +34,15 @@ std::string SeriesKey(const std::string& name, const std::map<std::string, std::
 
 StatusOr<Exposition> ParseExposition(const std::string& text);
 
-// HTTP GET http://127.0.0.1:<port><path> (HTTP/1.0, 5 s deadline): {status, body}.
+// HTTP GET http://127.0.0.1:<port><path> (HTTP/1.0): {status, body,
+// Content-Type}, or DeadlineExceeded without a whole response `within`.
 struct HttpResult {
   int status = 0;
   std::string body;
+  std::string content_type;  // empty when the response has none
 };
-StatusOr<HttpResult> HttpGet(int port, const std::string& path);
+StatusOr<HttpResult> HttpGet(int port, const std::string& path,
+                             std::chrono::milliseconds within = std::chrono::seconds(5));
 
 }  // namespace hcudp::testing
 

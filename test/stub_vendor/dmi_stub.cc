@@ -81,6 +81,8 @@ std::string VdevConfFile(int id) {
 
 // RESET_REQUIRED for calls about the SimNode card named by knob reset_required.
 bool NeedsReset(int sim_card) { return hcudp::stub::KnobInt("reset_required", -1) == sim_card; }
+// Knob query_fails: the card is counted but DMI queries about it fail.
+bool QueryFails(int sim_card) { return hcudp::stub::KnobInt("query_fails", -1) == sim_card; }
 
 #define HCUDP_STUB_GATE()                           \
   do {                                              \
@@ -128,6 +130,7 @@ HCUDP_STUB_API dmiStatus dmiGetDeviceInfo(int device_id, dmiDeviceInfo* info) {
   const int card = hcudp::stub::SimIndexForDmi(device_id);
   if (card < 0) return DMI_STATUS_INVALID_ARGUMENTS;
   if (NeedsReset(card)) return DMI_STATUS_RESET_REQUIRED;
+  if (QueryFails(card)) return DMI_STATUS_ERROR;
   StatusOr<hcudp::DmiDeviceInfo> got = Sim()->DeviceInfo(card);
   if (!got.ok()) return ToDmi(got.status());
   Fill(*got, device_id, info);

@@ -28,10 +28,19 @@ using hcudp::stub::SimIndexForRsmi;
 namespace {
 
 // The sim card behind an RSMI index, or an RSMI error.
-rsmi_status_t Card(uint32_t dv_ind, int* sim_index) {
+rsmi_status_t CardOrBdf(uint32_t dv_ind, int* sim_index) {
   if (RsmiRefcount() <= 0 || Sim() == nullptr) return RSMI_STATUS_INIT_ERROR;
   *sim_index = SimIndexForRsmi(static_cast<int>(dv_ind));
   return *sim_index < 0 ? RSMI_STATUS_INVALID_ARGS : RSMI_STATUS_SUCCESS;
+}
+
+// The same for every query but the BDF's: knob query_fails makes the card
+// counted (its BDF still answers, as the vendor library's index map needs)
+// but every other query about it fail.
+rsmi_status_t Card(uint32_t dv_ind, int* sim_index) {
+  if (rsmi_status_t st = CardOrBdf(dv_ind, sim_index); st != RSMI_STATUS_SUCCESS) return st;
+  if (hcudp::stub::KnobInt("query_fails", -1) == *sim_index) return RSMI_STATUS_FILE_ERROR;
+  return RSMI_STATUS_SUCCESS;
 }
 
 uint64_t ParseBdfId(const std::string& bdf) {
@@ -95,7 +104,7 @@ HCUDP_STUB_API rsmi_status_t rsmi_num_monitor_devices(uint32_t* num_devices) {
 
 HCUDP_STUB_API rsmi_status_t rsmi_dev_pci_id_get(uint32_t dv_ind, uint64_t* bdfid) {
   int card = 0;
-  if (rsmi_status_t st = Card(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
+  if (rsmi_status_t st = CardOrBdf(dv_ind, &card); st != RSMI_STATUS_SUCCESS) return st;
   StatusOr<std::string> bdf = Sim()->PciBdf(card);
   if (!bdf.ok()) return RSMI_STATUS_NOT_FOUND;
   *bdfid = ParseBdfId(*bdf);

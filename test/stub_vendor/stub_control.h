@@ -22,6 +22,9 @@
 //   dmi_fail_count      the next N DMI calls return dmi_fail_code (-1: all)
 //   dmi_fail_code       the dmiStatus those calls return (default 1, ERROR)
 //   reset_required      DMI calls about this SimNode card answer 35
+//   query_fails         this SimNode card is counted and its BDF answers, but
+//                       every other RSMI query and dmiGetDeviceInfo about it
+//                       fail (FILE_ERROR / ERROR)
 //   create_on_card      dmiCreateVDevices acts on this SimNode card instead
 //   stale_vdev          this vdev id is unknown to the driver (VDEV_NOT_EXIST)
 //                       though its vdev<N>.conf stays in /etc/vdev (a destroy

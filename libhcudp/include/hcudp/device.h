@@ -200,8 +200,6 @@ struct HCUDP_EXPORT NodeInventory {
   // Found in `cards`; unknown when an unknown card has this BDF (or one of
   // no known BDF exists); absent otherwise.
   Lookup<Card> LookupCardByBdf(std::string_view bdf) const;
-  // Null for an absent AND for an unknown vHCU; going away: use LookupVhcu.
-  const Vhcu* FindVhcu(int id) const;
   // Found in `vhcus`; unknown when a gap may hide vHCU `id` (its conf is
   // torn, or /etc/vdev could not be listed); absent otherwise.
   Lookup<Vhcu> LookupVhcu(int id) const;

@@ -7,11 +7,13 @@
 //   - registration (its own thread): hami.io/node-hcu-register,
 //     hygon.com/node-hcu-register and hami.io/node-handshake-hcu, patched at
 //     start, after every vHCU change and at least every register_interval
-//     (unchanged lists are not re-sent, the handshake always is); with
+//     (unchanged lists are not re-sent, the handshake always is; nothing is
+//     read first: one PATCH per interval, whose answer also serves the
+//     sweep's stale-lock check); with
 //     resource_multiple also status.capacity/allocatable <hcumem resource>
 //     when the node's value differs; with topology_register the
 //     kube-system/hcu-topology-info entry of this node when it changed. A
-//     failed patch is retried in 5 s.
+//     failed patch is retried after the client's RetryPolicy pause.
 //   - lifecycle (the sweep thread): once the pod cache
 //     (spec.nodeName=<node>) has synced, VhcuManager::Recover; then Reconcile
 //     on every pod deletion or Succeeded/Failed transition and every
@@ -87,7 +89,10 @@ struct HamiAgentOptions {
   std::string host_root;
   // Host path of the vendor runtime, mounted read-only at /opt/hyhal.
   std::string hyhal_path = "/opt/hyhal";
-  std::chrono::milliseconds register_interval{20000};
+  // How often the handshake is rewritten (one PATCH of the Node, no GET);
+  // the HAMi scheduler drops a node whose handshake is older than 60 s.
+  // Default 30 s, as the seed plugin.
+  std::chrono::milliseconds register_interval{30000};
   std::chrono::milliseconds sweep_interval{30000};
   std::chrono::milliseconds allocate_deadline{10000};
   // The part of allocate_deadline kept for the failure path.

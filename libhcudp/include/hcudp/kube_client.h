@@ -13,8 +13,14 @@
 //   A body over 64 MiB (or a watch line that long) ResourceExhausted; JSON
 //   nested deeper than 512 levels InvalidArgument (hostile servers).
 // 429, 500, 502, 503, 504 and connection failures are retried up to
-// max_retries (per call: CallOptions::max_retries) with capped exponential
-// backoff, honouring Retry-After.
+// max_retries (per call: CallOptions::max_retries), each retry after the
+// pause of the process's RetryPolicy (retry_policy.h: one jittered ladder,
+// 1 s doubling to 30 s, honouring Retry-After, with a retry budget) that the
+// loops built on the client share: a loop that tries again continues the
+// ladder, it never restarts it. A POST (not idempotent: a retry after an
+// answer that was lost could create the object twice) is retried only when
+// the server cannot have applied it: no connection was made, or it answered
+// 429 or 503.
 //
 // Deadlines and cancellation (CallOptions, per call): no attempt and no
 // retry starts after the deadline (a backoff that would end past it is not
@@ -42,6 +48,7 @@
 #include "hcudp/clock.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_config.h"
+#include "hcudp/retry_policy.h"
 #include "hcudp/status.h"
 
 namespace hcudp {
@@ -88,8 +95,19 @@ struct CallOptions {
   // Ends the call with Cancelled once it reads true. Not owned.
   const std::atomic<bool>* cancel = nullptr;
   // Overrides KubeClientOptions::max_retries for this call; 0 for a caller
-  // that has its own retry policy (one retry layer, not two nested).
+  // that has its own retry loop (one retry layer, not two nested).
   std::optional<int> max_retries;
+  // A caller with its own short deadline (kubelet's Allocate, a DRA
+  // Prepare): its retries wait a short ladder of their own (100 ms doubling,
+  // jittered, Retry-After honoured) and only while they fit before
+  // `deadline`, without moving the process's shared ladder or spending its
+  // budget. A few retries inside a deadline of seconds are no storm, and an
+  // outage answers such a caller with a refusal in time, not a hang.
+  bool within_deadline = false;
+  // When set, receives the Retry-After (seconds) of the last refusal of the
+  // call (429, 503), or is reset: a caller's own retry loop waits at least
+  // that long (RetryPolicy::Pause). Not owned.
+  std::optional<int>* retry_after_s = nullptr;
 };
 
 enum class PatchType {
@@ -131,11 +149,16 @@ struct KubeClientOptions {
   int watch_stall_timeout_s = 90;
   // Retries after the first attempt on 429/5xx/connection failure. Default 4.
   int max_retries = 4;
-  // Backoff before retry n is initial * 2^n, capped at max; a Retry-After
-  // header raises it (up to max_retry_after_ms). Defaults 100 / 2000 / 10000.
-  int initial_backoff_ms = 100;
-  int max_backoff_ms = 2000;
-  int max_retry_after_ms = 10000;
+  // The process's retry policy, shared by every client and loop of the
+  // process (give all clients of a process the same one). Default (null): the
+  // client makes its own from the three fields below (initial step, cap,
+  // longest Retry-After honoured; defaults 1000 / 30000 / 60000), with the
+  // default jitter and stable period and a budget of 6 retries refilled one
+  // per max_backoff_ms / 6, on `clock`.
+  std::shared_ptr<RetryPolicy> retry_policy;
+  int initial_backoff_ms = 1000;
+  int max_backoff_ms = 30000;
+  int max_retry_after_ms = 60000;
   // Default "hcu-device-plugin/<version>".
   std::string user_agent;
   // What backoffs sleep on and deadlines are read from. Not owned; must
@@ -161,6 +184,11 @@ class HCUDP_EXPORT KubeClient {
   // deadlines from (KubeClientOptions::clock, else Clock::Real()); code that
   // computes deadlines for this client computes them on it.
   Clock& clock() const;
+
+  // The process's retry policy (KubeClientOptions::retry_policy, or the
+  // client's own): every loop that calls the API server through this client
+  // waits its pauses after a failure.
+  RetryPolicy& retry_policy() const;
 
   // Each returns the response body (an object or list as JSON).
   StatusOr<std::string> Get(const ResourcePath& path, const CallOptions& call = {});

@@ -3,16 +3,17 @@
 //
 // One background thread LISTs (paged), then WATCHes from the list's
 // resourceVersion with bookmarks, and re-watches from the last seen
-// resourceVersion when the server ends the stream. On 410 Gone it relists at
-// once (unless the Gone is for the version of the LIST just made: that is
-// an error like any other). A watch that stalls or times out
-// (DeadlineExceeded: no byte for the client's watch_stall_timeout_s), or that
-// the server refused with a Retry-After (429: shedding load), is watched
-// again from the last version after the backoff (at least the Retry-After,
-// up to the cap). On any other error it waits with capped exponential
-// backoff, then relists. A relist diffs against the cache and reports the
-// differences as events, so a consumer never misses a deletion that happened
-// while the watch was down.
+// resourceVersion when the server ends the stream: at steady state the cache
+// costs one open watch and no other request. It LISTs again only when the
+// watch cannot resume: on 410 Gone at once (unless the Gone is for the
+// version of the LIST just made: that is an error like any other), and after
+// an error that is not transient (e.g. 403, 500, an undecodable event). A
+// transient failure (the server unreachable or answering 503, a 429, a
+// stalled stream: DeadlineExceeded, no byte for the client's
+// watch_stall_timeout_s) is watched again from the last version after the
+// pause of the client's RetryPolicy (raised to a Retry-After). A relist
+// diffs against the cache and reports the differences as events, so a
+// consumer never misses a deletion that happened while the watch was down.
 //
 // Thread-safety: Get/List/HasSynced may be called from any thread. The event
 // callback runs on the cache thread, without the cache lock held (it may call
@@ -51,13 +52,10 @@ struct PodCacheOptions {
   int64_t page_size = 500;
   // Server-side watch duration per stream; 0 uses the client's default.
   int watch_timeout_s = 0;
-  // Backoff after an error before relisting: initial, doubled, capped.
-  // Defaults 200 / 10000.
-  int initial_backoff_ms = 200;
-  int max_backoff_ms = 10000;
   std::function<void(const PodEvent&)> on_event;
-  // What the backoffs wait on. Not owned; must outlive the cache. Default
-  // (null): Clock::Real(). Give the client the same clock.
+  // What the pauses after a failure wait on (their length is the client's
+  // RetryPolicy's). Not owned; must outlive the cache. Default (null):
+  // Clock::Real(). Give the client the same clock.
   Clock* clock = nullptr;
 };
 

@@ -84,10 +84,17 @@ StatusOr<ContainerAllocation> AllocationBuilder::DeviceEdits(const NodeInventory
       HCUDP_RETURN_IF_ERROR(AddCardDri(inventory, device.card, out));
       break;
     case DeviceKind::kVhcu: {
-      const Vhcu* vhcu = inventory.FindVhcu(device.vhcu_id);
-      if (vhcu == nullptr) {
-        return FailedPreconditionError("vHCU " + device.id + " is no longer on the node");
+      Lookup<Vhcu> found = inventory.LookupVhcu(device.vhcu_id);
+      switch (found.certainty()) {
+        case Certainty::kFound:
+          break;
+        case Certainty::kAbsent:
+          return FailedPreconditionError("vHCU " + device.id + " is no longer on the node");
+        case Certainty::kUnknown:
+          return UnavailableError("vHCU " + device.id + ": " + found.why() +
+                                  " (try again once it reads)");
       }
+      const Vhcu* vhcu = &found.value();
       HCUDP_RETURN_IF_ERROR(AddCardDri(inventory, vhcu->card, out));
       const std::string conf = VhcuConfPath(*vhcu);
       HCUDP_RETURN_IF_ERROR(ValidateVhcuConfFile(options_.host_root, conf));

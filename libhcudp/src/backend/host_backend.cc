@@ -41,7 +41,7 @@ std::string Lower(std::string s) {
 }  // namespace
 
 HostBackend::HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor)
-    : options_(std::move(options)), vendor_(std::move(vendor)) {}
+    : options_(std::move(options)), vendor_(std::move(vendor)), cards_(options_.host_root) {}
 
 HostBackend::~HostBackend() {
   events_.Stop();
@@ -89,19 +89,31 @@ StatusOr<Card> HostBackend::DiscoverCard(int index) {
   return card;
 }
 
-StatusOr<std::vector<Card>> HostBackend::DiscoverCards() {
+StatusOr<CardLook> HostBackend::DiscoverCards() {
   StatusOr<int> count = vendor_->CardCount();
   if (!count.ok()) return count.status().WithContext("counting cards");
-  std::vector<Card> cards;
+  CardLook look;
   for (int i = 0; i < *count; ++i) {
     StatusOr<Card> card = DiscoverCard(i);
-    if (!card.ok()) {
-      LOG(WARNING) << "skipping card " << i << ": " << card.status().ToString();
+    if (card.ok()) {
+      look.cards.push_back(std::move(*card));
       continue;
     }
-    cards.push_back(std::move(*card));
+    // The card is there (the vendor counts it) but unreadable: unknown,
+    // never absent. Its BDF, when that query still answers, names it.
+    UnknownCard unknown;
+    unknown.last_known.index = i;
+    StatusOr<std::string> bdf = vendor_->PciBdf(i);
+    if (bdf.ok()) unknown.last_known.bdf = Lower(*bdf);
+    unknown.reason = UnknownReason::kQueryFailed;
+    unknown.path = unknown.last_known.bdf;
+    unknown.detail = card.status().ToString();
+    LOG(WARNING) << "card " << i << (bdf.ok() ? " (" + unknown.last_known.bdf + ")" : "")
+                 << " is unknown: " << unknown.detail;
+    look.failed.push_back(std::move(unknown));
   }
-  return cards;
+  look.driver_bound = DriverBoundBdfs(options_.host_root);
+  return look;
 }
 
 void HostBackend::ApplyLastHealth(std::vector<Card>* cards) {
@@ -146,7 +158,18 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   } else {
     LOG(WARNING) << "driver version unknown: " << version.status().ToString();
   }
-  HCUDP_ASSIGN_OR_RETURN(inv.cards, DiscoverCards());
+  {
+    HCUDP_ASSIGN_OR_RETURN(CardLook look, DiscoverCards());
+    inv.unknown_cards = cards_.Merge(look);
+    for (UnknownCard& u : inv.unknown_cards) {
+      // Never read: its DRI nodes from sysfs, what a running pod's CDI
+      // entry still needs.
+      if (u.last_known.dri_nodes.empty() && !u.last_known.bdf.empty()) {
+        u.last_known.dri_nodes = FindDriNodes(options_.host_root, u.last_known.bdf).nodes;
+      }
+    }
+    inv.cards = std::move(look.cards);
+  }
   ApplyLastHealth(&inv.cards);
   inv.links = DiscoverLinks(inv.cards);
   inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));

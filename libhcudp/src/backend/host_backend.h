@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/card_events.h"
+#include "backend/card_keeper.h"
 #include "hcudp/backend.h"
 #include "hcudp_internal/thread_annotations.h"
 
@@ -33,9 +34,10 @@ class HostBackend final : public Backend {
   void StopEvents() override;
 
  private:
-  // Cards the VendorLib reports; a card whose queries fail is logged and left
-  // out. Errors only when the card count itself is unknown.
-  StatusOr<std::vector<Card>> DiscoverCards();
+  // Cards the VendorLib reports; a card whose queries fail is logged and
+  // reported as failed (unknown, never absent). Errors only when the card
+  // count itself is unknown.
+  StatusOr<CardLook> DiscoverCards();
   StatusOr<Card> DiscoverCard(int index);
   // Sets each card's health from the last QueryHealth() (never runs the
   // health source itself: inventory and health are separate questions).
@@ -49,6 +51,9 @@ class HostBackend final : public Backend {
   const HostBackendOptions options_;
   const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
   CardEvents events_{*vendor_};              // stopped before vendor_ shuts down
+  // Cards across discoveries: one a discovery misses stays unknown until its
+  // absence is confirmed (issue 23).
+  CardKeeper cards_;
   // vHCU create/destroy run under the host-wide vHCU lock (hcudp/vhcu_lock.h),
   // which serialises them against hcuctl, other processes and our own threads.
 

@@ -91,13 +91,6 @@ Lookup<Card> NodeInventory::LookupCardByBdf(std::string_view bdf) const {
   return Lookup<Card>::Absent();
 }
 
-const Vhcu* NodeInventory::FindVhcu(int id) const {
-  for (const Vhcu& v : vhcus) {
-    if (v.id == id) return &v;
-  }
-  return nullptr;
-}
-
 Lookup<Vhcu> NodeInventory::LookupVhcu(int id) const {
   for (const Vhcu& v : vhcus) {
     if (v.id == id) return Lookup<Vhcu>::Found(v);

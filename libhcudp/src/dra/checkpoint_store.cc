@@ -1,15 +1,23 @@
 // The DRA checkpoint files: encode, decode, read, write, remove.
+#include <dirent.h>
+#include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <string>
 
+#include "dra/slice_names.h"
 #include "hcudp/backend.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp_internal/file_util.h"
+#include "kube/api_error.h"
 
 namespace hcudp::dra {
 namespace {
@@ -95,6 +103,85 @@ Status DecodeDevice(const Value& v, const std::string& field, PreparedDevice* d)
   return OkStatus();
 }
 
+Status ErrnoStatus(const char* what, const std::string& path, int err) {
+  std::string message = std::string(what) + " " + path + ": " + std::strerror(err);
+  if (err == ENOENT) return NotFoundError(std::move(message));
+  if (err == EACCES || err == EPERM) return PermissionDeniedError(std::move(message));
+  return InternalError(std::move(message));
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  const char* what = S_ISFIFO(mode)                   ? "a FIFO"
+                     : S_ISDIR(mode)                  ? "a directory"
+                     : S_ISLNK(mode)                  ? "a symbolic link"
+                     : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                     : S_ISSOCK(mode)                 ? "a socket"
+                                                      : "of an unknown type";
+  return FailedPreconditionError(path + ": " + what + ", not a regular file");
+}
+
+Status TooLarge(const std::string& path) {
+  return InvalidArgumentError(path + ": larger than " + std::to_string(kMaxCheckpointEntryBytes) +
+                              " bytes");
+}
+
+// The text of one entry. Only a regular file is ever opened: lstat first (a
+// FIFO would block the reader, a symlink to /dev/zero never ends), then
+// O_NOFOLLOW|O_NONBLOCK and fstat, so that what is read is what was checked
+// even if the entry is swapped in between.
+StatusOr<std::string> ReadEntry(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && errno == ELOOP) return NotRegular(path, S_IFLNK);
+  if (fd < 0) return ErrnoStatus("open", path, errno);
+  Status st_fd;
+  if (::fstat(fd, &st) != 0) {
+    st_fd = ErrnoStatus("stat", path, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    st_fd = NotRegular(path, st.st_mode);
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointEntryBytes) {
+    st_fd = TooLarge(path);
+  }
+  std::string text;
+  char buf[8192];
+  while (st_fd.ok()) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) st_fd = ErrnoStatus("read", path, errno);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxCheckpointEntryBytes) st_fd = TooLarge(path);  // grew since fstat
+  }
+  ::close(fd);
+  if (!st_fd.ok()) return st_fd;
+  return text;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Every name in `dir` whatever its type (file_util::ListFileNames lists
+// regular files only, and an entry that is not one must be named), sorted.
+StatusOr<std::vector<std::string>> ListAllNames(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return names;
+    return ErrnoStatus("list", dir, errno);
+  }
+  while (struct dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace
 
 std::string_view PreparedKindName(PreparedKind kind) {
@@ -170,6 +257,15 @@ std::string EncodePreparedClaim(const PreparedClaim& claim) {
 }
 
 StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json) {
+  if (json.size() > kMaxCheckpointEntryBytes) {
+    return InvalidArgumentError("checkpoint: larger than " +
+                                std::to_string(kMaxCheckpointEntryBytes) + " bytes");
+  }
+  // RapidJSON's parser recurses per level: the kube client's bound first.
+  if (!kube::JsonNestingWithin(json)) {
+    return InvalidArgumentError("checkpoint: nests deeper than " +
+                                std::to_string(kube::kMaxJsonDepth) + " levels");
+  }
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {
@@ -179,12 +275,23 @@ StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json) {
   if (!doc.IsObject()) return InvalidArgumentError("checkpoint: not a JSON object");
   int64_t version = 0;
   HCUDP_RETURN_IF_ERROR(GetInt(doc, "version", "version", 0, &version));
+  if (version > kFormatVersion) {
+    return InvalidArgumentError("checkpoint field version: " + std::to_string(version) +
+                                " is newer than this release's " + std::to_string(kFormatVersion) +
+                                " (written by a newer release?)");
+  }
   if (version != kFormatVersion) return Bad("version", "must be 1");
   PreparedClaim claim;
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "uid", "uid", &claim.uid, true));
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(claim.uid));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "namespace", "namespace", &claim.namespace_name));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "name", "name", &claim.name, true));
+  // What Recover GETs and logs follows the rules kubelet's names follow; a
+  // part an entry may lack (an adopted claim's, say) is checked once known.
+  if (!claim.namespace_name.empty()) {
+    HCUDP_RETURN_IF_ERROR(CheckDnsLabel(claim.namespace_name, "claim namespace"));
+  }
+  if (!claim.name.empty()) HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(claim.name, "claim name"));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "owner", "owner", &claim.owner, true));
   HCUDP_RETURN_IF_ERROR(GetStr(doc, "bootID", "bootID", &claim.boot_id));
   std::string state;
@@ -212,22 +319,30 @@ CheckpointStore::CheckpointStore(std::string host_root)
     : host_root_(std::move(host_root)), dir_(HostPath(host_root_, std::string(kCheckpointDir))) {}
 
 StatusOr<std::vector<PreparedClaim>> CheckpointStore::ReadAll(std::vector<std::string>* bad) const {
-  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(dir_));
+  HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, ListAllNames(dir_));
   std::vector<PreparedClaim> out;
   for (const std::string& name : names) {
-    if (name.size() <= kSuffix.size() || name.front() == '.' ||
-        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
-      continue;  // temp files of an interrupted write, strangers
-    }
     const std::string path = dir_ + "/" + name;
-    StatusOr<std::string> text = file_util::ReadFile(path);
+    if (name.front() == '.') continue;  // temp files of an interrupted write
+    if (EndsWith(name, std::string(kSuffix) + std::string(kSetAsideSuffix))) {
+      if (bad != nullptr) {
+        bad->push_back(path + ": set aside by an Unprepare that could not decode it");
+      }
+      continue;
+    }
+    if (!EndsWith(name, kSuffix)) continue;  // strangers
+    StatusOr<std::string> text = ReadEntry(path);
     StatusOr<PreparedClaim> claim =
         text.ok() ? DecodePreparedClaim(*text) : StatusOr<PreparedClaim>(text.status());
     if (claim.ok() && claim->uid + std::string(kSuffix) != name) {
       claim = InvalidArgumentError("uid " + claim->uid + " does not match the file name");
     }
     if (!claim.ok()) {
-      if (bad != nullptr) bad->push_back(path + ": " + claim.status().message());
+      if (bad != nullptr) {
+        const std::string& why = claim.status().message();
+        // ReadEntry's messages name the path already.
+        bad->push_back(why.rfind(path, 0) == 0 ? why : path + ": " + why);
+      }
       continue;
     }
     out.push_back(std::move(*claim));
@@ -238,10 +353,21 @@ StatusOr<std::vector<PreparedClaim>> CheckpointStore::ReadAll(std::vector<std::s
 StatusOr<PreparedClaim> CheckpointStore::Read(const std::string& uid) const {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(uid));
   const std::string path = dir_ + "/" + uid + std::string(kSuffix);
-  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(path));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, ReadEntry(path));
   StatusOr<PreparedClaim> claim = DecodePreparedClaim(text);
   if (!claim.ok()) return claim.status().WithContext(path);
+  if (claim->uid != uid)
+    return InvalidArgumentError(path + ": uid " + claim->uid + " does not match the file name");
   return claim;
+}
+
+StatusOr<std::string> CheckpointStore::SetAside(const std::string& uid) const {
+  HCUDP_RETURN_IF_ERROR(CheckClaimUid(uid));
+  const std::string path = dir_ + "/" + uid + std::string(kSuffix);
+  const std::string aside = path + std::string(kSetAsideSuffix);
+  if (::rename(path.c_str(), aside.c_str()) != 0) return ErrnoStatus("rename", path, errno);
+  HCUDP_RETURN_IF_ERROR(file_util::SyncDirectory(dir_));
+  return aside;
 }
 
 Status CheckpointStore::Write(const PreparedClaim& claim) const {
@@ -257,6 +383,11 @@ Status CheckpointStore::Remove(const std::string& uid) const {
   HCUDP_RETURN_IF_ERROR(CheckClaimUid(uid));
   return file_util::RemoveFile(dir_ + "/" + uid + std::string(kSuffix),
                                file_util::Durability::kSyncFileAndDirectory);
+}
+
+bool IsUndecodableEntry(const Status& read_error) {
+  return read_error.code() == StatusCode::kInvalidArgument ||
+         read_error.code() == StatusCode::kFailedPrecondition;
 }
 
 StatusOr<std::string> ReadBootId(const std::string& host_root) {

@@ -6,7 +6,10 @@
 #include <map>
 #include <string>
 
+#include "dra/slice_names.h"
+#include "hcudp/dra/checkpoint.h"
 #include "hcudp/dra/claim.h"
+#include "kube/api_error.h"
 
 namespace hcudp::dra {
 namespace {
@@ -179,6 +182,12 @@ std::string BaseRequestName(std::string_view request) {
 
 std::string AllocatedDevice::BaseRequest() const { return BaseRequestName(request); }
 
+Status CheckClaimRef(const ClaimRef& ref) {
+  HCUDP_RETURN_IF_ERROR(CheckDnsLabel(ref.namespace_name, "claim namespace"));
+  HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(ref.name, "claim name"));
+  return CheckClaimUid(ref.uid);  // its message quotes at most 128 characters
+}
+
 ResourcePath ResourceClaimPath(std::string namespace_name, std::string name) {
   ResourcePath p;
   p.api_prefix = std::string(kResourceApiPrefix);
@@ -189,6 +198,11 @@ ResourcePath ResourceClaimPath(std::string namespace_name, std::string name) {
 }
 
 StatusOr<ParsedClaim> ParseResourceClaim(std::string_view json, std::string_view driver) {
+  // The kube client checks what it GETs; an embedder's text is checked too.
+  if (!kube::JsonNestingWithin(json)) {
+    return InvalidArgumentError("ResourceClaim: nests deeper than " +
+                                std::to_string(kube::kMaxJsonDepth) + " levels");
+  }
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError()) {

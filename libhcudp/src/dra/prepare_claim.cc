@@ -109,6 +109,16 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   if (amounts.empty()) return d;
   const int64_t cores = amounts.cores.value_or(card->compute_units);
   const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
+  if (cores > card->compute_units || memory > static_cast<int64_t>(card->memory_bytes)) {
+    // More than the card: no allocation of ours gives that; never the whole
+    // card instead (OutOfRange: the per-claim error of PrepareNew).
+    return Status(StatusCode::kOutOfRange,
+                  "request " + r.request + " asks for " + std::to_string(cores) + " cores and " +
+                      std::to_string(memory) + " bytes of memory on " + r.device +
+                      ", more than the card has (" + std::to_string(card->compute_units) +
+                      " cores, " + std::to_string(card->memory_bytes) +
+                      " bytes = " + std::to_string(card->memory_mib()) + " MiB)");
+  }
   if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
     return d;  // all of it: the whole card
   }
@@ -211,6 +221,10 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       pc.devices.clear();
       i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
       continue;
+    }
+    if (!d.ok() && d.status().code() == StatusCode::kOutOfRange) {
+      return ErrorAnswer(
+          d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name).message());
     }
     if (!d.ok()) return d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name);
     pc.devices.push_back(std::move(*d));
@@ -398,8 +412,18 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
 }
 
 Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
+  // A card whose state is unknown keeps its entry (from its last known DRI
+  // nodes): a running pod's container restart must still resolve it.
+  NodeInventory spec_inventory = inventory;
+  for (const UnknownCard& u : inventory.unknown_cards) {
+    if (u.last_known.bdf.empty() || u.last_known.dri_nodes.empty() || u.last_known.index < 0 ||
+        spec_inventory.FindCard(u.last_known.index) != nullptr) {
+      continue;
+    }
+    spec_inventory.cards.push_back(u.last_known);
+  }
   std::vector<std::string> skipped;
-  std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped);
+  std::string spec = BuildWholeCardSpec(o_.driver_name, spec_inventory, builder_, &skipped);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
   {
     MutexLock lock(mu_);

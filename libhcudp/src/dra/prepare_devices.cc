@@ -52,6 +52,7 @@ ClaimFetcher KubeClaimFetcher(KubeClient* client, std::chrono::milliseconds time
         call.deadline = Clock::Real().Now() + timeout;
         if (deadline && *deadline < *call.deadline) call.deadline = deadline;
         call.cancel = cancel;
+        call.within_deadline = true;  // kubelet's deadline, not the shared ladder
         return client->Get(ResourceClaimPath(ref.namespace_name, ref.name), call);
       };
 }
@@ -113,11 +114,17 @@ Preparer::Preparer(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch,
     : impl_(std::make_unique<Impl>(backend, vhcus, std::move(fetch), std::move(options), clock)) {}
 Preparer::~Preparer() = default;
 StatusOr<RecoverResult> Preparer::Recover() { return impl_->Recover(); }
+// Kubelet's claim references are checked here, at the door: before a GET,
+// a file or a log line uses them.
 StatusOr<PrepareAnswer> Preparer::Prepare(const ClaimRef& claim,
                                           std::optional<Clock::TimePoint> deadline) {
+  HCUDP_RETURN_IF_ERROR(CheckClaimRef(claim));
   return impl_->Prepare(claim, deadline);
 }
-Status Preparer::Unprepare(const ClaimRef& claim) { return impl_->Unprepare(claim); }
+Status Preparer::Unprepare(const ClaimRef& claim) {
+  HCUDP_RETURN_IF_ERROR(CheckClaimRef(claim));
+  return impl_->Unprepare(claim);
+}
 RecoverResult Preparer::Tick() { return impl_->Tick(); }
 Status Preparer::WriteWholeCardSpec(const NodeInventory& inventory) {
   return impl_->WriteWholeCardSpec(inventory);

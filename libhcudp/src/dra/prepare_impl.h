@@ -94,9 +94,29 @@ class Preparer::Impl {
   // Releases everything of `claim`, removes its spec and its entry.
   Status Undo(PreparedClaim claim, const NodeInventory& inventory, bool unprepare_hooks);
 
+  // prepare_undecodable.cc
+  // Unprepare of a claim whose entry does not decode (`read_error`):
+  // releases what the marks and the claim's CDI spec prove, sets the entry
+  // aside, answers OK; Unavailable when a release must be retried.
+  Status UnprepareUndecodable(const ClaimRef& ref, const Status& read_error);
+  // Mark file names the entries (files and claims_) of other claims record.
+  std::set<std::string> RecordedMarks(const std::string& except_uid) const;
+
   // prepare_recover.cc
   void Check(const ClaimRef& ref, RecoverResult* result, bool* api_down);
   void AddPending(const ClaimRef& ref);
+  // A prepared claim some of whose devices are unknown now: kept as it is,
+  // re-checked by every Tick; logged once per reason, then rate-limited.
+  void KeepUnknown(const ClaimRef& ref, const std::string& why);
+  // Every kept-unknown claim against a fresh discovery: still unknown (kept),
+  // there (kept, no longer re-checked) or confirmed gone (unprepared).
+  void RecheckUnknown(RecoverResult* result);
+  static constexpr std::chrono::minutes kUnknownLogEvery{10};
+  struct Unknown {
+    ClaimRef ref;
+    std::string why;
+    Clock::TimePoint logged{};
+  };
 
   Backend* const backend_;
   VhcuManager* const vhcus_;
@@ -111,6 +131,7 @@ class Preparer::Impl {
   std::set<std::string> in_flight_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, PreparedClaim> claims_ HCUDP_GUARDED_BY(mu_);  // prepared, by UID
   std::map<std::string, Pending> pending_ HCUDP_GUARDED_BY(mu_);
+  std::map<std::string, Unknown> unknown_ HCUDP_GUARDED_BY(mu_);  // by UID
   // Exclusive device name → UID of the claim whose Prepare is making it.
   std::map<std::string, std::string> reserved_ HCUDP_GUARDED_BY(mu_);
   // The node as of the newest Recover/WriteWholeCardSpec (for Plan), the

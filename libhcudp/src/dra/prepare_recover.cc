@@ -11,31 +11,57 @@
 namespace hcudp::dra {
 namespace {
 
-// Are the prepared devices still on the node as recorded?
-bool StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std::string* why) {
+// Are the prepared devices still on the node as recorded? Unknown when the
+// node cannot say for one of them (a card whose queries failed or that one
+// discovery missed, a torn conf, /etc/vdev unreadable): that is never gone.
+Certainty StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std::string* why) {
+  std::string unknown;  // why the first unknown device is unknown
+  std::string gone;     // why the first absent device is gone
   for (const PreparedDevice& d : claim.devices) {
-    const Card* card = inventory.FindCardByBdf(d.card_bdf);
-    if (card == nullptr) {
-      *why = "card " + d.card_bdf + " is gone";
-      return false;
+    Lookup<Card> card = inventory.LookupCardByBdf(d.card_bdf);
+    switch (card.certainty()) {
+      case Certainty::kFound:
+        break;
+      case Certainty::kUnknown:
+        if (unknown.empty()) unknown = card.why();
+        continue;  // nothing on it can be checked
+      case Certainty::kAbsent:
+        if (gone.empty()) gone = "card " + d.card_bdf + " is gone";
+        continue;
     }
     if (d.kind == PreparedKind::kVhcu || d.kind == PreparedKind::kDynamicVhcu) {
-      const Vhcu* v = inventory.FindVhcu(d.vhcu_id);
-      if (v == nullptr || v->card_bdf != d.card_bdf ||
-          (d.kind == PreparedKind::kDynamicVhcu &&
-           (v->compute_units != d.compute_units || v->memory_mib != d.memory_mib))) {
-        *why = "vHCU " + std::to_string(d.vhcu_id) + " is gone";
-        return false;
+      Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
+      switch (v.certainty()) {
+        case Certainty::kUnknown:
+          if (unknown.empty()) unknown = v.why();
+          break;
+        case Certainty::kFound:
+          if (v.value().card_bdf == d.card_bdf && (d.kind != PreparedKind::kDynamicVhcu ||
+                                                   (v.value().compute_units == d.compute_units &&
+                                                    v.value().memory_mib == d.memory_mib))) {
+            break;
+          }
+          [[fallthrough]];  // the id names another vHCU now: ours is gone
+        case Certainty::kAbsent:
+          if (gone.empty()) gone = "vHCU " + std::to_string(d.vhcu_id) + " is gone";
+          break;
       }
     }
-    if (d.kind == PreparedKind::kMig &&
+    if (d.kind == PreparedKind::kMig && gone.empty() &&
         std::none_of(inventory.mig_instances.begin(), inventory.mig_instances.end(),
                      [&](const MigInstance& m) { return m.uuid == d.mig_uuid; })) {
-      *why = "MIG instance " + d.mig_uuid + " is gone";
-      return false;
+      gone = "MIG instance " + d.mig_uuid + " is gone";
     }
   }
-  return true;
+  if (!unknown.empty()) {
+    *why = unknown;
+    return Certainty::kUnknown;
+  }
+  if (!gone.empty()) {
+    *why = gone;
+    return Certainty::kAbsent;
+  }
+  return Certainty::kFound;
 }
 
 // A 404 that says this claim does not exist ("resourceclaims... \"<name>\" not
@@ -166,7 +192,16 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
       continue;
     }
     std::string why;
-    if (!StillThere(c, inventory, &why)) {
+    const Certainty there = StillThere(c, inventory, &why);
+    if (there == Certainty::kUnknown) {
+      // Not gone: unreadable now. The entry, its marks and its CDI spec stay;
+      // every Tick looks again.
+      ++result.unknown;
+      KeepUnknown(ref, why);
+      to_check.push_back(ref);
+      continue;
+    }
+    if (there == Certainty::kAbsent) {
       // After a reboot the vHCUs may be gone: nothing to hand out any more;
       // kubelet prepares again after a reboot.
       LOG(WARNING) << "claim " << c.uid << ": " << why << "; unpreparing";
@@ -205,12 +240,102 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   }
   LOG(INFO) << "DRA recovery: " << result.kept << " kept, " << result.specs_rewritten
             << " CDI specs rewritten, " << result.rolled_back << " rolled back, "
-            << result.unprepared << " unprepared, " << result.pending << " pending";
+            << result.unprepared << " unprepared, " << result.pending << " pending, "
+            << result.unknown << " on unknown devices";
   return result;
+}
+
+void Preparer::Impl::KeepUnknown(const ClaimRef& ref, const std::string& why) {
+  const Clock::TimePoint now = clock_.Now();
+  bool log = false;
+  {
+    MutexLock lock(mu_);
+    Unknown& u = unknown_[ref.uid];
+    u.ref = ref;
+    // Once per claim and reason, then at most every kUnknownLogEvery.
+    log = u.why != why || u.logged == Clock::TimePoint{} || now - u.logged >= kUnknownLogEvery;
+    if (log) u.logged = now;
+    u.why = why;
+  }
+  if (log) {
+    LOG(WARNING) << "claim " << ref.namespace_name << "/" << ref.name << " (" << ref.uid
+                 << "): " << why << "; kept prepared (mark, CDI spec and checkpoint stay), "
+                 << "checked again on every tick";
+  }
+}
+
+void Preparer::Impl::RecheckUnknown(RecoverResult* result) {
+  std::vector<ClaimRef> refs;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [uid, u] : unknown_) refs.push_back(u.ref);
+  }
+  if (refs.empty()) return;
+  StatusOr<NodeInventory> inventory = backend_->Discover();
+  if (!inventory.ok()) {
+    result->unknown += static_cast<int>(refs.size());
+    LOG_EVERY_N(WARNING, 60) << "re-checking claims on unknown devices: "
+                             << inventory.status().ToString();
+    return;
+  }
+  for (const ClaimRef& ref : refs) {
+    InFlight guard(this, ref.uid);
+    if (!guard.ok()) {  // a Prepare/Unprepare of it runs: next tick
+      ++result->unknown;
+      continue;
+    }
+    StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
+    if (!entry.ok() && entry.status().code() == StatusCode::kNotFound) {
+      MutexLock lock(mu_);
+      unknown_.erase(ref.uid);  // unprepared meanwhile
+      continue;
+    }
+    if (!entry.ok() || entry->state != ClaimState::kPrepared) {
+      ++result->unknown;
+      continue;
+    }
+    std::string why;
+    switch (StillThere(*entry, *inventory, &why)) {
+      case Certainty::kUnknown:
+        ++result->unknown;
+        KeepUnknown(ref, why);
+        break;
+      case Certainty::kFound: {
+        {
+          MutexLock lock(mu_);
+          unknown_.erase(ref.uid);
+        }
+        LOG(INFO) << "claim " << ref.namespace_name << "/" << ref.name << " (" << ref.uid
+                  << "): its devices are readable again and still there; kept";
+        bool rewritten = false;
+        Status st = EnsureClaimSpec(*entry, &rewritten);
+        if (!st.ok()) LOG(WARNING) << "claim " << ref.uid << ": CDI spec: " << st.ToString();
+        if (rewritten) ++result->specs_rewritten;
+        ++result->kept;
+        break;
+      }
+      case Certainty::kAbsent: {
+        {
+          MutexLock lock(mu_);
+          unknown_.erase(ref.uid);
+        }
+        LOG(WARNING) << "claim " << ref.uid << ": " << why << " (now confirmed); unpreparing";
+        Status st = Undo(*entry, *inventory, false);
+        if (st.ok()) {
+          ++result->unprepared;
+        } else {
+          ++result->pending;
+          AddPending(ref);
+        }
+        break;
+      }
+    }
+  }
 }
 
 RecoverResult Preparer::Impl::Tick() {
   RecoverResult result;
+  RecheckUnknown(&result);
   std::vector<ClaimRef> due;
   {
     MutexLock lock(mu_);

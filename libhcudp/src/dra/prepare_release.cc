@@ -20,18 +20,28 @@ Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventor
     return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
   }
   if (mark.vhcu_id >= 0) {
-    const Vhcu* now = inventory.FindVhcu(mark.vhcu_id);
-    const bool ours = now != nullptr && now->card_bdf == d.card_bdf &&
-                      now->compute_units == d.compute_units && now->memory_mib == d.memory_mib;
-    if (!ours) {
-      // Gone, or the id now names someone else's vHCU: only our mark goes.
-      if (now != nullptr) {
+    Lookup<Vhcu> now = inventory.LookupVhcu(mark.vhcu_id);
+    switch (now.certainty()) {
+      case Certainty::kUnknown:
+        // Never destroyed nor unmarked on what cannot be read: the caller
+        // retries (kubelet's Unprepare, Tick).
+        return UnavailableError("mark " + path + ": " + now.why() +
+                                "; kept, not destroyed (retried once it reads)");
+      case Certainty::kAbsent:  // gone: only our mark goes
+        return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
+      case Certainty::kFound: {
+        const Vhcu& v = now.value();
+        if (v.card_bdf == d.card_bdf && v.compute_units == d.compute_units &&
+            v.memory_mib == d.memory_mib) {
+          break;
+        }
+        // The id now names someone else's vHCU: only our mark goes.
         LOG(WARNING) << "vHCU " << mark.vhcu_id << " of mark " << d.mark
-                     << " is no longer the one we made (card " << now->card_bdf << ", "
-                     << now->compute_units << " CU, " << now->memory_mib
+                     << " is no longer the one we made (card " << v.card_bdf << ", "
+                     << v.compute_units << " CU, " << v.memory_mib
                      << " MiB): not destroyed, mark removed";
+        return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
       }
-      return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
     }
   }
   return vhcus_->Release(mark);
@@ -60,8 +70,13 @@ Status Preparer::Impl::AdoptUnrecordedMarks(PreparedClaim* claim, const NodeInve
       if (d.kind == PreparedKind::kCard && m.name.whole_card()) {
         d.mark = file;
       } else if (d.kind == PreparedKind::kDynamicVhcu && !m.name.whole_card()) {
-        const Vhcu* v = inventory.FindVhcu(m.name.vhcu_id);
-        if (v == nullptr || v->compute_units != d.compute_units || v->memory_mib != d.memory_mib) {
+        Lookup<Vhcu> v = inventory.LookupVhcu(m.name.vhcu_id);
+        if (v.certainty() == Certainty::kUnknown) {
+          // It may be this claim's vHCU: undoing without it would leak it.
+          return UnavailableError("claim " + claim->uid + ": mark " + m.path + ": " + v.why());
+        }
+        if (v.certainty() == Certainty::kAbsent || v.value().compute_units != d.compute_units ||
+            v.value().memory_mib != d.memory_mib) {
           continue;
         }
         d.mark = file;
@@ -85,6 +100,15 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
   // answered: a Prepare of the claim undoes the rest and prepares anew
   // rather than answering its CDI IDs, Recover rolls it back, kubelet's
   // Unprepare retry finishes it.
+  // A vHCU whose state is unknown stops the undo before anything changes:
+  // the entry stays "prepared" and the caller retries.
+  for (const PreparedDevice& d : claim.devices) {
+    if (d.mark.empty() || d.vhcu_id < 0) continue;
+    if (Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id); v.certainty() == Certainty::kUnknown) {
+      return UnavailableError("claim " + claim.namespace_name + "/" + claim.name + ": " + v.why() +
+                              "; nothing released, retried once it reads");
+    }
+  }
   if (claim.state == ClaimState::kPrepared &&
       std::any_of(claim.devices.begin(), claim.devices.end(),
                   [](const PreparedDevice& d) { return !d.mark.empty(); })) {
@@ -121,6 +145,7 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
     MutexLock lock(mu_);
     changed = claims_.erase(claim.uid) > 0;
     pending_.erase(claim.uid);
+    unknown_.erase(claim.uid);
   }
   if (changed) Changed();
   return OkStatus();
@@ -135,6 +160,10 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
     MutexLock lock(mu_);
     claims_.erase(ref.uid);
     return OkStatus();  // never prepared here, or already unprepared
+  }
+  // An entry that will never decode must not block the pod's deletion.
+  if (!entry.ok() && IsUndecodableEntry(entry.status())) {
+    return UnprepareUndecodable(ref, entry.status());
   }
   if (!entry.ok()) return entry.status();
   StatusOr<NodeInventory> inventory = InventoryToRelease(*entry);

@@ -51,10 +51,17 @@ bool IdentifiersOk(std::string_view s, bool prerelease) {
 
 }  // namespace
 
+std::string QuoteShort(std::string_view text) {
+  constexpr size_t kShown = 64;
+  if (text.size() <= kShown) return "\"" + std::string(text) + "\"";
+  return "\"" + std::string(text.substr(0, kShown)) + "...\" (" + std::to_string(text.size()) +
+         " bytes)";
+}
+
 Status CheckDnsLabel(std::string_view name, const std::string& what) {
   if (LabelOk(name)) return OkStatus();
-  return InvalidArgumentError(what + " \"" + std::string(name) +
-                              "\" is not a DNS label (lower-case letters, digits and '-', "
+  return InvalidArgumentError(what + " " + QuoteShort(name) +
+                              " is not a DNS label (lower-case letters, digits and '-', "
                               "starting and ending with a letter or digit, at most 63)");
 }
 
@@ -64,10 +71,9 @@ Status CheckDnsSubdomain(std::string_view name, const std::string& what, size_t 
     for (std::string_view label : Split(name, '.')) ok = ok && LabelOk(label);
   }
   if (ok) return OkStatus();
-  return InvalidArgumentError(
-      what + " \"" + std::string(name) +
-      "\" is not a DNS subdomain (lower-case labels joined by '.', at most " +
-      std::to_string(max_length) + " characters)");
+  return InvalidArgumentError(what + " " + QuoteShort(name) +
+                              " is not a DNS subdomain (lower-case labels joined by '.', at most " +
+                              std::to_string(max_length) + " characters)");
 }
 
 bool IsSemver(std::string_view text) {

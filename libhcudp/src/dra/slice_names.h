@@ -10,8 +10,11 @@
 
 namespace hcudp::dra {
 
+// `text` in double quotes, cut after 64 characters ("...\" (<n> bytes)"): a
+// bad name from outside makes a short message, whatever its length.
+std::string QuoteShort(std::string_view text);
 // RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63. InvalidArgument
-// "<what> \"<name>\" ..." otherwise.
+// "<what> \"<name>\" ..." otherwise (the name quoted by QuoteShort).
 Status CheckDnsLabel(std::string_view name, const std::string& what);
 // RFC 1123 subdomain: labels joined by '.', <= max_length (253).
 Status CheckDnsSubdomain(std::string_view name, const std::string& what, size_t max_length = 253);

@@ -2,6 +2,7 @@
 #include "hcudp/dra/slice_publisher.h"
 
 #include <glog/logging.h>
+#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,17 +12,33 @@
 #include <utility>
 
 #include "dra/slice_sync.h"
+#include "dra/slice_watch.h"
+#include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::dra {
+namespace {
+
+// gitVersion of a /version answer.
+StatusOr<std::string> GitVersionOf(const std::string& json) {
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return InternalError("not a JSON object");
+  auto v = doc.FindMember("gitVersion");
+  if (v == doc.MemberEnd() || !v->value.IsString()) return InternalError("no gitVersion");
+  return std::string(v->value.GetString(), v->value.GetStringLength());
+}
+
+}  // namespace
 
 class SlicePublisher::Impl {
  public:
   Impl(KubeClient& client, SlicePublisherOptions options)
       : client_(client),
         options_(std::move(options)),
-        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
+        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()),
+        node_uid_(options_.params.node_uid) {}
 
   ~Impl() { Stop(); }
 
@@ -96,93 +113,244 @@ class SlicePublisher::Impl {
 
   // Runs one sync without the lock; `syncing_` is set by the caller and
   // cleared here. `sequence` is the inventory's (0: not the worker's).
+  // `retry_after_s` receives a refusal's Retry-After.
   Status RunSync(const NodeInventory& inventory, SyncMemory memory, Clock::TimePoint deadline,
-                 uint64_t sequence) HCUDP_EXCLUDES(mu_) {
+                 uint64_t sequence, std::optional<int>* retry_after_s = nullptr)
+      HCUDP_EXCLUDES(mu_) {
     CallOptions call;
     call.deadline = deadline;
     call.cancel = &cancel_;
-    StatusOr<SyncResult> result = SyncPool(client_, inventory, options_.params, memory, call);
+    call.retry_after_s = retry_after_s;
+    SliceParams params = options_.params;
+    params.node_uid = OwnerUid(call);
+    // The watched copy stands in for the LIST, unless the last sync failed:
+    // a write whose answer was lost (a POST the server may have applied) is
+    // looked up on the server before anything is written again.
+    std::optional<std::string> snapshot;
+    bool trust_snapshot;
+    {
+      MutexLock lock(mu_);
+      trust_snapshot = options_.watch && last_sync_ok_;
+    }
+    if (trust_snapshot) snapshot = watched_.Snapshot();
+    if (Latched(memory) && TakeServerCheck()) RecheckServer(memory, call);
+    SyncResult result;
+    Status st = SyncPool(client_, inventory, params, memory, call, snapshot, result);
+    if (Latched(memory) && memory.server_version.empty()) {
+      StatusOr<std::string> version = ServerVersion(call);
+      if (version.ok()) memory.server_version = *version;
+    }
+    for (const auto& [name, json] : result.written) watched_.ApplyWrite(name, json);
     {
       MutexLock lock(mu_);
       syncing_ = false;
+      last_sync_ok_ = st.ok();
       memory_ = memory;
       ++state_.syncs;
+      if (!snapshot) ++state_.lists;
       state_.taints_dropped = memory.taints_dropped;
       state_.consumable_capacity_dropped = memory.consumable_capacity_dropped;
-      if (result.ok()) {
-        state_.generation = result->generation;
-        state_.slice_count = result->slices;
-        state_.device_count = result->devices;
-        state_.writes += static_cast<uint64_t>(result->writes);
+      state_.writes += static_cast<uint64_t>(result.written.size());
+      if (st.ok()) {
+        state_.generation = result.generation;
+        state_.slice_count = result.slices;
+        state_.device_count = result.devices;
         state_.synced_sequence = std::max(state_.synced_sequence, sequence);
         state_.last_status = OkStatus();
       } else {
-        state_.last_status = result.status();
+        state_.last_status = st;
       }
     }
     cv_.notify_all();
-    if (!result.ok()) {
-      LOG(WARNING) << "ResourceSlice sync failed: " << result.status().ToString();
-      return result.status();
+    if (!st.ok()) {
+      LOG(WARNING) << "ResourceSlice sync failed: " << st.ToString();
+      return st;
     }
-    if (result->writes > 0) {
+    if (result.writes > 0) {
       LOG(INFO) << "published ResourceSlice pool " << options_.params.node_name << " generation "
-                << result->generation << ": " << result->devices << " devices in " << result->slices
+                << result.generation << ": " << result.devices << " devices in " << result.slices
                 << " slice(s)";
     }
     return OkStatus();
   }
 
-  // Watches the node's slices; a deletion (kubelet restarted, or anyone
-  // else) asks for a resync. Re-watches from the last resourceVersion, from
-  // scratch after 410 Gone, with backoff after errors.
+  static bool Latched(const SyncMemory& m) {
+    return m.taints_dropped || m.consumable_capacity_dropped;
+  }
+
+  bool TakeServerCheck() HCUDP_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return std::exchange(server_check_due_, false);
+  }
+
+  // The API server's gitVersion (GET /version).
+  StatusOr<std::string> ServerVersion(const CallOptions& call) {
+    ResourcePath path;
+    path.api_prefix = "";
+    path.resource = "version";
+    HCUDP_ASSIGN_OR_RETURN(std::string json, client_.Get(path, call));
+    StatusOr<std::string> version = GitVersionOf(json);
+    if (!version.ok()) return version.status().WithContext("GET /version");
+    return version;
+  }
+
+  // "The server drops taints / consumable capacity" holds for one server
+  // version: after a watch ended (a restart, perhaps an upgrade) a server
+  // that reports another version is asked again (the next write shows it).
+  void RecheckServer(SyncMemory& memory, const CallOptions& call) {
+    StatusOr<std::string> version = ServerVersion(call);
+    if (!version.ok() || *version == memory.server_version) return;
+    LOG(INFO) << "API server version " << memory.server_version << " -> " << *version
+              << ": checking again whether it keeps device taints and consumable capacity";
+    memory.taints_dropped = false;
+    memory.consumable_capacity_dropped = false;
+    memory.server_version.clear();
+  }
+
+  // The Node UID the slices name as their owner (owned_by_node). Read again
+  // when it is not known (a failed read: at most once per resync_interval)
+  // and after a slice of the pool was deleted (GC, when the Node was
+  // re-created under the same name).
+  std::string OwnerUid(const CallOptions& call) HCUDP_EXCLUDES(mu_) {
+    if (!options_.owned_by_node) return options_.params.node_uid;
+    const Clock::TimePoint now = clock_.Now();
+    {
+      MutexLock lock(mu_);
+      const bool due = owner_check_due_ ||
+                       (node_uid_.empty() && (owner_checked_at_ == Clock::TimePoint{} ||
+                                              now - owner_checked_at_ >= options_.resync_interval));
+      if (!due) return node_uid_;
+      owner_checked_at_ = now;
+    }
+    StatusOr<Node> node = GetNode(client_, options_.params.node_name, call);
+    MutexLock lock(mu_);
+    if (node.ok() || IsNotFound(node.status())) {
+      const std::string uid = node.ok() ? node->metadata.uid : "";
+      if (uid != node_uid_) {
+        LOG(INFO) << "ResourceSlices of node " << options_.params.node_name << ": owner "
+                  << (uid.empty() ? "none (no such Node)" : "Node uid " + uid);
+      }
+      node_uid_ = uid;
+      owner_check_due_ = false;
+    } else {
+      LOG(WARNING) << "ResourceSlices: reading node " << options_.params.node_name
+                   << " for its UID failed: " << node.status().ToString();
+    }
+    return node_uid_;
+  }
+
+  // Waits `pause` on the clock; false when stopped.
+  bool PauseFor(std::chrono::milliseconds pause) HCUDP_EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    const Clock::TimePoint until = clock_.Now() + pause;
+    WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });
+    return !stop_;
+  }
+
+  // Failures after which the watch can go on from its last resourceVersion.
+  static bool Resumable(const Status& s) {
+    return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded ||
+           s.code() == StatusCode::kResourceExhausted;
+  }
+
+  // LIST, then WATCH the node's slices from the list's resourceVersion, into
+  // `watched_` (what a resync compares against); a deletion (kubelet
+  // restarted, GC, anyone else) asks for a resync. A cleanly ended watch is
+  // re-opened from the last resourceVersion; a transient failure is watched
+  // again from there after the process's retry pause (raised to a
+  // Retry-After); only 410 Gone or an error the watch cannot resume from
+  // makes it LIST again.
   void WatchLoop() {
     ListOptions list;
     list.field_selector = "spec.nodeName=" + options_.params.node_name +
                           ",spec.driver=" + options_.params.driver_name;
-    list.allow_watch_bookmarks = true;
-    std::chrono::milliseconds backoff = options_.retry_initial;
+    RetryPolicy& policy = client_.retry_policy();
+    std::string version;
+    bool listed = false;
+    bool just_listed = false;  // no watch has accepted the last LIST's version yet
     for (;;) {
+      if (!listed) {
+        CallOptions call;
+        call.cancel = &cancel_;
+        call.deadline = clock_.Now() + options_.sync_timeout;
+        std::optional<int> retry_after_s;
+        call.retry_after_s = &retry_after_s;
+        StatusOr<std::string> json = client_.List(ResourceSlicesPath(), list, call);
+        StatusOr<std::string> listed_version =
+            json.ok() ? watched_.ApplyList(*json) : StatusOr<std::string>(json.status());
+        if (!listed_version.ok()) {
+          if (listed_version.status().code() != StatusCode::kCancelled) {
+            VLOG(1) << "ResourceSlice list failed: " << listed_version.status().ToString();
+          }
+          if (!PauseFor(policy.Pause(retry_after_s))) return;
+          continue;
+        }
+        version = *listed_version;
+        listed = true;
+        just_listed = true;
+        // What changed while the watch was down (kubelet deleted the
+        // slices?) is in the fresh copy: compare against it now, locally.
+        RequestResync();
+      }
+      ListOptions watch = list;
+      watch.resource_version = version;
+      watch.allow_watch_bookmarks = true;
       bool any_event = false;
       std::optional<int> retry_after_s;
       Status s = client_.Watch(
-          ResourceSlicesPath(), list,
+          ResourceSlicesPath(), watch,
           [&](const WatchEvent& e) {
             any_event = true;
-            if (!e.resource_version.empty()) list.resource_version = e.resource_version;
-            if (e.type == WatchEventType::kDeleted) RequestResync();
+            if (!e.resource_version.empty()) version = e.resource_version;
+            watched_.ApplyEvent(e);
+            if (e.type == WatchEventType::kDeleted) SliceDeleted();
             return true;
           },
           &cancel_, &retry_after_s);
-      if (IsGone(s)) list.resource_version.clear();
+      {
+        MutexLock lock(mu_);
+        if (stop_) return;
+        server_check_due_ = true;  // the server may have restarted (an upgrade?)
+      }
+      // Gone from the version of the LIST just made is no expiry: listing
+      // again at once would only repeat it.
+      const bool gone_right_after_list = just_listed && !any_event;
+      just_listed = false;
+      if (s.ok() && any_event) continue;  // a healthy stream ended: on from `version`
+      if (IsGone(s) && !gone_right_after_list) {
+        // The version expired: LIST again, at once.
+        VLOG(1) << "ResourceSlice watch: " << s.message() << "; listing again";
+        watched_.Invalidate();
+        listed = false;
+        continue;
+      }
       // A watch the server ended without a single event (not even the
       // bookmark asked for) is no sign of health: a proxy or a broken server
       // that closes every stream at once would otherwise be watched again
-      // in a tight loop. It waits the backoff like an error.
-      const bool healthy = (s.ok() && any_event) || IsGone(s);
-      if (healthy) {
-        backoff = options_.retry_initial;
-      } else if (s.ok()) {
+      // in a tight loop. It waits the pause like an error.
+      if (s.ok()) {
         VLOG(1) << "ResourceSlice watch ended without an event";
-      } else if (s.code() != StatusCode::kCancelled) {
+      } else {
         VLOG(1) << "ResourceSlice watch ended: " << s.ToString();
+        if (!Resumable(s)) {
+          watched_.Invalidate();
+          listed = false;
+        }
       }
-      // A healthy stream that ended is watched again at once. A server
-      // shedding load (429, 503) says when to come back; at most retry_max,
-      // as the publisher's own backoff.
-      const std::chrono::milliseconds pause =
-          PauseForRetryAfter(s.ok() && any_event ? std::chrono::milliseconds(0) : backoff,
-                             retry_after_s, options_.retry_max);
-      MutexLock lock(mu_);
-      const Clock::TimePoint until = clock_.Now() + pause;
-      WaitUntil(clock_, mu_, cv_, until, [&]() HCUDP_REQUIRES(mu_) { return stop_; });
-      if (stop_) return;
-      if (!s.ok() || !any_event) backoff = std::min(backoff * 2, options_.retry_max);
+      if (!PauseFor(policy.Pause(retry_after_s))) return;
     }
   }
 
+  void SliceDeleted() {
+    {
+      MutexLock lock(mu_);
+      dirty_ = true;
+      owner_check_due_ = options_.owned_by_node;
+    }
+    cv_.notify_all();
+  }
+
   void Loop() {
-    std::chrono::milliseconds backoff = options_.retry_initial;
     Clock::TimePoint next = clock_.Now();
     for (;;) {
       std::optional<NodeInventory> inventory;
@@ -210,14 +378,15 @@ class SlicePublisher::Impl {
         memory = memory_;
       }
       const Clock::TimePoint start = clock_.Now();
-      Status status = RunSync(*inventory, memory, start + options_.sync_timeout, sequence);
-      if (status.ok()) {
-        backoff = options_.retry_initial;
-        next = clock_.Now() + options_.resync_interval;
-      } else {
-        next = clock_.Now() + backoff;
-        backoff = std::min(backoff * 2, options_.retry_max);
-      }
+      std::optional<int> retry_after_s;
+      Status status =
+          RunSync(*inventory, memory, start + options_.sync_timeout, sequence, &retry_after_s);
+      // After a failure, the process's retry pause (a 429's Retry-After
+      // included); after a success, the resync: against the watched copy, no
+      // request unless something differs.
+      next = clock_.Now() + (status.ok() ? options_.resync_interval
+                                         : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               client_.retry_policy().Pause(retry_after_s)));
     }
   }
 
@@ -238,6 +407,13 @@ class SlicePublisher::Impl {
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
   SyncMemory memory_ HCUDP_GUARDED_BY(mu_);
   PublisherState state_ HCUDP_GUARDED_BY(mu_);
+  bool last_sync_ok_ HCUDP_GUARDED_BY(mu_) = false;
+  // The owner (owned_by_node): the Node's UID as last read.
+  std::string node_uid_ HCUDP_GUARDED_BY(mu_);
+  bool owner_check_due_ HCUDP_GUARDED_BY(mu_) = false;
+  bool server_check_due_ HCUDP_GUARDED_BY(mu_) = false;
+  Clock::TimePoint owner_checked_at_ HCUDP_GUARDED_BY(mu_);
+  WatchedSlices watched_;  // its own lock
 };
 
 StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::New(KubeClient& client,
@@ -245,11 +421,9 @@ StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::New(KubeClient& client
   // A plan of an empty node checks the names without touching the network.
   auto plan = BuildPoolPlan(NodeInventory{}, options.params);
   if (!plan.ok()) return plan.status();
-  if (options.sync_timeout.count() <= 0 || options.retry_initial.count() <= 0 ||
-      options.retry_max < options.retry_initial || options.resync_interval.count() <= 0) {
+  if (options.sync_timeout.count() <= 0 || options.resync_interval.count() <= 0) {
     return InvalidArgumentError(
-        "SlicePublisher: sync_timeout, retry_initial and resync_interval must be positive and "
-        "retry_max >= retry_initial");
+        "SlicePublisher: sync_timeout and resync_interval must be positive");
   }
   return std::unique_ptr<SlicePublisher>(
       new SlicePublisher(std::make_unique<Impl>(client, std::move(options))));

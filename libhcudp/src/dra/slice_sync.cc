@@ -21,6 +21,7 @@ using Value = rapidjson::Value;
 // A slice of this driver on this node, as stored.
 struct Stored {
   std::string name, uid, resource_version, pool;
+  std::string owner_uid;  // of the Node ownerReference; empty: none
   int64_t generation = 0;
   int64_t slice_count = 0;
   Value devices;  // owned by `doc` of the list
@@ -73,6 +74,12 @@ StatusOr<std::vector<Stored>> ParseList(const std::string& json, Document& doc) 
     s.uid = StringAt(*meta, "uid");
     s.resource_version = StringAt(*meta, "resourceVersion");
     s.pool = StringAt(*pool, "name");
+    const Value* owners = MemberIfObject(*meta, "ownerReferences");
+    if (owners != nullptr && owners->IsArray()) {
+      for (const Value& o : owners->GetArray()) {
+        if (StringAt(o, "kind") == "Node") s.owner_uid = StringAt(o, "uid");
+      }
+    }
     const Value* gen = MemberIfObject(*pool, "generation");
     const Value* count = MemberIfObject(*pool, "resourceSliceCount");
     if (s.name.empty() || gen == nullptr || !gen->IsInt64() || count == nullptr ||
@@ -132,6 +139,12 @@ void DesiredDevices(const PoolPlan& plan, int index, const SyncMemory& memory, D
 bool UpToDate(std::vector<Stored>& stored, const PoolPlan& plan, const SyncMemory& memory,
               Document::AllocatorType& alloc) {
   if (static_cast<int>(stored.size()) != plan.slice_count) return false;
+  // A re-created Node (another UID), or slices written while its UID could
+  // not be read: the owner is rewritten, else GC deletes the slices (or they
+  // outlive the Node).
+  for (const Stored& s : stored) {
+    if (s.owner_uid != plan.node_uid) return false;
+  }
   const int64_t generation = stored.front().generation;
   std::vector<bool> used(stored.size(), false);
   for (int i = 0; i < plan.slice_count; ++i) {
@@ -215,7 +228,8 @@ Dropped FindDropped(const Value& sent_devices, const std::string& answer) {
 }
 
 // DELETE with uid + resourceVersion preconditions; already gone is fine.
-Status DeleteSlice(KubeClient& client, const Stored& s, const CallOptions& call) {
+Status DeleteSlice(KubeClient& client, const Stored& s, const CallOptions& call,
+                   SyncResult& result) {
   DeleteOptions del;
   del.precondition_uid = s.uid;
   del.precondition_resource_version = s.resource_version;
@@ -223,14 +237,23 @@ Status DeleteSlice(KubeClient& client, const Stored& s, const CallOptions& call)
   if (!gone.ok() && !IsNotFound(gone.status())) {
     return gone.status().WithContext("delete ResourceSlice " + s.name);
   }
+  result.written.emplace_back(s.name, "");
   return OkStatus();
+}
+
+// metadata.name of a write's answer.
+std::string AnswerName(const std::string& answer) {
+  Document doc;
+  doc.Parse(answer.data(), answer.size());
+  const Value* meta = doc.HasParseError() ? nullptr : MemberIfObject(doc, "metadata");
+  return meta != nullptr ? StringAt(*meta, "name") : "";
 }
 
 // Writes the plan at `generation` over `stored`: PUT slice i over stored[i],
 // POST the rest, DELETE the surplus. Returns the writes made.
 StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t generation,
                         const std::vector<Stored>& stored, Dropped& dropped,
-                        const CallOptions& call) {
+                        const CallOptions& call, SyncResult& result) {
   int writes = 0;
   for (int i = 0; i < plan.slice_count; ++i) {
     Document obj;
@@ -252,16 +275,20 @@ StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t genera
         return answer.status().WithContext("update ResourceSlice " + s.name);
       }
     } else {
+      // generateName: a POST the server may have applied (its answer lost)
+      // is never repeated by the client; the next sync LISTs and sees it.
       answer = client.Create(ResourceSlicesPath(), Serialize(obj), call);
       if (!answer.ok()) return answer.status().WithContext("create ResourceSlice");
     }
     ++writes;
+    const std::string name = AnswerName(*answer);
+    if (!name.empty()) result.written.emplace_back(name, *answer);
     Dropped d = FindDropped(devices, *answer);
     dropped.taints = dropped.taints || d.taints;
     dropped.consumable = dropped.consumable || d.consumable;
   }
   for (size_t k = static_cast<size_t>(plan.slice_count); k < stored.size(); ++k) {
-    HCUDP_RETURN_IF_ERROR(DeleteSlice(client, stored[k], call));
+    HCUDP_RETURN_IF_ERROR(DeleteSlice(client, stored[k], call, result));
     ++writes;
   }
   return writes;
@@ -282,18 +309,22 @@ ResourcePath ResourceSlicePath(std::string name) {
   return p;
 }
 
-StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory,
-                              const SliceParams& params, SyncMemory& memory,
-                              const CallOptions& call) {
+Status SyncPool(KubeClient& client, const NodeInventory& inventory, const SliceParams& params,
+                SyncMemory& memory, const CallOptions& call,
+                const std::optional<std::string>& snapshot, SyncResult& result) {
   ListOptions list;
   list.field_selector = "spec.nodeName=" + params.node_name + ",spec.driver=" + params.driver_name;
-  SyncResult result;
   Status last = OkStatus();
   for (int round = 0; round < 4; ++round) {
     SliceParams p = params;
     p.taints_supported = params.taints_supported && !memory.taints_dropped;
     HCUDP_ASSIGN_OR_RETURN(PoolPlan plan, BuildPoolPlan(inventory, p));
-    HCUDP_ASSIGN_OR_RETURN(std::string json, client.List(ResourceSlicesPath(), list, call));
+    std::string json;
+    if (round == 0 && snapshot) {
+      json = *snapshot;  // the watched copy: no LIST while the watch is healthy
+    } else {
+      HCUDP_ASSIGN_OR_RETURN(json, client.List(ResourceSlicesPath(), list, call));
+    }
     Document doc;
     HCUDP_ASSIGN_OR_RETURN(std::vector<Stored> all, ParseList(json, doc));
     // Slices of another pool name (pool.name is immutable) are deleted, not
@@ -307,14 +338,14 @@ StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory
     if (!stored.empty() && foreign.empty() && UpToDate(stored, plan, memory, doc.GetAllocator())) {
       memory.last_generation = highest;
       result.generation = stored.front().generation;
-      return result;
+      return OkStatus();
     }
     const int64_t generation = highest + 1;
     Dropped dropped;
-    StatusOr<int> writes = WritePool(client, plan, generation, stored, dropped, call);
+    StatusOr<int> writes = WritePool(client, plan, generation, stored, dropped, call, result);
     if (writes.ok()) {
       for (const Stored& f : foreign) {
-        Status gone = DeleteSlice(client, f, call);
+        Status gone = DeleteSlice(client, f, call, result);
         if (!gone.ok()) {
           writes = gone;
           break;
@@ -339,14 +370,13 @@ StatusOr<SyncResult> SyncPool(KubeClient& client, const NodeInventory& inventory
       memory.taints_dropped = true;
       continue;  // republish without the unhealthy cards
     }
-    if (writes.ok()) return result;
+    if (writes.ok()) return OkStatus();
     last = writes.status();
     // A conflict (someone else wrote, or kubelet deleted a slice under us):
     // re-list and try again; anything else is the caller's to retry.
     if (!(IsConflict(last) || IsAlreadyExists(last) || IsNotFound(last))) return last;
     VLOG(1) << "ResourceSlice sync conflict, re-listing: " << last.ToString();
   }
-  if (last.ok()) return result;
   return last;
 }
 

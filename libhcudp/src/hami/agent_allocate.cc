@@ -82,7 +82,12 @@ std::optional<CreatedVhcu> Allocator::MarkedVhcu(const VhcuOwner& owner,
       if (!discovered.ok()) return std::nullopt;
       inventory = std::move(discovered).value();
     }
-    const Vhcu* v = inventory->FindVhcu(n.vhcu_id);
+    Lookup<Vhcu> found = inventory->LookupVhcu(n.vhcu_id);
+    if (found.certainty() == Certainty::kUnknown) {
+      LOG(WARNING) << "HAMi: " << mark.path << ": " << found.why() << "; not reused";
+      continue;
+    }
+    const Vhcu* v = found.certainty() == Certainty::kFound ? &found.value() : nullptr;
     if (v != nullptr && v->card == plan.card && v->compute_units == plan.vhcu_compute_units &&
         v->memory_mib == plan.vhcu_memory_mib) {
       LOG(INFO) << "HAMi: reusing vHCU " << v->id << " of " << mark.path << " (a retried Allocate)";

@@ -128,15 +128,33 @@ AgentContext::AgentContext(Backend* backend_in, KubeClient* client_in, HamiAgent
       vhcus(backend_in, ManagerOptions(options), clock_in),
       inventory(backend_in) {}
 
+void SeenNode::Set(Node node, Clock::TimePoint at) {
+  MutexLock lock(mu_);
+  node_ = std::move(node);
+  at_ = at;
+}
+
+std::optional<Node> SeenNode::Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const {
+  MutexLock lock(mu_);
+  if (!node_ || now - at_ > max_age) return std::nullopt;
+  return node_;
+}
+
 CallOptions AgentContext::CallBy(Clock::TimePoint deadline) const {
   CallOptions call;
   call.deadline = deadline;
   call.cancel = &stopping;
+  // kubelet's deadline: retries of its own inside it, none of the shared
+  // ladder's long pauses.
+  call.within_deadline = true;
   return call;
 }
 
 CallOptions AgentContext::BackgroundCall() const {
-  return CallBy(clock.Now() + options.background_call_deadline);
+  CallOptions call;
+  call.deadline = clock.Now() + options.background_call_deadline;
+  call.cancel = &stopping;
+  return call;
 }
 
 std::set<std::string> AgentContext::LivePodUids() const {

@@ -93,13 +93,31 @@ class InventoryCache {
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
 };
 
+// The Node as the registrar's last write returned it, and when: the sweep
+// reads the node lock from it instead of a GET of its own (one request per
+// interval, the handshake, not two). Any thread.
+class SeenNode {
+ public:
+  void Set(Node node, Clock::TimePoint at) HCUDP_EXCLUDES(mu_);
+  // The node, if seen at `now - max_age` or later.
+  std::optional<Node> Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const
+      HCUDP_EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  std::optional<Node> node_ HCUDP_GUARDED_BY(mu_);
+  Clock::TimePoint at_ HCUDP_GUARDED_BY(mu_);
+};
+
 // What the parts share; owned by HamiAgent::Impl.
 struct AgentContext {
   AgentContext(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock);
 
-  // A call that ends by `deadline` or when the agent stops.
+  // A call that ends by `deadline` or when the agent stops, for a caller
+  // with its own deadline (Allocate): CallOptions::within_deadline.
   CallOptions CallBy(Clock::TimePoint deadline) const;
-  // A background call: background_call_deadline from now.
+  // A background call: background_call_deadline from now; its retries wait
+  // the process's retry policy.
   CallOptions BackgroundCall() const;
   // Live in the cache (not Succeeded or Failed) and not failed here.
   bool IsLive(const std::string& uid, const std::set<std::string>& live) const;
@@ -116,6 +134,7 @@ struct AgentContext {
   std::unique_ptr<PodCache> pods;  // set by Start(), before any thread runs
   PodLedger ledger;
   InventoryCache inventory;
+  SeenNode seen_node;
   // Set by Stop(): the cancel flag of every API call.
   std::atomic<bool> stopping{false};
   // The pod cache synced and Recover ran.

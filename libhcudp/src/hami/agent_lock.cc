@@ -11,9 +11,29 @@
 #include "hcudp/kube_ops.h"
 
 namespace hcudp::internal {
+namespace {
 
-void StaleLock::Release(bool first) {
-  auto node = GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
+// How much older than the registration interval the registrar's view of the
+// Node may be (a handshake that took a while) and still stand in for a GET.
+constexpr std::chrono::milliseconds kSeenNodeSlack{5000};
+
+}  // namespace
+
+void StaleLock::Release(bool first, bool fresh) {
+  // The registrar's last handshake returned the Node: a periodic look reads
+  // the lock from it while it is that recent, instead of a GET every sweep.
+  // The first look (what an earlier process left) and a look after a pod
+  // event read the node itself, and so does one that finds a lock: nothing
+  // is done on an old view.
+  std::optional<Node> seen;
+  if (!first && !fresh) {
+    seen = ctx_.seen_node.Get(ctx_.clock.Now(), ctx_.options.register_interval + kSeenNodeSlack);
+    if (seen && seen->metadata.annotations.count(std::string(hami::kNodeLockAnnotation)) != 0) {
+      seen.reset();
+    }
+  }
+  StatusOr<Node> node = seen ? StatusOr<Node>(*seen)
+                             : GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
   if (!node.ok()) {
     LOG(WARNING) << "HAMi: cannot check the node lock: " << node.status().ToString();
     return;

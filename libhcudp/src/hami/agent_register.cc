@@ -13,7 +13,6 @@
 namespace hcudp::internal {
 namespace {
 
-constexpr std::chrono::milliseconds kRetryAfterFailure{5000};
 constexpr char kTopologyNamespace[] = "kube-system";
 constexpr char kTopologyConfigMap[] = "hcu-topology-info";
 
@@ -70,14 +69,18 @@ void Registrar::RegisterIfDue(bool requested) {
   const bool handshake_due = last_handshake_ == Clock::TimePoint{} ||
                              now - last_handshake_ >= ctx_.options.register_interval;
   if (!requested && !handshake_due && !failed_before) return;
+  retry_after_s_.reset();
   Status st = Register(/*lists_only_if_changed=*/!handshake_due && !failed_before);
   if (st.ok()) {
     next_retry_ = {};
     if (!registered_.exchange(true) && on_first_) on_first_();
   } else {
-    LOG(WARNING) << "HAMi: registering node " << ctx_.options.node_name
-                 << " failed (retry in 5 s): " << st.ToString();
-    next_retry_ = now + kRetryAfterFailure;
+    // The process's retry pause: a loop that tries again continues its
+    // ladder (1 s doubling to 30 s, jittered), never restarts it.
+    const std::chrono::milliseconds pause = ctx_.client->retry_policy().Pause(retry_after_s_);
+    LOG(WARNING) << "HAMi: registering node " << ctx_.options.node_name << " failed (retry in "
+                 << pause.count() << " ms): " << st.ToString();
+    next_retry_ = ctx_.clock.Now() + pause;
   }
 }
 
@@ -104,8 +107,11 @@ Status Registrar::Register(bool lists_only_if_changed) {
       patch[std::string(hami::kNodeRegisterAnnotation)] = full;
       patch[std::string(hami::kNodeRemainingAnnotation)] = remaining;
     }
-    HCUDP_ASSIGN_OR_RETURN(Node node, PatchNodeAnnotations(*ctx_.client, ctx_.options.node_name,
-                                                           patch, ctx_.BackgroundCall()));
+    CallOptions call = ctx_.BackgroundCall();
+    call.retry_after_s = &retry_after_s_;
+    HCUDP_ASSIGN_OR_RETURN(Node node,
+                           PatchNodeAnnotations(*ctx_.client, ctx_.options.node_name, patch, call));
+    ctx_.seen_node.Set(node, ctx_.clock.Now());
     last_full_ = full;
     last_remaining_ = remaining;
     last_handshake_ = ctx_.clock.Now();

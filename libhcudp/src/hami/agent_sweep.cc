@@ -83,7 +83,7 @@ void Sweeper::Run() {
     if (ctx_.stopping) return;
     bool changed = false;
     if (sweep || ctx_.clock.Now() >= next_sweep_) {
-      Sweep();
+      Sweep(/*pod_event=*/sweep);
       next_sweep_ = ctx_.clock.Now() + ctx_.options.sweep_interval;
       changed = true;
     }
@@ -92,8 +92,8 @@ void Sweeper::Run() {
   }
 }
 
-void Sweeper::Sweep() {
-  stale_lock_.Release(/*first=*/false);
+void Sweeper::Sweep(bool pod_event) {
+  stale_lock_.Release(/*first=*/false, /*fresh=*/pod_event);
   stale_lock_.MarkUnmarkedFailures();
   const std::set<std::string> live = ctx_.LivePodUids();
   auto result = ctx_.vhcus.Reconcile(

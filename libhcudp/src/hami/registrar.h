@@ -53,6 +53,7 @@ class Registrar {
   std::string last_remaining_;
   Clock::TimePoint last_handshake_{};
   Clock::TimePoint next_retry_{};
+  std::optional<int> retry_after_s_;  // of the last refused handshake
   std::optional<uint64_t> last_hcumem_mib_;
   std::string last_topology_;
 };

@@ -17,8 +17,10 @@ class StaleLock {
 
   // Releases the node lock when its pod's Allocate can no longer complete.
   // `first` at the first sync: the lock found then was left by an earlier
-  // process.
-  void Release(bool first);
+  // process. Unless `first` or `fresh` (a pod event asked for the look), a
+  // recent enough view of the Node from the registrar's handshake stands in
+  // for a GET when it shows no lock.
+  void Release(bool first, bool fresh = true);
   // Whether Release(first=true) ran and read the node.
   bool inherited_known() const { return inherited_known_; }
   // Retries the bind-phase=failed patches the failure path could not make.

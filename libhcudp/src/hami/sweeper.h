@@ -33,7 +33,9 @@ class Sweeper {
  private:
   void Run();
   bool SyncAndRecover();
-  void Sweep();
+  // `pod_event`: asked for by a pod event (the stale-lock check reads the
+  // Node itself), not the periodic sweep.
+  void Sweep(bool pod_event);
 
   AgentContext& ctx_;
   const std::function<void()> on_ready_;

@@ -257,11 +257,6 @@ void VhcuManager::Impl::Queue(Retry retry, const Status& why, VhcuSweepResult* r
   ++result->queued;
 }
 
-bool VhcuManager::Impl::MayBeHidden(const NodeInventory& inventory, int id) {
-  return std::any_of(inventory.vhcu_gaps.begin(), inventory.vhcu_gaps.end(),
-                     [id](const VhcuStateGap& g) { return g.vhcu_id < 0 || g.vhcu_id == id; });
-}
-
 bool VhcuManager::Impl::IsQueued(int vhcu_id) const {
   MutexLock lock(mu_);
   return retries_.count(vhcu_id) > 0;
@@ -277,15 +272,18 @@ Status VhcuManager::Impl::Release(const hami::MarkFileName& name) {
   StatusOr<VhcuHostLock> host_lock = Lock(options_.lock_timeout);
   StatusOr<NodeInventory> inventory =
       host_lock.ok() ? backend_->Discover() : StatusOr<NodeInventory>(host_lock.status());
+  std::optional<Lookup<Vhcu>> now;
   if (inventory.ok() && name.vhcu_id >= 0) {
-    const Vhcu* now = inventory->FindVhcu(name.vhcu_id);
-    if (now != nullptr) vhcu = *now;
+    now = inventory->LookupVhcu(name.vhcu_id);
+    if (now->certainty() == Certainty::kFound) vhcu = now->value();
   }
-  if (!inventory.ok()) {
+  if (!inventory.ok() || (now && now->certainty() == Certainty::kUnknown)) {
+    // Not destroyed on what cannot be read: the mark stays, Tick retries.
     Retry retry;
     retry.vhcu_id = name.vhcu_id;
     retry.mark = mark;
-    Queue(std::move(retry), inventory.status(), &result);
+    Queue(std::move(retry), inventory.ok() ? UnavailableError(now->why()) : inventory.status(),
+          &result);
   } else {
     DestroyOrQueue(vhcu, mark, "", &result);
   }
@@ -356,15 +354,16 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
         ++result.marks_removed;
       continue;
     }
-    const Vhcu* vhcu = inventory.FindVhcu(m.vhcu_id);
-    if (vhcu == nullptr && MayBeHidden(inventory, m.vhcu_id)) {
+    Lookup<Vhcu> found = inventory.LookupVhcu(m.vhcu_id);
+    if (found.certainty() == Certainty::kUnknown) {
       // Not gone: its conf could not be read in this pass. Removing the mark
       // would leak the vHCU for good.
-      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
-                                << " whose state cannot be read now: left alone until it can";
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id << ": "
+                                << found.why() << "; left alone until it reads";
       ++result.left_alone;
       continue;
     }
+    const Vhcu* vhcu = found.certainty() == Certainty::kFound ? &found.value() : nullptr;
     if (vhcu != nullptr && vhcu->card < 0) {
       // Its card was not discovered in this pass: whether the mark still
       // names it is unknown. Removing the mark would leak the vHCU for good.
@@ -426,14 +425,15 @@ VhcuSweepResult VhcuManager::Impl::Tick() {
       return !m.name.whole_card() && m.name.vhcu_id == retry.vhcu_id &&
              !(retry.mark && m.name == retry.mark->name);
     });
-    const Vhcu* now = taken_over ? nullptr : inventory->FindVhcu(retry.vhcu_id);
+    Lookup<Vhcu> found = taken_over ? Lookup<Vhcu>::Absent() : inventory->LookupVhcu(retry.vhcu_id);
     if (taken_over) {
       LOG(WARNING) << "vHCU " << retry.vhcu_id << " whose destroy was queued went meanwhile; "
                    << "its id now belongs to another pod's vHCU: left alone";
-    } else if (now == nullptr && MayBeHidden(*inventory, retry.vhcu_id)) {
-      Queue(retry, UnavailableError("its state cannot be read now"), &result);
+    } else if (found.certainty() == Certainty::kUnknown) {
+      Queue(retry, UnavailableError(found.why()), &result);
       continue;
     }
+    const Vhcu* now = found.certainty() == Certainty::kFound ? &found.value() : nullptr;
     Vhcu gone;
     gone.id = -1;  // nothing to destroy: just the files
     if (now != nullptr && !retry.card_bdf.empty() &&

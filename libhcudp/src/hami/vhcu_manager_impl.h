@@ -87,9 +87,6 @@ class VhcuManager::Impl {
                      const PodLivenessFn& is_allocating, VhcuSweepResult* result)
       HCUDP_EXCLUDES(mu_);
   bool IsQueued(int vhcu_id) const HCUDP_EXCLUDES(mu_);
-  // Whether vHCU `id` may exist although `inventory` lacks it: a gap (a conf
-  // or /etc/vdev that could not be read) may hide it. Then it is not gone.
-  static bool MayBeHidden(const NodeInventory& inventory, int id);
   StatusOr<VhcuHostLock> Lock(std::chrono::milliseconds timeout) const;
 
   Backend* const backend_;

@@ -129,11 +129,12 @@ void VhcuManager::Impl::ResolveIntent(const Intent& intent, const NodeInventory&
     const hami::MarkFileName own{r.pod_uid, r.container, r.card, id};
     bool has_mark =
         std::any_of(marks.begin(), marks.end(), [&](const MarkFile& m) { return m.name == own; });
-    const Vhcu* vhcu = inventory.FindVhcu(id);
-    if (!has_mark && vhcu == nullptr && MayBeHidden(inventory, id)) {
+    Lookup<Vhcu> found = inventory.LookupVhcu(id);
+    if (!has_mark && found.certainty() == Certainty::kUnknown) {
       ++result->left_alone;  // not gone: unreadable in this pass; the intent stays
       return;
     }
+    const Vhcu* vhcu = found.certainty() == Certainty::kFound ? &found.value() : nullptr;
     if (has_mark || vhcu == nullptr) {
       drop_intent();  // the mark owns it, or nothing is left
       return;

@@ -136,8 +136,8 @@ size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
     }
     return n;
   }
-  if (n > t->request->max_body_bytes - std::min(t->request->max_body_bytes,
-                                                 t->response->body.size())) {
+  if (n >
+      t->request->max_body_bytes - std::min(t->request->max_body_bytes, t->response->body.size())) {
     t->body_too_large = true;
     return 0;  // a short write ends the transfer
   }
@@ -274,7 +274,10 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
     const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
                              *request.deadline - std::chrono::steady_clock::now())
                              .count();
-    if (left <= 0) return DeadlineExceededError(what + ": deadline passed before the request");
+    if (left <= 0) {
+      if (request.maybe_sent != nullptr) *request.maybe_sent = false;
+      return DeadlineExceededError(what + ": deadline passed before the request");
+    }
     connect_ms = std::min(connect_ms, left);
     total_ms = total_ms > 0 ? std::min(total_ms, left) : left;
   }
@@ -290,6 +293,7 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
 
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.fresh_connection) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
@@ -365,11 +369,17 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
   if (cancelled) return Status(StatusCode::kCancelled, what + ": cancelled");
   if (result == CURLE_WRITE_ERROR && transfer.stopped_by_consumer) result = CURLE_OK;
   if (result == CURLE_WRITE_ERROR && transfer.body_too_large) {
-    return Status(StatusCode::kResourceExhausted,
-                  what + ": response body larger than " +
-                      std::to_string(request.max_body_bytes) + " bytes");
+    return Status(
+        StatusCode::kResourceExhausted,
+        what + ": response body larger than " + std::to_string(request.max_body_bytes) + " bytes");
   }
-  if (result != CURLE_OK) return MapCurlError(result, error_buffer, what);
+  if (result != CURLE_OK) {
+    if (request.maybe_sent != nullptr) {
+      *request.maybe_sent = !(result == CURLE_COULDNT_RESOLVE_HOST ||
+                              result == CURLE_COULDNT_CONNECT || result == CURLE_SSL_CONNECT_ERROR);
+    }
+    return MapCurlError(result, error_buffer, what);
+  }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }

@@ -45,6 +45,14 @@ struct HttpRequest {
   // ResourceExhausted: a broken or hostile server cannot exhaust memory. The
   // default is far above any object the API server stores (~1.5 MiB each).
   size_t max_body_bytes = size_t{64} << 20;
+  // When set, a failed transfer sets it to whether the request can have
+  // reached the server (false only when no connection was made): a
+  // non-idempotent request (POST) is retried only when it was not.
+  bool* maybe_sent = nullptr;
+  // On a new connection, not a kept-alive one: libcurl silently sends a
+  // request again when a reused connection closes before any answer, which
+  // for a POST the server may have applied means applying it twice.
+  bool fresh_connection = false;
 };
 
 struct HttpResponse {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 
 #include "hcudp/version.h"
 #include "kube/api_error.h"
@@ -127,10 +128,11 @@ bool IsGone(const Status& s) { return s.code() == StatusCode::kOutOfRange; }
 
 class KubeClient::Impl {
  public:
-  Impl(KubeConfig config, KubeClientOptions options)
+  Impl(KubeConfig config, KubeClientOptions options, std::shared_ptr<RetryPolicy> policy)
       : config_(std::move(config)),
         options_(std::move(options)),
         clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()),
+        policy_(std::move(policy)),
         token_(config_.token, config_.token_file) {
     tls_.ca_pem = config_.ca_pem;
     tls_.insecure_skip_verify = config_.insecure_skip_tls_verify;
@@ -143,6 +145,7 @@ class KubeClient::Impl {
 
   const KubeConfig& config() const { return config_; }
   Clock& clock() const { return clock_; }
+  RetryPolicy& policy() const { return *policy_; }
   const KubeClientOptions& options() const { return options_; }
 
   // Builds the request for `method` on `path_and_query` with auth headers.
@@ -162,14 +165,19 @@ class KubeClient::Impl {
     return r;
   }
 
-  int BackoffMs(int attempt, const std::optional<int>& retry_after_s) const {
-    int64_t delay = options_.initial_backoff_ms;
-    for (int i = 0; i < attempt && delay < options_.max_backoff_ms; ++i) delay *= 2;
-    delay = std::min<int64_t>(delay, options_.max_backoff_ms);
-    return static_cast<int>(
-        PauseForRetryAfter(std::chrono::milliseconds(delay), retry_after_s,
-                           std::chrono::milliseconds(options_.max_retry_after_ms))
-            .count());
+  // The pause before retry `attempt` (0-based) of a call: the process's
+  // shared ladder, or for a caller with its own deadline a short ladder of
+  // its own (see CallOptions::within_deadline).
+  std::chrono::milliseconds RetryPause(int attempt, const std::optional<int>& retry_after_s,
+                                       const CallOptions& call) {
+    if (!call.within_deadline || !call.deadline) return policy_->Pause(retry_after_s);
+    int64_t step_ms = 100;
+    for (int i = 0; i < attempt && step_ms < 1000; ++i) step_ms *= 2;
+    step_ms = std::min<int64_t>(step_ms, 1000);
+    thread_local std::minstd_rand rng(std::random_device{}());
+    step_ms -= std::uniform_int_distribution<int64_t>(0, step_ms / 2)(rng);
+    return PauseForRetryAfter(std::chrono::milliseconds(step_ms), retry_after_s,
+                              policy_->options().max_retry_after);
   }
 
   // Waits `delay` on the clock unless the call's cancel flag is set first
@@ -190,6 +198,7 @@ class KubeClient::Impl {
                              const CallOptions& call) {
     const std::string what = method + " " + path_and_query;
     const int max_retries = std::max(0, call.max_retries.value_or(options_.max_retries));
+    if (call.retry_after_s != nullptr) call.retry_after_s->reset();
     bool reauthenticated = false;
     for (int attempt = 0;; ++attempt) {
       if (call.cancel != nullptr && call.cancel->load()) {
@@ -204,6 +213,9 @@ class KubeClient::Impl {
         request.deadline = std::chrono::steady_clock::now() + (*call.deadline - start);
       }
       request.cancel = call.cancel;
+      bool maybe_sent = true;
+      request.maybe_sent = &maybe_sent;
+      request.fresh_connection = method == "POST";
       StatusOr<HttpResponse> response = pool_.Perform(tls_, request);
       if (options_.on_response) {
         options_.on_response(method, response.ok() ? static_cast<int>(response->status) : 0);
@@ -235,13 +247,21 @@ class KubeClient::Impl {
         }
         failure = kube::ApiError(response->status, response->body, what);
         retry_after = response->retry_after_s;
+        if (call.retry_after_s != nullptr) *call.retry_after_s = retry_after;
         if (!kube::IsRetryableHttpStatus(response->status)) return failure;
+        // The server may have applied a POST it answered 500/502/504 to.
+        if (method == "POST" && response->status != 429 && response->status != 503) {
+          return failure.WithContext("not retried: the server may have applied it");
+        }
       }
       if (!response.ok() && failure.code() != StatusCode::kUnavailable) return failure;
+      if (!response.ok() && method == "POST" && maybe_sent) {
+        return failure.WithContext("not retried: the server may have applied it");
+      }
       if (attempt >= max_retries) {
         return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
-      const std::chrono::milliseconds delay(BackoffMs(attempt, retry_after));
+      const std::chrono::milliseconds delay = RetryPause(attempt, retry_after, call);
       if (call.deadline && clock_.Now() + delay >= *call.deadline) {
         return failure.WithContext("no time left for a retry before the deadline");
       }
@@ -332,6 +352,7 @@ class KubeClient::Impl {
   const KubeConfig config_;
   KubeClientOptions options_;
   Clock& clock_;
+  const std::shared_ptr<RetryPolicy> policy_;
   kube::TlsMaterial tls_;
   kube::BearerToken token_;
   kube::HttpChannelPool pool_;
@@ -341,6 +362,7 @@ KubeClient::KubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 KubeClient::~KubeClient() = default;
 
 Clock& KubeClient::clock() const { return impl_->clock(); }
+RetryPolicy& KubeClient::retry_policy() const { return impl_->policy(); }
 
 StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
                                                       KubeClientOptions options) {
@@ -356,8 +378,20 @@ StatusOr<std::unique_ptr<KubeClient>> KubeClient::New(KubeConfig config,
       options.max_retries < 0) {
     return InvalidArgumentError("kube client: timeouts must be > 0 and max_retries >= 0");
   }
-  return std::unique_ptr<KubeClient>(
-      new KubeClient(std::make_unique<Impl>(std::move(config), std::move(options))));
+  std::shared_ptr<RetryPolicy> policy = options.retry_policy;
+  if (policy == nullptr) {
+    RetryPolicyOptions ro;
+    ro.initial_backoff = std::chrono::milliseconds(options.initial_backoff_ms);
+    ro.max_backoff = std::chrono::milliseconds(options.max_backoff_ms);
+    ro.max_retry_after = std::chrono::milliseconds(std::max(0, options.max_retry_after_ms));
+    ro.budget_refill = std::chrono::milliseconds(std::max(1, options.max_backoff_ms / 6));
+    ro.clock = options.clock;
+    StatusOr<std::shared_ptr<RetryPolicy>> made = RetryPolicy::New(ro);
+    if (!made.ok()) return made.status().WithContext("kube client");
+    policy = std::move(made).value();
+  }
+  return std::unique_ptr<KubeClient>(new KubeClient(
+      std::make_unique<Impl>(std::move(config), std::move(options), std::move(policy))));
 }
 
 const std::string& KubeClient::server() const { return impl_->config().server; }

@@ -75,7 +75,6 @@ class PodCache::Impl {
  private:
   // The cache thread's loop: list, then watch until an error; see pod_cache.h.
   void Run() {
-    int backoff_ms = options_.initial_backoff_ms;
     bool need_list = true;
     bool just_listed = false;  // no watch has accepted the last LIST's version yet
     int quick_ends = 0;
@@ -83,10 +82,7 @@ class PodCache::Impl {
       if (need_list) {
         Status s = Relist();
         if (!s.ok()) {
-          LOG(WARNING) << "pod cache: list failed: " << s.ToString() << "; retrying in "
-                       << backoff_ms << " ms";
-          SleepMs(backoff_ms);
-          backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+          PauseAfter(s, std::nullopt, "list failed", "listing again");
           continue;
         }
         need_list = false;
@@ -103,46 +99,44 @@ class PodCache::Impl {
       just_listed = false;
       if (s.ok()) {
         // The server ended the stream (timeout): resume from where we are.
-        // A server that keeps closing at once gets a pause, longer each
-        // time (up to the cap), not a hot loop.
+        // A server that keeps closing at once gets the process's backoff,
+        // not a hot loop.
         bool quick = events == 0 && clock_.Now() - start < std::chrono::seconds(1);
         quick_ends = quick ? quick_ends + 1 : 0;
-        if (quick_ends >= 3) {
-          SleepMs(backoff_ms);
-          backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
-        } else {
-          backoff_ms = options_.initial_backoff_ms;
-        }
+        if (quick_ends >= 3) PauseAfter(s, std::nullopt, "watch keeps ending at once", "watching");
         continue;
       }
-      // A stalled stream (DeadlineExceeded: no byte, not even a bookmark,
-      // for the client's stall timeout) or a refusal that asked for a pause
-      // (429 + Retry-After: API Priority and Fairness shedding load) leaves
-      // the cache current to its last version: it watches again from there
-      // after the pause. A LIST would only add load, on an overloaded server
-      // the heaviest request of all.
-      if (s.code() == StatusCode::kDeadlineExceeded || (retry_after_s && !IsGone(s))) {
-        // The pause asked for, up to the cap, as the client's own retries.
-        const int pause_ms = static_cast<int>(
-            PauseForRetryAfter(std::chrono::milliseconds(backoff_ms), retry_after_s,
-                               std::chrono::milliseconds(options_.max_backoff_ms))
-                .count());
-        LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; watching again in "
-                     << pause_ms << " ms";
-        SleepMs(pause_ms);
-        backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+      if (IsGone(s) && !gone_right_after_list) {
+        VLOG(2) << "pod cache: " << s.message() << "; relisting";
+        need_list = true;
+        continue;
+      }
+      // A transient failure (the server unreachable or shedding load, a
+      // stalled stream) leaves the cache current to its last version: it
+      // watches again from there after the pause. A LIST would only add load,
+      // on an overloaded server the heaviest request of all.
+      if (Resumable(s) && !IsGone(s)) {
+        PauseAfter(s, retry_after_s, "watch failed", "watching again");
         continue;
       }
       need_list = true;
-      if (IsGone(s) && !gone_right_after_list) {
-        VLOG(2) << "pod cache: " << s.message() << "; relisting";
-        continue;
-      }
-      LOG(WARNING) << "pod cache: watch failed: " << s.ToString() << "; relisting in " << backoff_ms
-                   << " ms";
-      SleepMs(backoff_ms);
-      backoff_ms = std::min(backoff_ms * 2, options_.max_backoff_ms);
+      PauseAfter(s, retry_after_s, "watch failed", "relisting");
     }
+  }
+
+  // Failures after which a watch from the last version can still succeed.
+  static bool Resumable(const Status& s) {
+    return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded ||
+           s.code() == StatusCode::kResourceExhausted;
+  }
+
+  // Waits the process's retry pause (raised to a Retry-After) after `s`.
+  void PauseAfter(const Status& s, const std::optional<int>& retry_after_s, const char* what,
+                  const char* next) {
+    const std::chrono::milliseconds pause = client_->retry_policy().Pause(retry_after_s);
+    LOG(WARNING) << "pod cache: " << what << (s.ok() ? "" : ": " + s.ToString()) << "; " << next
+                 << " in " << pause.count() << " ms";
+    SleepMs(static_cast<int>(pause.count()));
   }
 
   bool stopping() const { return stop_.load(); }

@@ -265,6 +265,8 @@ class EventRecorder::Impl {
     CallOptions options;
     options.cancel = &cancel_;
     options.max_retries = 0;
+    std::optional<int> retry_after_s;
+    options.retry_after_s = &retry_after_s;
     const Clock::TimePoint give_up = clock_.Now() + options_.give_up_after;
     Status st;
     for (int attempt = 1; attempt <= options_.max_tries; ++attempt) {
@@ -273,7 +275,11 @@ class EventRecorder::Impl {
       // lost created it (the name is this recorder's alone).
       if (attempt > 1 && IsAlreadyExists(st)) st = OkStatus();
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
-      const Clock::TimePoint next = clock_.Now() + options_.retry_delay;
+      // At least retry_delay, and the process's retry pause (its ladder,
+      // budget and the server's Retry-After) when that is longer.
+      const std::chrono::milliseconds pause = std::max<std::chrono::milliseconds>(
+          options_.retry_delay, options_.client->retry_policy().Pause(retry_after_s));
+      const Clock::TimePoint next = clock_.Now() + pause;
       if (next > give_up) break;
       MutexLock lock(mu_);
       WaitUntil(clock_, mu_, cv_, next, [this]() HCUDP_REQUIRES(mu_) { return stopping_; });

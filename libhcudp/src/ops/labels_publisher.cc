@@ -240,9 +240,15 @@ class NodeLabelPublisher::Impl {
         backoff = options.retry;
         next = s.clock.Now() + options.refresh;
       } else {
+        // A failed API call also waits the process's retry pause: the
+        // labels do not retry faster than every other loop of the process.
+        std::chrono::milliseconds pause = backoff;
+        if (options.mode == NodeLabelMode::kNode && options.client != nullptr) {
+          pause = std::max(pause, options.client->retry_policy().Pause());
+        }
         LOG(WARNING) << "node labels (" << NodeLabelModeName(options.mode) << "): " << st.ToString()
-                     << "; retrying in " << backoff.count() << " s";
-        next = s.clock.Now() + backoff;
+                     << "; retrying in " << pause.count() << " ms";
+        next = s.clock.Now() + pause;
         backoff = std::min(backoff * 2, options.refresh);
       }
     }

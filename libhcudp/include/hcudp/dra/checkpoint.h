@@ -16,6 +16,7 @@
 #ifndef HCUDP_DRA_CHECKPOINT_H_
 #define HCUDP_DRA_CHECKPOINT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -69,12 +70,21 @@ struct PreparedClaim {
   std::vector<PreparedDevice> devices;
 };
 
+// The largest checkpoint entry read (an entry is a few KB).
+inline constexpr size_t kMaxCheckpointEntryBytes = size_t{1} << 20;
+// Set-aside entries: <claimUID>.json renamed by an Unprepare that could not
+// decode it (see CheckpointStore::SetAside).
+inline constexpr std::string_view kSetAsideSuffix = ".undecodable";
+
 // The JSON of one checkpoint file, and back. Decode checks every field
-// (InvalidArgument naming it).
+// (InvalidArgument naming it); text larger than kMaxCheckpointEntryBytes or
+// nesting arrays/objects deeper than the kube client allows (512 levels) is
+// refused before it is parsed, so no entry can exhaust the stack.
 HCUDP_EXPORT std::string EncodePreparedClaim(const PreparedClaim& claim);
 HCUDP_EXPORT StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json);
 
-// The checkpoint files under one host root.
+// The checkpoint files under one host root: the one reader of the daemon,
+// the library and hcuctl.
 class HCUDP_EXPORT CheckpointStore {
  public:
   explicit CheckpointStore(std::string host_root);
@@ -82,12 +92,22 @@ class HCUDP_EXPORT CheckpointStore {
   // <host-root>/var/lib/hcu-device-plugin/dra.
   const std::string& dir() const { return dir_; }
 
-  // Every entry, sorted by claim UID. Files that cannot be read or decoded
-  // are named in `bad` ("<path>: <why>") and skipped, never fatal: one
-  // corrupt file must not stop the daemon. A missing directory is empty.
+  // Every entry, sorted by claim UID. Entries that are not regular files
+  // (FIFO, directory, symbolic link, device: never opened for reading, so a
+  // FIFO cannot block), cannot be read, or do not decode are named in `bad`
+  // ("<path>: <why>") and skipped, left in place, never fatal: one corrupt
+  // file must not stop the daemon. Entries set aside by SetAside are named in
+  // `bad` too. A missing directory is empty.
   StatusOr<std::vector<PreparedClaim>> ReadAll(std::vector<std::string>* bad) const;
-  // NotFound when the claim has no entry.
+  // NotFound when the claim has no entry; FailedPrecondition when the entry
+  // is not a regular file; InvalidArgument when it does not decode (see
+  // IsUndecodableEntry); other codes for I/O errors. Messages name the path.
   StatusOr<PreparedClaim> Read(const std::string& uid) const;
+  // Renames the claim's entry (whatever its type) to
+  // <uid>.json.undecodable, durably: kept for an admin, no longer the
+  // claim's entry (a Prepare of the claim starts afresh). Returns the new
+  // path.
+  StatusOr<std::string> SetAside(const std::string& uid) const;
   // Durable (file and directory fsync-ed) before it returns.
   Status Write(const PreparedClaim& claim) const;
   // Durable; a missing entry is OK.
@@ -97,6 +117,11 @@ class HCUDP_EXPORT CheckpointStore {
   std::string host_root_;
   std::string dir_;
 };
+
+// Whether a Read error means the entry is there but will never decode (not
+// a regular file, corrupt, too large or deep, a newer format): retrying
+// cannot help, unlike an I/O error.
+HCUDP_EXPORT bool IsUndecodableEntry(const Status& read_error);
 
 // The boot ID under host_root (trimmed); NotFound when the file is absent.
 HCUDP_EXPORT StatusOr<std::string> ReadBootId(const std::string& host_root);

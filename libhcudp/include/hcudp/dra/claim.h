@@ -28,6 +28,13 @@ struct ClaimRef {
   std::string uid;
 };
 
+// Whether a claim reference from kubelet follows the Kubernetes name rules,
+// checked before it is used in an API path, a file name or a message:
+// namespace a DNS-1123 label, name a DNS-1123 subdomain (at most 253), UID
+// as CheckClaimUid. InvalidArgument naming the field; the bad value is
+// quoted cut to 64 characters, so a huge name makes a short error.
+HCUDP_EXPORT Status CheckClaimRef(const ClaimRef& ref);
+
 // /apis/resource.k8s.io/v1/namespaces/<ns>/resourceclaims/<name>.
 HCUDP_EXPORT ResourcePath ResourceClaimPath(std::string namespace_name, std::string name);
 

@@ -21,6 +21,10 @@
 // another card or size: the id was reused), removes marks and its CDI spec,
 // then the checkpoint entry. Not prepared → OK. A vHCU that could not be
 // destroyed keeps the entry and the answer is an error (kubelet retries).
+// An entry that does not decode (IsUndecodableEntry) never fails it
+// forever: what the claim's marks and CDI spec prove is released, the entry
+// is set aside (CheckpointStore::SetAside) and the answer is OK.
+// Both check the claim reference first (CheckClaimRef: InvalidArgument).
 //
 // Thread-safety: all methods may be called concurrently; calls for the same
 // claim are serialised (the second gets Unavailable, "in progress"). No lock
@@ -135,6 +139,7 @@ struct RecoverResult {
   int rolled_back = 0;                   // "preparing" entries undone
   int unprepared = 0;                    // claims gone from the API (404 or new UID)
   int pending = 0;                       // claims whose GET or unprepare failed: retried by Tick
+  int unknown = 0;  // prepared claims on devices the node cannot read now: kept, re-checked by Tick
   std::vector<std::string> bad_entries;  // checkpoint files that could not be read
 };
 

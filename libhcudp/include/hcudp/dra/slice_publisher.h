@@ -7,22 +7,39 @@
 //                                                       // inventory/health change
 //   (*pub)->RequestResync();                            // after a kubelet restart
 //
-// A sync LISTs the slices with fieldSelector spec.nodeName=<node>,
-// spec.driver=<driver>, compares them with the plan (BuildPoolPlan) and, only
-// when they differ, writes a new pool generation: PUT over the existing
-// slices (resourceVersion preconditions, taints' timeAdded kept), POST the
-// missing ones, DELETE the surplus (uid + resourceVersion preconditions). An
-// unchanged pool costs one LIST and no write. Each write's answer (the stored
-// object) is compared with what was sent: a dropped device taint (the API
-// server's DRADeviceTaints gate is off) switches the publisher to leaving
-// unhealthy cards out and republishes at once; dropped consumable-capacity
-// fields are noted and no longer count as a difference.
+// A sync compares the node's slices (fieldSelector spec.nodeName=<node>,
+// spec.driver=<driver>) with the plan (BuildPoolPlan) and, only when they
+// differ, writes a new pool generation: PUT over the existing slices
+// (resourceVersion preconditions, taints' timeAdded kept), POST the missing
+// ones (generateName; never repeated when the server may have applied it:
+// the next sync looks the slices up first), DELETE the surplus (uid +
+// resourceVersion preconditions). Each write's answer (the stored object) is
+// compared with what was sent: a dropped device taint (the API server's
+// DRADeviceTaints gate is off) switches the publisher to leaving unhealthy
+// cards out and republishes at once; dropped consumable-capacity fields are
+// noted and no longer count as a difference.
 //
-// The worker syncs when the inventory changes, on RequestResync, when a
-// watch on the node's slices sees one deleted, every resync_interval, and
-// after a failure with capped exponential backoff. Every sync has a deadline
-// (sync_timeout) covering all its API calls; no lock is held across a call.
-// Stop() cancels a call in flight (~50 ms) and joins.
+// What a sync compares against: with `watch` (the default) the publisher
+// LISTs the node's slices once and then WATCHes them, keeping a local copy;
+// a sync compares against that copy, so an unchanged pool costs no request
+// at all, and the only steady-state traffic is the watch. A cleanly ended
+// watch is re-opened from its last resourceVersion; the copy is LISTed again
+// only after 410 Gone or an error the watch cannot resume from. A sync LISTs
+// when there is no trustworthy copy, and after a failed sync (a write whose
+// answer was lost is looked up before anything is written again). Without
+// `watch`, every sync LISTs.
+//
+// The worker syncs when the inventory changes, on RequestResync, when the
+// watch sees a slice deleted, every resync_interval, and after a failure
+// after the pause of the client's RetryPolicy (a Retry-After honoured). Every
+// sync has a deadline (sync_timeout) covering all its API calls; no lock is
+// held across a call. Stop() cancels a call in flight (~50 ms) and joins.
+//
+// Owner (owned_by_node): the slices name the Node as owner, so that they are
+// garbage-collected with it. Its UID (params.node_uid is the first guess) is
+// read again when it is not known (a failed read; at most once per
+// resync_interval) and after a slice of the pool was deleted (GC after the
+// Node was re-created); a stored slice whose owner differs is rewritten.
 #ifndef HCUDP_DRA_SLICE_PUBLISHER_H_
 #define HCUDP_DRA_SLICE_PUBLISHER_H_
 
@@ -49,13 +66,16 @@ struct SlicePublisherOptions {
   // Not owned; must outlive the publisher. Default (null): Clock::Real().
   Clock* clock = nullptr;
   std::chrono::milliseconds sync_timeout{10000};
-  std::chrono::milliseconds retry_initial{200};
-  std::chrono::milliseconds retry_max{10000};
+  // How often the pool is compared with the inventory when nothing asked
+  // for a sync (against the watched copy: no request while it is current).
   std::chrono::milliseconds resync_interval{30000};
-  // Watch the node's slices (with the worker) and resync when one is
-  // deleted, e.g. by a restarting kubelet, without waiting for a
-  // RequestResync or the resync interval.
+  // Watch the node's slices (with the worker): syncs compare against the
+  // watched copy, and a deletion (e.g. by a restarting kubelet) is resynced
+  // without waiting for a RequestResync or the resync interval.
   bool watch = true;
+  // The Node owns the slices (see the header comment). Default false: the
+  // owner is params.node_uid as given, or none.
+  bool owned_by_node = false;
 };
 
 struct PublisherState {
@@ -65,6 +85,7 @@ struct PublisherState {
   uint64_t synced_sequence = 0;  // SetInventory sequence the last good sync published
   uint64_t syncs = 0;            // syncs attempted
   uint64_t writes = 0;           // POST + PUT + DELETE, in total
+  uint64_t lists = 0;            // syncs that LISTed (no trustworthy watched copy)
   bool taints_dropped = false;   // unhealthy cards are left out instead
   bool consumable_capacity_dropped = false;
   Status last_status;  // of the last sync

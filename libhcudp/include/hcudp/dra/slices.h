@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hcudp/device.h"
+#include "hcudp/dra/checkpoint.h"
 #include "hcudp/export.h"
 #include "hcudp/status.h"
 
@@ -92,6 +93,18 @@ HCUDP_EXPORT std::string MigDeviceName(std::string_view card_bdf, int gpu_instan
 // max_vhcus_per_card < 1.
 HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inventory,
                                               const SliceParams& params);
+
+// The inventory the slices describe, from the node and the claims prepared
+// on it (issue 23). vHCUs a mark or an intent names (made for a claim or a
+// HAMi pod) are capacity consumed from their card, not devices. A vHCU
+// nothing names is offered as a free pre-split device only when nothing says
+// it may be someone's: it is left out (listed in `left_out`, when non-null)
+// when a prepared claim records its id, when its card carries vHCU marks or
+// a dynamic-vHCU claim (a lost mark), or when its owners cannot be read.
+HCUDP_EXPORT NodeInventory OfferableInventory(const NodeInventory& inventory,
+                                              const std::string& host_root,
+                                              const std::vector<PreparedClaim>& prepared,
+                                              std::vector<LeftOutDevice>* left_out);
 
 // The ResourceSlice object (JSON) of slice `index` of `plan` at `generation`:
 // apiVersion resource.k8s.io/v1, metadata.generateName
