@@ -16,17 +16,17 @@
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/dlopen_vendor_lib.h"
+#include "hcudp/node_state.h"
+#include "hcudp/node_watcher.h"
 #include "hcudp/version.h"
 #include "metrics.h"
-#include "node_monitor.h"
 #include "node_ops.h"
-#include "node_state.h"
 #include "plugin_manager.h"
 
 namespace hcudp::daemon {
 namespace {
 
-// SIGUSR1 is how the node monitor asks for a restart (NodeMonitor::
+// SIGUSR1 is how the node watcher asks for a restart (NodeWatcher::
 // set_restart_handler): blocked in every thread like SIGTERM, it ends the
 // same sigwait, so the shutdown is the same.
 sigset_t TerminationSignals() {
@@ -99,13 +99,13 @@ int StartupError(const Status& status) {
   return IsInputError(status) ? 2 : 1;
 }
 
-// Waits for SIGTERM/SIGINT, or SIGUSR1 from the monitor; returns the exit
-// code (1 when the monitor asked for a restart).
-int WaitForTermination(const NodeMonitor& monitor) {
+// Waits for SIGTERM/SIGINT, or SIGUSR1 from the watcher; returns the exit
+// code (1 when the watcher asked for a restart).
+int WaitForTermination(const NodeWatcher& watcher) {
   sigset_t set = TerminationSignals();
   int signal = 0;
-  // A SIGUSR1 not from the monitor is ignored.
-  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !monitor.restart_requested())) {
+  // A SIGUSR1 not from the watcher is ignored.
+  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !watcher.restart_requested())) {
   }
   const int exit_code = signal == SIGUSR1 ? 1 : 0;
   if (exit_code != 0) {
@@ -116,23 +116,23 @@ int WaitForTermination(const NodeMonitor& monitor) {
   return exit_code;
 }
 
-// Events follow the monitor's health verdicts; node labels every look at
+// Events follow the watcher's health verdicts; node labels every look at
 // the node (the publisher writes only when a labelled value changed, which
 // a changed resource set alone would miss: a driver upgrade).
-void ConnectNodeOps(NodeMonitor& monitor, NodeOps* node_ops) {
-  monitor.set_health_listener(
+void ConnectNodeOps(NodeWatcher& watcher, NodeOps* node_ops) {
+  watcher.set_health_listener(
       [node_ops](const Card& card, Health health, const std::string& reason) {
         node_ops->OnHealthChanged(card, health, reason);
       });
-  monitor.set_inventory_listener(
+  watcher.set_inventory_listener(
       [node_ops](const NodeInventory& inventory) { node_ops->OnInventory(inventory); });
 }
 
-// Stops the monitor; if a look is stuck in a vendor call past the monitor's
+// Stops the watcher; if a look is stuck in a vendor call past the watcher's
 // budget, the process ends here with `exit_code` (the thread still uses the
 // backend and the node state, which must not be destroyed).
-void StopMonitorOrExit(NodeMonitor& monitor, int exit_code) {
-  if (monitor.Stop()) return;
+void StopWatcherOrExit(NodeWatcher& watcher, int exit_code) {
+  if (watcher.Stop()) return;
   LOG(WARNING) << "stopped with a look at the node still running; exiting without waiting for it";
   std::fflush(nullptr);
   std::_Exit(exit_code);
@@ -142,7 +142,7 @@ void StopMonitorOrExit(NodeMonitor& monitor, int exit_code) {
 // `servers_stopped` false: a kubelet call never returned and still uses the
 // node state and the mode's objects, so none of them may be destroyed; our
 // sockets are gone, so the process ends here.
-int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOps& node_ops,
+int FinishStop(bool servers_stopped, int exit_code, NodeWatcher& watcher, NodeOps& node_ops,
                DaemonMetrics* metrics) {
   if (!servers_stopped) {
     LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
@@ -151,7 +151,7 @@ int FinishStop(bool servers_stopped, int exit_code, NodeMonitor& monitor, NodeOp
   }
   // A scrape reads the mode's registrations, which go first.
   if (metrics != nullptr) metrics->StopServing();
-  StopMonitorOrExit(monitor, exit_code);
+  StopWatcherOrExit(watcher, exit_code);
   node_ops.Stop();
   LOG(INFO) << "stopped";
   return exit_code;
@@ -176,15 +176,14 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
     if (metrics != nullptr) metrics->OnPublish(*snapshot);
   });
-  AllocationBuilder builder(BuilderOptions(options, node.host_root()));
-  NodeMonitor monitor(options, node, state, builder);
-  ConnectNodeOps(monitor, node_ops);
-  monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
+  NodeWatcher watcher(options, &node, &state);
+  ConnectNodeOps(watcher, node_ops);
+  watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy dra, backend "
             << BackendKindName(options.backend) << ", driver " << options.dra_driver_name
             << ", node " << options.node_name;
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
-  if (Status st = monitor.Start(); !st.ok()) {
+  if (Status st = watcher.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     node_ops->Stop();
     return 1;
@@ -192,16 +191,16 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   guard.Disarm();
   if (Status st = dra.Start(); !st.ok()) {
     dra.Stop();
-    StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
+    StopWatcherOrExit(watcher, st.code() == StatusCode::kCancelled ? 0 : 1);
     node_ops->Stop();
     if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
     if (IsInputError(st)) return StartupError(st);
     LOG(ERROR) << "DRA mode: " << st.ToString();
     return 1;
   }
-  const int exit_code = WaitForTermination(monitor);
+  const int exit_code = WaitForTermination(watcher);
   CancelVendorTools();
-  return FinishStop(dra.Stop(), exit_code, monitor, *node_ops, metrics);
+  return FinishStop(dra.Stop(), exit_code, watcher, *node_ops, metrics);
 }
 
 }  // namespace
@@ -267,25 +266,25 @@ int RunDaemon(const Options& options) {
     std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
     if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
   });
-  // The monitor writes the CDI spec at host-root + --cdi-spec-dir (§4.4).
-  Options monitor_options = options;
+  // The watcher writes the CDI spec at host-root + --cdi-spec-dir (§4.4).
+  Options watcher_options = options;
   if (options.device_list_strategy != DeviceListStrategy::kDevices) {
     StatusOr<std::string> cdi_dir = CdiSpecWriteDir(node.host_root(), options.cdi_spec_dir);
     if (!cdi_dir.ok()) return StartupError(cdi_dir.status());
-    monitor_options.cdi_spec_dir = *cdi_dir;
+    watcher_options.cdi_spec_dir = *cdi_dir;
   }
-  NodeMonitor monitor(monitor_options, node, state, builder);
-  ConnectNodeOps(monitor, node_ops);
+  NodeWatcher watcher(watcher_options, &node, &state);
+  ConnectNodeOps(watcher, node_ops);
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
-  monitor.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
-  if (Status st = monitor.Start(); !st.ok()) {
+  watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
+  if (Status st = watcher.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     return 1;
   }
   guard.Disarm();
   if (hami) {
     if (Status st = hami->Start(); !st.ok()) {
-      StopMonitorOrExit(monitor, st.code() == StatusCode::kCancelled ? 0 : 1);
+      StopWatcherOrExit(watcher, st.code() == StatusCode::kCancelled ? 0 : 1);
       if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
       LOG(ERROR) << "HAMi mode: " << st.ToString();
       return 1;
@@ -298,7 +297,7 @@ int RunDaemon(const Options& options) {
   if (Status st = manager.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     if (hami) hami->Stop();
-    StopMonitorOrExit(monitor, 1);
+    StopWatcherOrExit(watcher, 1);
     return 1;
   }
 
@@ -306,11 +305,11 @@ int RunDaemon(const Options& options) {
     metrics->ServeMetrics([&manager] { return manager.Registrations(); });
   }
 
-  const int exit_code = WaitForTermination(monitor);
+  const int exit_code = WaitForTermination(watcher);
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
-  return FinishStop(manager.Stop(), exit_code, monitor, *node_ops, metrics.get());
+  return FinishStop(manager.Stop(), exit_code, watcher, *node_ops, metrics.get());
 }
 
 }  // namespace hcudp::daemon

@@ -1,4 +1,4 @@
-// Daemon: wires the backend, node monitor and plugin manager together and
+// Daemon: wires the backend, node watcher and plugin manager together and
 // runs until SIGTERM/SIGINT.
 #ifndef HCU_DP_DAEMON_DAEMON_H_
 #define HCU_DP_DAEMON_DAEMON_H_

@@ -42,10 +42,10 @@
 #include "hcudp/dra/preparer.h"
 #include "hcudp/dra/slice_publisher.h"
 #include "hcudp/kube_client.h"
+#include "hcudp/node_state.h"
 #include "hcudp/options.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "node_state.h"
 
 namespace hcudp::daemon {
 

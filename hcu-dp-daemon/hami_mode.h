@@ -10,8 +10,8 @@
 #include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_client.h"
+#include "hcudp/node_state.h"
 #include "hcudp/options.h"
-#include "node_state.h"
 #include "plugin_service.h"
 
 namespace hcudp::daemon {

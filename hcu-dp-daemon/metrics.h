@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "hcudp/backend.h"
+#include "hcudp/node_state.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "node_state.h"
 
 namespace prometheus {
 class Registry;

@@ -1,6 +1,6 @@
 // NodeOps: the daemon's node agent operations (DESIGN.md §10) — node labels
 // (--node-labels) and Kubernetes Events (--events) — built from Options and
-// fed by the node monitor. Everything that talks to the API server or writes
+// fed by the node watcher. Everything that talks to the API server or writes
 // a file runs on the publisher's and recorder's own threads: the hooks below
 // only hand values over, so neither the monitor nor an Allocate ever waits.
 #ifndef HCU_DP_DAEMON_NODE_OPS_H_
@@ -43,7 +43,7 @@ class NodeOps {
   // Ends API calls in flight and joins the threads; idempotent.
   void Stop();
 
-  // Every look the node monitor takes at the node (its inventory listener),
+  // Every look the node watcher takes at the node (its inventory listener),
   // published or not: the labels are published whenever a labelled value
   // (driver version, model, count...) changed, even when the resource set
   // kubelet sees did not.

@@ -27,10 +27,10 @@
 // order is written here. Every lock the daemon itself owns is a leaf: it is
 // taken with no other lock held, and nothing is locked and nothing that
 // blocks is called under it:
-//   PluginManager::mu_, NodeMonitor::mu_, NodeState::mu_,
-//   RegistrationCanceller::mu_.
+//   PluginManager::mu_, RegistrationCanceller::mu_ (and the library's
+//   NodeWatcher and NodeState locks, leaves as well).
 // The locks a daemon thread nests are the library's, entered through the
-// monitor's and the gRPC handlers' calls, outermost first: HamiAgent's
+// node watcher's and the gRPC handlers' calls, outermost first: HamiAgent's
 // allocate lock -> VhcuManager's lock -> the vHCU host lock -> the vendor
 // library's RwMutex -> its leaves (DlopenVendorLib's dmi_down_mu_ and
 // health_mu_). HostBackend's health lock and the kube client's locks are
@@ -47,12 +47,12 @@
 #include <thread>
 #include <vector>
 
-#include "fd_poller.h"
 #include "hcudp/allocation.h"
 #include "hcudp/clock.h"
+#include "hcudp/node_state.h"
 #include "hcudp/options.h"
+#include "hcudp_internal/fd_poller.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "node_state.h"
 #include "plugin_server.h"
 #include "registrar.h"
 

@@ -14,8 +14,8 @@
 #include "deviceplugin_v1beta1.grpc.pb.h"
 #include "hcudp/allocation.h"
 #include "hcudp/naming.h"
+#include "hcudp/node_state.h"
 #include "hcudp/options.h"
-#include "node_state.h"
 
 namespace hcudp::daemon {
 

@@ -96,6 +96,7 @@ extern const Command kHamiCommand;
 extern const Command kDoctorCommand;
 extern const Command kLabelsCommand;
 extern const Command kDraCommand;
+extern const Command kWatchCommand;
 // Sub-commands of `hcuctl dra`, one per cmd_dra_<name>.cc.
 extern const Command kDraPreparedCommand;
 extern const Command kDraCheckCommand;

@@ -19,7 +19,7 @@ const std::vector<Command>& CommandTable() {
   static const std::vector<Command> kTable = {
       kDevicesCommand,  kNamesCommand,       kTopologyCommand, kVhcuCommand,   kPluginsCommand,
       kAllocateCommand, kAllocationsCommand, kHamiCommand,     kDoctorCommand, kDraCommand,
-      kLabelsCommand,   kCdiHookCommand,     kVersionCommand};
+      kLabelsCommand,   kCdiHookCommand,     kWatchCommand,    kVersionCommand};
   return kTable;
 }
 

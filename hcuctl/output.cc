@@ -152,6 +152,13 @@ void PrintJson(const Value& value, std::ostream& out) {
   out << "\n";
 }
 
+void PrintJsonLine(const Value& value, std::ostream& out) {
+  rapidjson::OStreamWrapper os(out);
+  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  WriteJson(value, w);
+  out << "\n";
+}
+
 void PrintYaml(const Value& value, std::ostream& out) {
   YAML::Emitter e;
   WriteYaml(value, e);

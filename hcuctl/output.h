@@ -68,6 +68,8 @@ class Table {
 };
 
 void PrintJson(const Value& value, std::ostream& out);
+// One line of compact JSON (JSON Lines), for commands that stream events.
+void PrintJsonLine(const Value& value, std::ostream& out);
 void PrintYaml(const Value& value, std::ostream& out);
 
 // Everything a command prints: tables with optional titles, or a value.

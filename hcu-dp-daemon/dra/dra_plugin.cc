@@ -19,15 +19,15 @@
 #include "dra/health_broadcaster.h"
 #include "dra/health_service.h"
 #include "dra/registration_service.h"
-#include "socket_server.h"
-#include "fd_poller.h"
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/fd_poller.h"
 #include "hcudp_internal/file_util.h"
 #include "hcudp_internal/leave_behind.h"
+#include "hcudp_internal/path_watcher.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "path_watcher.h"
 #include "plugin_server.h"
 #include "socket_names.h"
+#include "socket_server.h"
 
 namespace hcudp::daemon::dra {
 namespace {

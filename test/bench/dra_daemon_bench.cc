@@ -2,7 +2,7 @@
 // K100_AI node against the fake API server on loopback (issue 14 targets):
 //   1. start -> slices published (all 9 devices listed by the API), next to
 //      the floor: a device-plugin daemon's start -> first ListAndWatch list
-//      (the same fork, flags, discovery and node monitor);
+//      (the same fork, flags, discovery and node watcher);
 //   2. a health change (node file edited, --pulse=0) -> the taint visible in
 //      the API and Unhealthy on kubelet's health stream, next to the floor:
 //      the same edit -> the device Unhealthy in ListAndWatch;

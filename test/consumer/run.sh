@@ -17,7 +17,8 @@ echo "== install to $prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 libdir=$(dirname "$(find "$prefix" -name 'hcudp.pc' -path '*pkgconfig*' | head -1)")/..
 libdir=$(cd "$libdir" && pwd)
-for f in include/hcudp/backend.h include/hcudp/status.h include/hcudp/version.h; do
+for f in include/hcudp/backend.h include/hcudp/status.h include/hcudp/version.h \
+         include/hcudp/node_state.h include/hcudp/node_watcher.h; do
   [[ -f "$prefix/$f" ]] || fail "$f not installed"
 done
 [[ -z "$(find "$prefix/include" -type f ! -path '*/include/hcudp/*.h')" ]] \
@@ -43,6 +44,7 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 echo "== find_package(hcudp)"
 cmake -S "$src/test/consumer/project" -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="${CXX:-c++}" -DHCUDP_EXAMPLE_SOURCE="$src/doc/examples/list_and_create.cc" \
+  -DHCUDP_WATCH_EXAMPLE_SOURCE="$src/doc/examples/watch_health.cc" \
   -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
   -DCMAKE_CXX_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${HCUDP_CONSUMER_FLAGS:-}" \
   >"$work/cmake-configure.log" \
@@ -51,11 +53,15 @@ cmake --build "$work/cmake" || fail "build against the CMake package"
 "$work/cmake/hcudp_consumer" "$node" | tee "$work/cmake.out" || fail "find_package consumer exited non-zero"
 grep -qx 'cards: 8' "$work/cmake.out" || fail "find_package consumer did not list 8 cards"
 
-# doc/library.md's example (printed there without its 3-line header comment):
-# 8 cards listed, one vHCU created and destroyed.
+# doc/library.md's examples, its first and second C++ blocks (printed there
+# without their 3-line header comments). The first: 8 cards listed, one vHCU
+# created and destroyed.
+doc_block() { awk -v n="$1" '/^```c\+\+$/{k++; on=(k==n); next} /^```$/{on=0} on' "$src/doc/library.md"; }
 example="$src/doc/examples/list_and_create.cc"
-diff <(sed '1,3d' "$example") <(awk '/^```c\+\+$/{on=1; next} /^```$/{on=0} on' "$src/doc/library.md") \
-  || fail "doc/library.md's example differs from $example"
+diff <(sed '1,3d' "$example") <(doc_block 1) || fail "doc/library.md's example differs from $example"
+watch_example="$src/doc/examples/watch_health.cc"
+diff <(sed '1,3d' "$watch_example") <(doc_block 2) \
+  || fail "doc/library.md's node-watcher example differs from $watch_example"
 check_example() {  # <binary> <output file>
   "$1" "$node" "$work/example-root-$(basename "$2")" | tee "$2" || fail "$1 exited non-zero"
   [[ "$(grep -c '^card ' "$2")" == 8 ]] || fail "$1 did not list 8 cards"
@@ -63,6 +69,11 @@ check_example() {  # <binary> <output file>
     || fail "$1 did not create a vHCU"
 }
 check_example "$work/cmake/list_and_create" "$work/example-cmake.out"
+# The node-watcher example, run as test/watch runs the in-tree build: a
+# health fault injected into the SimNode file is printed, and its recovery.
+bash "$src/test/watch/watch_test.sh" "^card 0 0000:0b:00.0 is now Unhealthy" \
+  "^card 0 0000:0b:00.0 is now Healthy" "$work/watch" "$src/demo/nodes/z100l-mixed.yaml" \
+  "$work/cmake/watch_health" @NODE@ @ROOT@ || fail "the node-watcher example"
 
 echo "== pkg-config hcudp"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

@@ -21,7 +21,7 @@
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/naming.h"
-#include "node_state.h"
+#include "hcudp/node_state.h"
 #include "plugin_manager.h"
 #include "testing/sim_clock.h"
 

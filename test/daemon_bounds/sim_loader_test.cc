@@ -1,6 +1,6 @@
 // The sim's node loader opens the file once, non-blocking, and judges what
 // it opened (issue 10 item 8): a FIFO swapped in between a size check and
-// the open must not block the caller (the node monitor's thread).
+// the open must not block the caller (the node watcher's thread).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

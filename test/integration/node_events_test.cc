@@ -63,7 +63,7 @@ int CreateOnCard0(DaemonHarness& h, int cus, int mem_mib) {
   return -1;
 }
 
-// An event is followed by a confirming re-read ~1 s later (NodeMonitor::
+// An event is followed by a confirming re-read ~1 s later (NodeWatcher::
 // kConfirmDelay). A change made inside that window would be seen by the
 // re-read even without a watch, so tests of a re-armed watch change the node
 // only after it.

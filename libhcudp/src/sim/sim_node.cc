@@ -49,7 +49,7 @@ SimLinkSpec SimNode::LinkBetween(int a, int b) const {
 StatusOr<SimNode> LoadSimNode(const std::string& path) {
   // One open, non-blocking, and every check made on what was opened: a FIFO
   // or device swapped in after a check on the path must not block the
-  // caller (the node monitor's thread), nor must one there from the start.
+  // caller (the node watcher's thread), nor must one there from the start.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;

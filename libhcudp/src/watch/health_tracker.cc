@@ -1,6 +1,6 @@
-#include "health_tracker.h"
+#include "watch/health_tracker.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 void HealthTracker::Seed(const std::string& bdf, Health initial) {
   cards_.emplace(bdf, State{initial, 0});
@@ -38,4 +38,4 @@ void HealthTracker::Retain(const std::set<std::string>& present) {
   }
 }
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp

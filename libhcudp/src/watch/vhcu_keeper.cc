@@ -1,11 +1,11 @@
-#include "vhcu_keeper.h"
+#include "watch/vhcu_keeper.h"
 
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <set>
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 void VhcuKeeper::Apply(const std::vector<Vhcu>& last_good, NodeInventory* inventory) {
   if (inventory->vhcu_gaps.empty()) return;
@@ -29,7 +29,7 @@ void VhcuKeeper::Apply(const std::vector<Vhcu>& last_good, NodeInventory* invent
             [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
 }
 
-void VhcuKeeper::Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now) {
+void VhcuKeeper::Log(const std::vector<VhcuStateGap>& gaps, Clock::TimePoint now) {
   std::set<std::string> current;
   for (const VhcuStateGap& gap : gaps) {
     if (!current.insert(gap.path).second) continue;
@@ -61,4 +61,4 @@ void VhcuKeeper::Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point no
   }
 }
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp

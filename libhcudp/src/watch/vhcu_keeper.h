@@ -2,7 +2,7 @@
 // vhcu_gaps) is never read as "no vHCUs" (fail closed, issue 9).
 //
 // Apply() fills a fresh inventory's gaps from the last good vHCUs, which
-// are those of the inventory the node monitor last used (it keeps that
+// are those of the inventory the node watcher last used (it keeps that
 // inventory anyway; the keeper keeps no copy):
 //   - a conf that cannot be read keeps the vHCU it last held, and the gap is
 //     narrowed to that vHCU's card (other cards stay as read);
@@ -15,22 +15,22 @@
 // every kRewarnInterval while it lasts, and once more (INFO) when the path
 // is readable again.
 //
-// Thread-safety: none; the node monitor's thread owns it.
-#ifndef HCU_DP_DAEMON_VHCU_KEEPER_H_
-#define HCU_DP_DAEMON_VHCU_KEEPER_H_
+// Thread-safety: none; the node watcher's thread owns it.
+#ifndef HCUDP_WATCH_VHCU_KEEPER_H_
+#define HCUDP_WATCH_VHCU_KEEPER_H_
 
 #include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "hcudp/clock.h"
 #include "hcudp/device.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 class VhcuKeeper {
  public:
-  using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::seconds kRewarnInterval{300};
 
   // `warn`: log gaps as warnings (false when the strategy does not use
@@ -41,13 +41,13 @@ class VhcuKeeper {
   // it has gaps.
   static void Apply(const std::vector<Vhcu>& last_good, NodeInventory* inventory);
   // Logs what changed in the gaps since the last call (see above).
-  void Log(const std::vector<VhcuStateGap>& gaps, Clock::time_point now);
+  void Log(const std::vector<VhcuStateGap>& gaps, Clock::TimePoint now);
 
  private:
   bool warn_;
-  std::map<std::string, Clock::time_point> warned_;  // gap path -> last warning
+  std::map<std::string, Clock::TimePoint> warned_;  // gap path -> last warning
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_VHCU_KEEPER_H_
+#endif  // HCUDP_WATCH_VHCU_KEEPER_H_

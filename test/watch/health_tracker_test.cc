@@ -1,8 +1,8 @@
-#include "health_tracker.h"
+#include "watch/health_tracker.h"
 
 #include <boost/test/unit_test.hpp>
 
-namespace hcudp::daemon {
+namespace hcudp {
 namespace {
 
 constexpr Health kOk = Health::kHealthy;
@@ -69,4 +69,4 @@ BOOST_AUTO_TEST_CASE(untracked_card_reports_the_fallback_and_retain_forgets) {
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
-}  // namespace hcudp::daemon
+}  // namespace hcudp

@@ -3,15 +3,15 @@
 // schedule wait on an hcudp::Clock (which a test can drive) instead of in
 // poll's real-time timeout: the handler drains the descriptor and wakes the
 // loop's condition variable.
-#ifndef HCU_DP_DAEMON_FD_POLLER_H_
-#define HCU_DP_DAEMON_FD_POLLER_H_
+#ifndef HCUDP_INTERNAL_FD_POLLER_H_
+#define HCUDP_INTERNAL_FD_POLLER_H_
 
 #include <functional>
 #include <thread>
 
 #include "hcudp/status.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 class FdPoller {
  public:
@@ -36,6 +36,6 @@ class FdPoller {
   std::thread thread_;
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_FD_POLLER_H_
+#endif  // HCUDP_INTERNAL_FD_POLLER_H_

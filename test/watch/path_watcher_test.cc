@@ -1,4 +1,4 @@
-#include "path_watcher.h"
+#include "hcudp_internal/path_watcher.h"
 
 #include <stdlib.h>
 
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace hcudp::daemon {
+namespace hcudp {
 namespace {
 
 namespace fs = std::filesystem;
@@ -118,4 +118,4 @@ BOOST_AUTO_TEST_CASE(an_ancestor_moved_away_and_back_is_seen) {
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
-}  // namespace hcudp::daemon
+}  // namespace hcudp

@@ -1,4 +1,4 @@
-#include "fd_poller.h"
+#include "hcudp_internal/fd_poller.h"
 
 #include <glog/logging.h>
 #include <poll.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 FdPoller::FdPoller(int fd, std::function<void()> on_readable)
     : fd_(fd), on_readable_(std::move(on_readable)) {}
@@ -53,4 +53,4 @@ void FdPoller::Run() {
   }
 }
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp

@@ -4,9 +4,9 @@
 // readmits a flapping card). Readings only come from successful queries; a
 // failed query records nothing, so it never changes health.
 //
-// Not thread-safe: owned by the node monitor thread.
-#ifndef HCU_DP_DAEMON_HEALTH_TRACKER_H_
-#define HCU_DP_DAEMON_HEALTH_TRACKER_H_
+// Not thread-safe: owned by the node watcher's thread.
+#ifndef HCUDP_WATCH_HEALTH_TRACKER_H_
+#define HCUDP_WATCH_HEALTH_TRACKER_H_
 
 #include <map>
 #include <set>
@@ -14,7 +14,7 @@
 
 #include "hcudp/device.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 class HealthTracker {
  public:
@@ -40,6 +40,6 @@ class HealthTracker {
   std::map<std::string, State> cards_;
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_HEALTH_TRACKER_H_
+#endif  // HCUDP_WATCH_HEALTH_TRACKER_H_

@@ -1,8 +1,8 @@
-#include "vhcu_keeper.h"
+#include "watch/vhcu_keeper.h"
 
 #include <boost/test/unit_test.hpp>
 
-namespace hcudp::daemon {
+namespace hcudp {
 namespace {
 
 Vhcu MakeVhcu(int id, int card) {
@@ -95,4 +95,4 @@ BOOST_AUTO_TEST_CASE(a_readable_node_replaces_the_last_good_state) {
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
-}  // namespace hcudp::daemon
+}  // namespace hcudp

@@ -1,5 +1,5 @@
 // PathWatcher: inotify on a set of paths that may not exist yet, may be
-// deleted, or may be replaced (by rename) while the daemon runs.
+// deleted, or may be replaced (by rename) while the process runs.
 //
 // For each path P (a directory whose entries matter, or a file):
 //   - when P is an existing directory, every change of an entry in P counts;
@@ -16,9 +16,10 @@
 // re-armed from the paths as they are now, so a directory that appears is
 // watched from then on and a replaced one is watched again.
 //
-// Thread-safety: one thread uses a PathWatcher (the node monitor's).
-#ifndef HCU_DP_DAEMON_PATH_WATCHER_H_
-#define HCU_DP_DAEMON_PATH_WATCHER_H_
+// Thread-safety: one thread uses a PathWatcher (the node watcher's, the DRA
+// plugin's poller).
+#ifndef HCUDP_INTERNAL_PATH_WATCHER_H_
+#define HCUDP_INTERNAL_PATH_WATCHER_H_
 
 #include <map>
 #include <string>
@@ -26,7 +27,7 @@
 
 #include "hcudp/status.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 class PathWatcher {
  public:
@@ -65,6 +66,6 @@ class PathWatcher {
   std::map<int, Watch> watches_;  // by watch descriptor
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_PATH_WATCHER_H_
+#endif  // HCUDP_INTERNAL_PATH_WATCHER_H_

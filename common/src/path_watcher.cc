@@ -1,4 +1,4 @@
-#include "path_watcher.h"
+#include "hcudp_internal/path_watcher.h"
 
 #include <glog/logging.h>
 #include <sys/inotify.h>
@@ -11,7 +11,7 @@
 
 #include "hcudp_internal/file_util.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 namespace {
 
 namespace fs = std::filesystem;
@@ -140,4 +140,4 @@ std::vector<std::string> PathWatcher::WatchedDirs() const {
   return dirs;
 }
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
