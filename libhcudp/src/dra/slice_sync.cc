@@ -3,14 +3,13 @@
 
 #include <glog/logging.h>
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "hcudp/dra/slice_publisher.h"
+#include "kube/watch_event.h"
 
 namespace hcudp::dra {
 namespace {
@@ -26,13 +25,6 @@ struct Stored {
   int64_t slice_count = 0;
   Value devices;  // owned by `doc` of the list
 };
-
-std::string Serialize(const Value& v) {
-  rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  v.Accept(w);
-  return std::string(b.GetString(), b.GetSize());
-}
 
 const Value* MemberIfObject(const Value& obj, const char* key) {
   if (!obj.IsObject()) return nullptr;
@@ -270,14 +262,14 @@ StatusOr<int> WritePool(KubeClient& client, const PoolPlan& plan, int64_t genera
       meta.AddMember("uid", Value(s.uid.c_str(), obj.GetAllocator()), obj.GetAllocator());
       meta.AddMember("resourceVersion", Value(s.resource_version.c_str(), obj.GetAllocator()),
                      obj.GetAllocator());
-      answer = client.Update(ResourceSlicePath(s.name), Serialize(obj), call);
+      answer = client.Update(ResourceSlicePath(s.name), kube::JsonText(obj), call);
       if (!answer.ok()) {
         return answer.status().WithContext("update ResourceSlice " + s.name);
       }
     } else {
       // generateName: a POST the server may have applied (its answer lost)
       // is never repeated by the client; the next sync LISTs and sees it.
-      answer = client.Create(ResourceSlicesPath(), Serialize(obj), call);
+      answer = client.Create(ResourceSlicesPath(), kube::JsonText(obj), call);
       if (!answer.ok()) return answer.status().WithContext("create ResourceSlice");
     }
     ++writes;

@@ -2,18 +2,11 @@
 #include "dra/slice_watch.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+
+#include "kube/watch_event.h"
 
 namespace hcudp::dra {
 namespace {
-
-std::string Serialize(const rapidjson::Value& v) {
-  rapidjson::StringBuffer b;
-  rapidjson::Writer<rapidjson::StringBuffer> w(b);
-  v.Accept(w);
-  return std::string(b.GetString(), b.GetSize());
-}
 
 // metadata.name of an object's JSON; empty when it has none.
 std::string NameOf(const rapidjson::Value& obj) {
@@ -44,7 +37,7 @@ StatusOr<std::string> WatchedSlices::ApplyList(const std::string& list_json) {
       if (name.empty()) {
         return InvalidArgumentError("a ResourceSlice from the API server has no metadata.name");
       }
-      fresh[name] = Serialize(item);
+      fresh[name] = kube::JsonText(item);
     }
   }
   std::string version;

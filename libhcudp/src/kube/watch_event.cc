@@ -12,13 +12,6 @@
 namespace hcudp::kube {
 namespace {
 
-std::string Serialize(const rapidjson::Value& value) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  return std::string(buffer.GetString(), buffer.GetSize());
-}
-
 bool ParseEventType(std::string_view text, WatchEventType* type) {
   static constexpr std::pair<std::string_view, WatchEventType> kTypes[] = {
       {"ADDED", WatchEventType::kAdded},
@@ -36,6 +29,13 @@ bool ParseEventType(std::string_view text, WatchEventType* type) {
 }
 
 }  // namespace
+
+std::string JsonText(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
 
 // Parses one watch line into `event`. InvalidArgument on malformed input.
 Status ParseWatchLine(std::string_view line, WatchEvent* event) {
@@ -60,7 +60,7 @@ Status ParseWatchLine(std::string_view line, WatchEvent* event) {
   if (object == doc.MemberEnd() || !object->value.IsObject()) {
     return InvalidArgumentError("watch event: field object missing");
   }
-  event->object_json = Serialize(object->value);
+  event->object_json = JsonText(object->value);
   event->resource_version.clear();
   auto meta = object->value.FindMember("metadata");
   if (meta != object->value.MemberEnd() && meta->value.IsObject()) {
