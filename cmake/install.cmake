@@ -32,8 +32,12 @@ install(DIRECTORY "${CMAKE_SOURCE_DIR}/libhcudp/include/hcudp"
 # (The .deb packages drop this RUNPATH: there the library is in /usr/lib.)
 foreach(_bin IN ITEMS hcu-dp-daemon hcuctl hcu-cdi-hook)
   if(TARGET ${_bin})
-    set_target_properties(${_bin} PROPERTIES
-      INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    # hcu-cdi-hook links none of our libraries (and is static outside the
+    # sanitizer builds: no RUNPATH to rewrite).
+    if(NOT _bin STREQUAL "hcu-cdi-hook")
+      set_target_properties(${_bin} PROPERTIES
+        INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    endif()
     set(_component hcuctl)
     if(_bin STREQUAL "hcu-dp-daemon" OR _bin STREQUAL "hcu-cdi-hook")
       set(_component daemon)

@@ -39,6 +39,9 @@ KUBE_OPS = {
     "MergeConfigMapData": {("configmaps", "patch"), ("configmaps", "create")},
     "DeletePodWithUid": {("pods", "delete")},
 }
+# Path helpers of non-resource URLs that every authenticated client may GET
+# (system:public-info-viewer): no grant of ours.
+PUBLIC_PATHS = {"ServerVersionPath"}
 CLIENT_METHODS = ("Get", "List", "Create", "Patch", "Update", "Delete", "Watch")
 
 
@@ -68,6 +71,8 @@ def code_calls(root=ROOT):
             verb, arg, paren = m.group(1).lower(), m.group(2), m.group(3)
             line = code.count("\n", 0, m.start()) + 1
             where = f"{os.path.relpath(path, root)}:{line}"
+            if arg in PUBLIC_PATHS and paren and verb == "get":
+                continue
             if arg in PATH_RESOURCES and paren:
                 calls.add((PATH_RESOURCES[arg], verb))
             elif arg and arg.endswith("Path") and paren:

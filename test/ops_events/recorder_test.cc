@@ -64,6 +64,9 @@ struct Fixture {
     KubeClientOptions o;
     o.max_retries = max_retries;
     o.initial_backoff_ms = 10;
+    // Exact pauses: the retry delay is not spread (RetryPolicy::Spread has
+    // its own test), so the simulated schedule below is the recorder's.
+    o.retry_policy = testing::ExactPolicy(o);
     client = std::move(KubeClient::New(testing::ConfigFor(api), o).value());
   }
   ~Fixture() { api.ClearFaults(); }
@@ -328,6 +331,7 @@ BOOST_AUTO_TEST_CASE(throttled_and_server_error_answers_are_retried) {
 BOOST_AUTO_TEST_CASE(a_create_whose_answer_was_lost_continues_as_a_series) {
   KubeClientOptions co;
   co.request_timeout_ms = 300;
+  co.retry_policy = testing::ExactPolicy(co);
   auto slow_client = std::move(KubeClient::New(testing::ConfigFor(api), co).value());
   SimClock clock;
   EventRecorderOptions o = Options("lost-answer-node");

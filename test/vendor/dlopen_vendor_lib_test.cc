@@ -76,6 +76,8 @@ BOOST_AUTO_TEST_CASE(FormatsBdfsWithDomainDeviceAndFunction) {
   TempDir dir;
   std::string yaml = testing::ReadFile(K100());
   yaml.replace(yaml.find("0000:09:00.0"), 12, "0001:0a:1f.3");
+  // The card's root complex moves to its new domain with it.
+  yaml.replace(yaml.find("pcieRoot: pci0000:00"), 20, "pcieRoot: pci0001:00");
   WriteFile(dir.Join("node.yaml"), yaml);
   StubNode node(dir.Join("node.yaml"));
   std::unique_ptr<VendorLib> lib = OpenAndInit(node);

@@ -20,6 +20,15 @@
 namespace hcudp::dra {
 namespace {
 
+// GET /version: a non-resource URL that every authenticated client may read
+// (the system:public-info-viewer ClusterRole), so it needs no grant of ours.
+ResourcePath ServerVersionPath() {
+  ResourcePath path;
+  path.api_prefix = "";
+  path.resource = "version";
+  return path;
+}
+
 // gitVersion of a /version answer.
 StatusOr<std::string> GitVersionOf(const std::string& json) {
   rapidjson::Document doc;
@@ -185,10 +194,7 @@ class SlicePublisher::Impl {
 
   // The API server's gitVersion (GET /version).
   StatusOr<std::string> ServerVersion(const CallOptions& call) {
-    ResourcePath path;
-    path.api_prefix = "";
-    path.resource = "version";
-    HCUDP_ASSIGN_OR_RETURN(std::string json, client_.Get(path, call));
+    HCUDP_ASSIGN_OR_RETURN(std::string json, client_.Get(ServerVersionPath(), call));
     StatusOr<std::string> version = GitVersionOf(json);
     if (!version.ok()) return version.status().WithContext("GET /version");
     return version;
