@@ -13,7 +13,7 @@
 namespace hcudp::dra {
 namespace {
 
-constexpr mode_t kFileMode = 0644;
+constexpr mode_t kHygonFileMode = 0644;
 
 bool Exists(const std::string& path) {
   struct stat st {};
@@ -120,7 +120,7 @@ void Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
         st = file_util::MakeDirs(file_util::ParentDir(mark), 0755);
         if (st.ok()) {
           st = file_util::WriteFileAtomic(mark, hami::FormatMarkFileTime(clock_.WallNow()),
-                                          kFileMode, file_util::Durability::kSyncFileAndDirectory);
+                                          kHygonFileMode, file_util::Durability::kSyncFileAndDirectory);
         }
         if (!st.ok()) break;
         LOG(INFO) << "claim " << h.uid << ": mark " << d.mark << " written again";
@@ -218,7 +218,7 @@ void Preparer::Impl::RewriteHygonState(const std::vector<std::string>& uids) {
   StatusOr<std::string> kept = RemoveHygonClaims(*text, uids);
   Status st = kept.status();
   if (st.ok() && *kept != *text) {
-    st = file_util::WriteFileAtomic(path, *kept, kFileMode,
+    st = file_util::WriteFileAtomic(path, *kept, kHygonFileMode,
                                     file_util::Durability::kSyncFileAndDirectory);
   }
   if (!st.ok()) {
