@@ -154,7 +154,12 @@ BOOST_AUTO_TEST_CASE(two_hundred_kubelet_restarts_leak_no_fds_or_threads) {
   // 30 s: seen once under -j4, the count was still one over at 10 s and back
   // when the failure listed the fds; a leak of one per restart stays 200 over.
   auto deadline = std::chrono::steady_clock::now() + milliseconds(30000);
-  while ((fds_after > fds_before || threads_after > threads_before) &&
+  // A leak of one per restart shows 200 over; a connection or two that the
+  // last restarts left closing on a loaded machine (seen in CI's asan run
+  // beside the image build: one gRPC socket over after 30 s) is a small
+  // fixed allowance, as for the threads below.
+  constexpr int kFdAllowance = 2;
+  while ((fds_after > fds_before + kFdAllowance || threads_after > threads_before) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(20));
     fds_after = CountFds(pid);
@@ -162,9 +167,9 @@ BOOST_AUTO_TEST_CASE(two_hundred_kubelet_restarts_leak_no_fds_or_threads) {
   }
   BOOST_TEST_MESSAGE("fds " << fds_before << " -> " << fds_after << ", threads " << threads_before
                             << " -> " << threads_after << " over 200 kubelet restarts");
-  BOOST_TEST(fds_after <= fds_before, "fds grew over 200 restarts: before\n"
-                                          << fds_before_text << "after\n"
-                                          << DescribeFds(pid));
+  BOOST_TEST(fds_after <= fds_before + kFdAllowance, "fds grew over 200 restarts: before\n"
+                                                         << fds_before_text << "after\n"
+                                                         << DescribeFds(pid));
   // gRPC's executor may keep a thread or two it grew on a loaded machine
   // (seen: 11 -> 13 under load, 12 -> 12 alone); a per-restart leak would
   // add 200, so a small fixed allowance still tells flat from growing.
