@@ -1,11 +1,20 @@
 #include "metrics_server.h"
 
 #include <civetweb.h>
+#include <fcntl.h>
 #include <glog/logging.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace hcudp::daemon {
@@ -28,6 +37,36 @@ void Reply(mg_connection* conn, int status, const char* reason, std::string_view
             status, reason, static_cast<int>(content_type.size()), content_type.data(), body.size(),
             extra_header);
   mg_write(conn, body.data(), body.size());
+}
+
+// The host a connection to `listen_spec` (CivetListenSpec's forms: "port",
+// "host:port", "[v6]:port") reaches: loopback for every address.
+std::string HostOf(const std::string& listen_spec) {
+  const size_t colon = listen_spec.rfind(':');
+  if (colon == std::string::npos) return "127.0.0.1";
+  std::string host = listen_spec.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  if (host == "::") return "::1";
+  return host;
+}
+
+// Opens and drops a connection to host:port, waiting at most 100 ms for it.
+void Knock(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, 100);
+    }
+    ::close(fd);
+  }
+  freeaddrinfo(found);
 }
 
 }  // namespace
@@ -59,12 +98,29 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const std::string&
   mg_server_port ports[4];
   const int n = mg_get_server_ports(server->ctx_, 4, ports);
   server->port_ = n > 0 ? ports[0].port : 0;
+  server->host_ = HostOf(listen_spec);
   mg_set_request_handler(server->ctx_, "/metrics", &MetricsServer::Handle, server.get());
   return server;
 }
 
+// civetweb's master thread waits for connections 2 s at a time
+// (SOCKET_TIMEOUT_QUANTUM) and sees mg_stop's flag only between waits: a
+// connection wakes it, so that a stop takes milliseconds, not up to 2 s.
+// Knocks stop after the 2 s a stop took without them; mg_stop still waits
+// for a worker busy with a request (kRequestTimeoutMs at most).
 MetricsServer::~MetricsServer() {
-  if (ctx_ != nullptr) mg_stop(ctx_);
+  if (ctx_ == nullptr) return;
+  std::atomic<bool> stopped{false};
+  std::thread stop([this, &stopped] {
+    mg_stop(ctx_);
+    stopped = true;
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!stopped && std::chrono::steady_clock::now() < until) {
+    Knock(host_, port_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stop.join();
 }
 
 int MetricsServer::Handle(mg_connection* conn, void* self) {

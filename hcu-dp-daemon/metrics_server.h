@@ -50,7 +50,8 @@ class MetricsServer {
   // CivetListenSpec). A bind failure is InvalidArgument naming `flag_value`.
   static StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& listen_spec,
                                                         const std::string& flag_value, Body body);
-  // Stops accepting and waits for the workers (a request in flight ends).
+  // Stops accepting and waits for the workers (a request in flight ends);
+  // connects to the port meanwhile, which wakes civetweb's accepting thread.
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -65,6 +66,7 @@ class MetricsServer {
   const Body body_;
   mg_context* ctx_ = nullptr;
   int port_ = 0;
+  std::string host_;  // where a connection to the port goes (the destructor's)
 };
 
 }  // namespace hcudp::daemon

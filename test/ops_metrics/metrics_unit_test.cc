@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "metrics.h"
 #include "metrics_server.h"
@@ -352,6 +353,33 @@ BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discover
   BOOST_TEST(V(e, "hcudp_vhcu_create_duration_seconds_count") == 1.0);
   BOOST_TEST(V(e, "hcudp_vhcus", {{"card", "0000:29:00.0"}}) == 1.0);
   BOOST_TEST(V(e, "hcudp_vhcus", {{"card", "0000:09:00.0"}}) == 0.0);
+}
+
+// civetweb's accepting thread waits for connections 2 s at a time and sees
+// a stop only between waits: the server wakes it, so that stopping (the
+// daemon's exit, each of these tests) takes milliseconds after a scrape,
+// not up to 2 s. On every address form the flag accepts.
+BOOST_AUTO_TEST_CASE(the_server_stops_at_once_after_a_scrape) {
+  for (const std::string address : {"127.0.0.1:0", ":0", "[::1]:0", "localhost:0"}) {
+    auto spec = CivetListenSpec(address);
+    BOOST_REQUIRE(spec.ok());
+    auto server = MetricsServer::Start(*spec, address, [] { return std::string("x 1\n"); });
+    if (!server.ok() && address == "[::1]:0") continue;  // no IPv6 loopback here
+    BOOST_REQUIRE_MESSAGE(server.ok(), address << ": " << server.status().ToString());
+    if (address.front() != '[') {  // HttpGet: IPv4
+      auto got = HttpGet((*server)->port(), "/metrics");
+      BOOST_REQUIRE(got.ok());
+      BOOST_TEST(got->status == 200);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    server->reset();
+    const long took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+    BOOST_TEST(took_ms < 500, address << ": stopping took " << took_ms << " ms");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_second_bind_of_the_same_port_is_an_input_error) {
