@@ -25,7 +25,11 @@
 // (and fleet_dra, fleet_mixed).
 // Knobs (seconds unless said): HCUDP_BENCH_FLEET_NODES (per mode), _WARMUP_S,
 // _STEADY_S, _CLEAN_S, _OUTAGE_S, _AFTER_S; HCUDP_BENCH_DAEMON (another
-// daemon binary, e.g. main's, to compare); HCUDP_BENCH_FLEET_PER_NODE=1
+// daemon binary, e.g. main's, to compare); HCUDP_BENCH_FLEET_RESTART=1 (the
+// outage is a restart: the server comes back with a new watch cache, so a
+// watch from before it gets 410 Gone and its client relists, as after a real
+// kube-apiserver restart; without it every watch resumes, which only a
+// server that kept running allows); HCUDP_BENCH_FLEET_PER_NODE=1
 // prints each node's line; HCUDP_BENCH_FLEET_DUMP=<file> writes the log.
 #include <rapidjson/document.h>
 
@@ -54,6 +58,7 @@ using hcudp::testing::MonotonicSeconds;
 struct Phases {
   int nodes;  // per mode
   double warmup_s, steady_s, clean_s, outage_s, after_s;
+  bool restart;  // the outage ends as a restart (HCUDP_BENCH_FLEET_RESTART)
 };
 
 // `short_nodes`: nodes per mode of the short run.
@@ -66,6 +71,7 @@ Phases PhasesFromEnv(int short_nodes) {
   p.clean_s = EnvBound("HCUDP_BENCH_FLEET_CLEAN_S", full ? 30 : 4, 1);
   p.outage_s = EnvBound("HCUDP_BENCH_FLEET_OUTAGE_S", full ? 20 : 4, 1);
   p.after_s = EnvBound("HCUDP_BENCH_FLEET_AFTER_S", full ? 30 : 6, 1);
+  p.restart = EnvCount("HCUDP_BENCH_FLEET_RESTART", 0, 0) != 0;
   return p;
 }
 
@@ -215,10 +221,13 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
       steady_lists * r.clean.seconds() / 60);
   const Spread out = CountsPerNode(log, names, r.outage);
   const Spread aft = CountsPerNode(log, names, r.after);
+  const Spread aft_lists = CountsPerNode(log, names, r.after, "list");
   std::printf(
-      "outage (every watch cut, 503 for %.0f s): per node %.2f requests (median %.1f, "
-      "max %.0f); in the %.0f s after: %.2f (max %.0f)\n",
-      r.outage.seconds(), out.mean, out.median, out.max, r.after.seconds(), aft.mean, aft.max);
+      "outage (every watch cut, 503 for %.0f s%s): per node %.2f requests (median %.1f, "
+      "max %.0f); in the %.0f s after: %.2f (max %.0f), %.2f LISTs (%d of %d nodes listed)\n",
+      r.outage.seconds(), r.p.restart ? ", then a restarted server: old RVs 410" : "", out.mean,
+      out.median, out.max, r.after.seconds(), aft.mean, aft.max, aft_lists.mean,
+      NodesWith(log, names, r.after, "list"), n_nodes);
   const FirstRequests first = PrintRecovery(r, log, names, out.median);
   if (r.without_inotify > 0) {
     std::printf(
@@ -247,9 +256,11 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
   std::printf(
       "FLEET mode=%s nodes=%d steady_req_per_node_min=%.2f non_watch_per_node_min=%.2f "
       "open_watches=%.2f clean_lists=%.2f outage_req_mean=%.2f outage_req_max=%.0f "
-      "after_req_mean=%.2f recovery_spread_s=%.2f rss_mib=%.1f private_dirty_mib=%.1f\n",
+      "after_req_mean=%.2f after_lists=%.2f restart=%d recovery_spread_s=%.2f rss_mib=%.1f "
+      "private_dirty_mib=%.1f\n",
       m, n_nodes, rates.at("total").mean, non_watch, ws.mean, clean_lists.mean, out.mean, out.max,
-      aft.mean, first.spread(), r.memory.rss_kib / 1024, r.memory.private_dirty_kib / 1024);
+      aft.mean, aft_lists.mean, r.p.restart ? 1 : 0, first.spread(), r.memory.rss_kib / 1024,
+      r.memory.private_dirty_kib / 1024);
   if (EnvCount("HCUDP_BENCH_FLEET_PER_NODE", 0, 0) != 0) PrintPerNode(r, log, names);
   std::fflush(stdout);
 }
@@ -359,7 +370,7 @@ void RunFleet(const std::vector<FleetMode>& modes, int short_nodes) {
   r.clean.to = MonotonicSeconds();
 
   r.outage.from = MonotonicSeconds();
-  r.outage.to = api.StartOutage(r.p.outage_s);
+  r.outage.to = api.StartOutage(r.p.outage_s, r.p.restart);
   // The mixed strategy has no watch: its Events are what meets the outage,
   // the card coming back as it starts (an HCUHealthy Event to deliver).
   for (const Group& g : groups) {

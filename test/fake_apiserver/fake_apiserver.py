@@ -355,6 +355,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._send_json(200, {})
         if path == "/_fake/outage" and method == "POST":
             window = fake.fleet.start_outage(body)
+            if body.get("restart"):
+                with fake.store.cond:
+                    fake.store.rv += 1  # the cluster's other writes
+                    self._compact()
             self._cut_watches(abrupt=True)
             return self._send_json(200, window)
         if path == "/_fake/watches" and method == "GET":
@@ -374,10 +378,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self._send_json(200, dict(fake.gates))
         if path == "/_fake/compact" and method == "POST":
             with fake.store.cond:
-                fake.store.events = []
-                fake.store.oldest_rv = fake.store.rv + 1
+                self._compact()
             return self._send_json(200, {"oldest": fake.store.oldest_rv})
         raise ApiError(404, "NotFound", "no control endpoint %s %s" % (method, path))
+
+    def _compact(self):
+        """Forgets the event history: a watch from an older RV gets 410.
+        Called with the store's lock held."""
+        self.fake.store.events = []
+        self.fake.store.oldest_rv = self.fake.store.rv + 1
 
     def _cut_watches(self, abrupt):
         """Ends every open watch: cleanly (the stream's last chunk), or as a

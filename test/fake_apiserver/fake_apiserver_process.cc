@@ -184,10 +184,11 @@ void FakeApiServer::AddTokens(const std::map<std::string, std::string>& token_to
   MustRequest("POST", "/_fake/tokens", out.GetString());
 }
 
-double FakeApiServer::StartOutage(double seconds) const {
+double FakeApiServer::StartOutage(double seconds, bool restart) const {
   rapidjson::Document doc;
-  const std::string body =
-      MustRequest("POST", "/_fake/outage", "{\"seconds\":" + std::to_string(seconds) + "}");
+  const std::string body = MustRequest("POST", "/_fake/outage",
+                                       "{\"seconds\":" + std::to_string(seconds) +
+                                           ",\"restart\":" + (restart ? "true" : "false") + "}");
   doc.Parse(body.c_str());
   BOOST_REQUIRE(!doc.HasParseError() && doc.IsObject() && doc.HasMember("end") &&
                 doc["end"].IsNumber());

@@ -95,8 +95,10 @@ class FakeApiServer {
   // These tokens authenticate too; their requests carry the user's name.
   void AddTokens(const std::map<std::string, std::string>& token_to_user) const;
   // Cuts every open watch (no last chunk: a server going away) and answers
-  // every API request 503 for `seconds`. Returns when it ends.
-  double StartOutage(double seconds) const;
+  // every API request 503 for `seconds`. Returns when it ends. `restart`:
+  // the server comes back as a restarted one, a watch from any RV before the
+  // outage getting 410 Gone (fake_fleet.py).
+  double StartOutage(double seconds, bool restart = false) const;
   // Open watch streams per user.
   std::map<std::string, int> OpenWatches() const;
   void ClearRequests() const;

@@ -8,10 +8,15 @@ got, so that a benchmark can count requests per node by verb and resource.
 Test control (with the server's own token, like every /_fake/ endpoint):
   POST /_fake/tokens   {"<token>": "<user>", ...}: these tokens authenticate
                        too, and their requests are logged as that user
-  POST /_fake/outage   {"seconds": S}: every open watch is cut (the socket
-                       shut, no terminating chunk: a server going away),
-                       and for S seconds every API request is answered 503
-                       ServiceUnavailable; answers {"start": t, "end": t}
+  POST /_fake/outage   {"seconds": S, "restart": bool}: every open watch is
+                       cut (the socket shut, no terminating chunk: a server
+                       going away), and for S seconds every API request is
+                       answered 503 ServiceUnavailable; answers
+                       {"start": t, "end": t}. "restart": the server comes
+                       back as a restarted kube-apiserver does, its watch
+                       cache filled anew at a later resourceVersion (the
+                       cluster's other writes, leases, move it on): a watch
+                       from any RV before the outage gets 410 Gone
   GET  /_fake/watches  {"<user>": open watch streams}
   GET  /_fake/clock    {"t": now}
 
@@ -57,6 +62,8 @@ class Fleet:
         seconds = body.get("seconds") if isinstance(body, dict) else None
         if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
             raise ApiError(400, "BadRequest", "outage needs {\"seconds\": S >= 0}")
+        if not isinstance(body.get("restart", False), bool):
+            raise ApiError(400, "BadRequest", "outage: restart must be a boolean")
         with self.lock:
             start = time.monotonic()
             self.outage_until = start + seconds

@@ -141,5 +141,33 @@ class Fleet(unittest.TestCase):
         self.assertEqual(sorted(got), list(range(CLIENTS)))
 
 
+class Restart(unittest.TestCase):
+    """An outage as a restart: the server comes back with a watch cache
+    filled anew, so no watch resumes from before it (a relist, as kubelet
+    and every informer do after a kube-apiserver restart)."""
+
+    def test_only_a_restart_outage_expires_the_resourceversions_before_it(self):
+        # A bookmark every 0.1 s: a watch that resumed says so at once.
+        with FakeApiServer("--bookmark-interval-ms", "100") as api:
+            def first_event(rv):
+                status, events = api.watch_lines(
+                    NODES + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=5"
+                    "&resourceVersion=" + rv, 1)
+                self.assertEqual((status, len(events)), (200, 1))
+                return events[0]
+
+            api.must("POST", NODES, {"metadata": {"name": "n1"}})
+            rv = api.must("GET", NODES)["metadata"]["resourceVersion"]
+            api.must("POST", "/_fake/outage", {"seconds": 0})
+            self.assertEqual(first_event(rv)["type"], "BOOKMARK")  # resumed
+            self.assertEqual(api.request("POST", "/_fake/outage",
+                                         {"seconds": 0, "restart": 1})[0], 400)
+            api.must("POST", "/_fake/outage", {"seconds": 0, "restart": True})
+            gone = first_event(rv)
+            self.assertEqual((gone["type"], gone["object"]["code"]), ("ERROR", 410))
+            # A relist gives an RV to watch from again.
+            rv = api.must("GET", NODES)["metadata"]["resourceVersion"]
+            self.assertEqual(first_event(rv)["type"], "BOOKMARK")
+
 if __name__ == "__main__":
     unittest.main()
