@@ -1,0 +1,146 @@
+#include "model/model_sut.h"
+
+#include <sstream>
+#include <utility>
+
+namespace hcudp::model {
+
+DraSut::DraSut(SutOptions options) : options_(std::move(options)) {}
+
+DraSut::~DraSut() { Close(); }
+
+void DraSut::Close() {
+  preparer_.reset();
+  manager_.reset();
+  backend_.reset();
+  published_.clear();
+  last_seen_.clear();
+}
+
+Status DraSut::Open() {
+  Close();
+  crashed_ = false;
+  backend_ = testing::NewFaultySimBackend(options_.sim_node_path, options_.root, options_.faults);
+  VhcuManagerOptions mo;
+  mo.host_root = options_.root;
+  mo.fresh_mark_grace = std::chrono::milliseconds(0);
+  mo.crash_after = [this](VhcuCreateStep step) {
+    if (armed_.vhcu && *armed_.vhcu == step) {
+      armed_ = {};
+      crashed_ = true;
+      return true;
+    }
+    return false;
+  };
+  manager_ = std::make_unique<VhcuManager>(backend_.get(), mo, *options_.clock);
+  dra::PreparerOptions po;
+  po.host_root = options_.root;
+  po.pool_name = options_.node_name;
+  po.recheck_initial_delay = std::chrono::milliseconds(1000);
+  po.recheck_max_delay = std::chrono::milliseconds(4000);
+  po.crash_after = [this](dra::PrepareStep step) {
+    if (armed_.prepare && *armed_.prepare == step) {
+      armed_ = {};
+      crashed_ = true;
+      return true;
+    }
+    return false;
+  };
+  preparer_ = std::make_unique<dra::Preparer>(backend_.get(), manager_.get(), options_.fetch, po,
+                                              *options_.clock);
+  // DraMode::Start: OnNodeChanged (the first publish), then Recover.
+  Look();
+  StatusOr<dra::RecoverResult> recovered = preparer_->Recover();
+  if (!recovered.ok()) return recovered.status();
+  if (options_.republish_after_calls) Republish();
+  return OkStatus();
+}
+
+StatusOr<dra::PrepareAnswer> DraSut::Prepare(const dra::ClaimRef& ref) {
+  auto answer = preparer_->Prepare(ref);
+  armed_ = {};
+  if (options_.republish_after_calls && !crashed_) Republish();
+  return answer;
+}
+
+Status DraSut::Unprepare(const dra::ClaimRef& ref) {
+  Status st = preparer_->Unprepare(ref);
+  armed_ = {};
+  if (options_.republish_after_calls && !crashed_) Republish();
+  return st;
+}
+
+void DraSut::Tick() {
+  manager_->Tick();
+  (void)preparer_->Tick();
+}
+
+StatusOr<NodeInventory> DraSut::Discover() { return backend_->Discover(); }
+
+std::vector<dra::PreparedClaim> DraSut::Prepared() const { return preparer_->Prepared(); }
+
+void DraSut::Look() {
+  StatusOr<NodeInventory> inv = backend_->Discover();
+  if (!inv.ok()) return;  // the watcher keeps the last published state
+  std::string digest = InventoryDigest(*inv);
+  if (digest == last_seen_) return;
+  last_seen_ = digest;
+  (void)preparer_->WriteWholeCardSpec(*inv);
+  Publish(*inv);
+}
+
+void DraSut::Republish() {
+  last_seen_.clear();
+  Look();
+}
+
+void DraSut::Publish(const NodeInventory& inventory) {
+  NodeInventory offered =
+      dra::OfferableInventory(inventory, options_.root, preparer_->Prepared(), nullptr);
+  dra::SliceParams params;
+  params.node_name = options_.node_name;
+  auto plan = dra::BuildPoolPlan(offered, params);
+  if (!plan.ok()) return;
+  published_.clear();
+  for (const dra::PoolDevice& d : plan->devices) {
+    OfferedDevice o;
+    o.name = d.name;
+    o.type = d.type;
+    o.card_bdf = d.card_bdf;
+    o.vhcu_id = d.vhcu_id;
+    o.tainted = d.tainted;
+    if (d.type == dra::PoolDeviceType::kCard) {
+      if (const Card* c = offered.FindCardByBdf(d.card_bdf)) {
+        o.cores = c->compute_units;
+        o.memory_bytes = static_cast<int64_t>(c->memory_bytes);
+      }
+    } else if (d.type == dra::PoolDeviceType::kVhcu) {
+      for (const Vhcu& v : offered.vhcus) {
+        if (v.id == d.vhcu_id) {
+          o.cores = v.compute_units;
+          o.memory_bytes = static_cast<int64_t>(v.memory_bytes());
+        }
+      }
+    } else if (d.mig_index >= 0 && d.mig_index < static_cast<int>(offered.mig_instances.size())) {
+      const MigInstance& m = offered.mig_instances[d.mig_index];
+      o.cores = m.compute_units;
+      o.memory_bytes = static_cast<int64_t>(m.memory_mib * kMiB);
+    }
+    published_.push_back(std::move(o));
+  }
+}
+
+std::string InventoryDigest(const NodeInventory& inv) {
+  std::ostringstream s;
+  for (const Card& c : inv.cards) {
+    s << "c" << c.index << c.bdf << static_cast<int>(c.health) << ";";
+  }
+  for (const Vhcu& v : inv.vhcus) s << "v" << v.id << v.card_bdf << ";";
+  for (const MigInstance& m : inv.mig_instances) s << "m" << m.uuid << ";";
+  for (const UnknownCard& u : inv.unknown_cards) s << "u" << u.last_known.bdf << ";";
+  for (const VhcuStateGap& g : inv.vhcu_gaps) s << "g" << g.vhcu_id << g.path << ";";
+  s << "mig" << inv.mig_enabled;
+  return s.str();
+}
+
+}  // namespace hcudp::model
