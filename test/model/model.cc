@@ -599,7 +599,9 @@ class World {
   void CheckInvariants() {
     if (result_.failed) return;
     auto prepared = ClaimsIn({KubeletClaim::kPrepared});
-    auto live = ClaimsIn({KubeletClaim::kPrepared, KubeletClaim::kUnpreparing});
+    // A claim kubelet is unpreparing holds nothing it can rely on: its
+    // vHCU may be destroyed and the id made again for another claim.
+    auto& live = prepared;
     // I1: no hardware held by two owners (an admin's vHCU is held by the
     // admin: a dynamic vHCU of a claim never has its id).
     for (size_t i = 0; i < live.size(); ++i) {
@@ -744,7 +746,12 @@ class World {
                                           " claim(s) still fail to unprepare when all is released")) {
       return;
     }
-    sut_->Tick();
+    // The preparer's re-checks (claims deleted while down, unprepares
+    // that failed) are due within recheck_max_delay.
+    for (int round = 0; round < 3; ++round) {
+      clock_.Advance(std::chrono::seconds(5));
+      sut_->Tick();
+    }
     std::string leaks;
     for (const std::string& n : List(root() + "/etc/vdev/dynamic")) leaks += " mark " + n + ";";
     for (const std::string& n : List(root() + "/var/lib/hcu-device-plugin/intents")) {
@@ -828,7 +835,7 @@ StatusOr<std::vector<Op>> ParseOps(const std::string& text) {
   return out;
 }
 
-std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps) {
+std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps, const std::string& without) {
   std::mt19937_64 rng(seed);
   struct Weighted {
     char kind;
@@ -837,18 +844,21 @@ std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps) {
   static const Weighted kWeights[] = {{'P', 30}, {'U', 14}, {'X', 6}, {'Y', 3}, {'R', 6},
                                       {'T', 4},  {'V', 2},  {'F', 4}, {'M', 4}, {'G', 1},
                                       {'H', 8},  {'L', 4},  {'D', 3}, {'K', 6}};
+  auto weight = [&](const Weighted& w) {
+    return without.find(w.kind) == std::string::npos ? w.weight : 0;
+  };
   int total = 0;
-  for (const Weighted& w : kWeights) total += w.weight;
+  for (const Weighted& w : kWeights) total += weight(w);
   std::vector<Op> ops;
   for (int i = 0; i < steps; ++i) {
     int r = static_cast<int>(rng() % static_cast<uint64_t>(total));
     Op op;
     for (const Weighted& w : kWeights) {
-      if (r < w.weight) {
+      if (r < weight(w)) {
         op.kind = w.kind;
         break;
       }
-      r -= w.weight;
+      r -= weight(w);
     }
     op.a = static_cast<int>(rng() % 16);
     op.b = static_cast<int>(rng() % 16);
@@ -856,6 +866,16 @@ std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps) {
     // On a MIG node most claims ask for MIG instances (nothing else is
     // offered there).
     if ((op.kind == 'P' || op.kind == 'X') && node == NodeKind::kMig && rng() % 4 != 0) op.a = 3;
+    // `without` may name claim kinds too: '0' whole card, '1' dynamic
+    // vHCU, '2' pre-split vHCU, '3' MIG instance.
+    if ((op.kind == 'P' || op.kind == 'X') && without.find(char('0' + op.a % 4)) != std::string::npos) {
+      std::vector<int> allowed;
+      for (int t = 0; t < 4; ++t) {
+        if (without.find(char('0' + t)) == std::string::npos) allowed.push_back(t);
+      }
+      if (allowed.empty()) op.kind = 'K';
+      else op.a = allowed[rng() % allowed.size()];
+    }
     ops.push_back(op);
   }
   return ops;

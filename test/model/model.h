@@ -28,8 +28,10 @@ struct Op {
 std::string OpsText(const std::vector<Op>& ops);
 StatusOr<std::vector<Op>> ParseOps(const std::string& text);
 
-// `steps` random operations from `seed`, for `node`.
-std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps);
+// `steps` random operations from `seed`, for `node`, none of the kinds
+// listed in `without` (e.g. "MG": no card missed or removed).
+std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps,
+                            const std::string& without = "");
 
 // The outcome of one run.
 struct RunResult {

@@ -1,5 +1,8 @@
 #include "model/model_sut.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <sstream>
 #include <utility>
 
@@ -26,9 +29,7 @@ Status DraSut::Open() {
   mo.fresh_mark_grace = std::chrono::milliseconds(0);
   mo.crash_after = [this](VhcuCreateStep step) {
     if (armed_.vhcu && *armed_.vhcu == step) {
-      armed_ = {};
-      crashed_ = true;
-      return true;
+      ::_exit(0);  // the kill, in the child RunKilled forked
     }
     return false;
   };
@@ -40,9 +41,7 @@ Status DraSut::Open() {
   po.recheck_max_delay = std::chrono::milliseconds(4000);
   po.crash_after = [this](dra::PrepareStep step) {
     if (armed_.prepare && *armed_.prepare == step) {
-      armed_ = {};
-      crashed_ = true;
-      return true;
+      ::_exit(0);  // the kill, in the child RunKilled forked
     }
     return false;
   };
@@ -56,16 +55,35 @@ Status DraSut::Open() {
   return OkStatus();
 }
 
-StatusOr<dra::PrepareAnswer> DraSut::Prepare(const dra::ClaimRef& ref) {
-  auto answer = preparer_->Prepare(ref);
+bool DraSut::RunKilled(const std::function<void()>& call) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    call();      // the armed hook ends the child at its step
+    ::_exit(1);  // not on this call's way: done, killed before it answered
+  }
   armed_ = {};
+  crashed_ = true;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+StatusOr<dra::PrepareAnswer> DraSut::Prepare(const dra::ClaimRef& ref) {
+  if (armed_.prepare || armed_.vhcu) {
+    RunKilled([&] { (void)preparer_->Prepare(ref); });
+    return AbortedError("killed inside Prepare");
+  }
+  auto answer = preparer_->Prepare(ref);
   if (options_.republish_after_calls && !crashed_) Republish();
   return answer;
 }
 
 Status DraSut::Unprepare(const dra::ClaimRef& ref) {
+  if (armed_.prepare || armed_.vhcu) {
+    RunKilled([&] { (void)preparer_->Unprepare(ref); });
+    return AbortedError("killed inside Unprepare");
+  }
   Status st = preparer_->Unprepare(ref);
-  armed_ = {};
   if (options_.republish_after_calls && !crashed_) Republish();
   return st;
 }

@@ -12,12 +12,16 @@
 //            (OfferableInventory + BuildPoolPlan), as OnNodeChanged does.
 //   Prepare / Unprepare / Tick: the Preparer's; nothing is recomputed
 //            after them unless the node changed (as today).
-// Crash points are the test-only hooks PreparerOptions::crash_after and
-// VhcuManagerOptions::crash_after, armed for one call.
+// A kill inside an operation: the call runs in a forked child, which the
+// test-only hooks PreparerOptions::crash_after and
+// VhcuManagerOptions::crash_after end (_exit) at the armed step, leaving
+// the files as a kill -9 would (no undo path runs). The parent's objects
+// are then stale: the caller restarts, as after a real kill.
 #ifndef HCUDP_TEST_MODEL_MODEL_SUT_H_
 #define HCUDP_TEST_MODEL_MODEL_SUT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,7 +77,8 @@ class DraSut {
   void Close();
   bool open() const { return preparer_ != nullptr; }
 
-  // Arms a crash for the next Prepare or Unprepare only.
+  // Arms a kill for the next Prepare or Unprepare only: that call answers
+  // Aborted, and crashed() is true until the next Open().
   void ArmCrash(CrashPoint point) { armed_ = point; }
   bool crashed() const { return crashed_; }
 
@@ -93,6 +98,8 @@ class DraSut {
 
  private:
   void Publish(const NodeInventory& inventory);
+  // Runs `call` in a forked child; true when the armed step killed it.
+  bool RunKilled(const std::function<void()>& call);
 
   SutOptions options_;
   std::unique_ptr<Backend> backend_;
