@@ -42,9 +42,25 @@ struct Seed {
 constexpr NodeKind kMixed = NodeKind::kMixed;
 constexpr NodeKind kMig = NodeKind::kMig;
 
-// What CI runs (label model), within about 90 s on the 2-core CI machine.
+// What CI runs (label model). Until the bugs of kKnownFailing are fixed,
+// each CI run leaves out the op kinds (`without`) that reach one of them,
+// and says which: every kind is still run by some seed.
+//   "2"  pre-split vHCU claims  -> issue 28 #1 (I2, I1)
+//   "3"  MIG claims             -> a held MIG instance offered (I2)
+//   "MG" cards missed, removed  -> issue 28 #2 (I3)
+//   "F"  with whole-card claims -> whole-card spec drops unknown cards (I3)
+//   "V"  with whole-card claims -> whole-card mark leaked (I4)
+// When a fix lands, drop its letters here and move its list below to
+// kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
-    {1, kMixed, 60}, {2, kMig, 60},
+    // Dynamic vHCU claims, with every fault but cards missed or removed.
+    {11, kMixed, 200, "02MG"}, {12, kMixed, 200, "02MG"}, {13, kMixed, 200, "02MG"},
+    {14, kMixed, 200, "02MG"}, {15, kMixed, 200, "02MG"}, {16, kMixed, 200, "02MG"},
+    // Whole-card claims, with restarts, kills, torn confs, health, deletes.
+    {21, kMixed, 200, "12MGFV"}, {22, kMixed, 200, "12MGFV"}, {23, kMixed, 200, "12MGFV"},
+    {24, kMixed, 200, "12MGFV"}, {25, kMixed, 200, "12MGFV"}, {26, kMixed, 200, "12MGFV"},
+    // The MIG node: what is offered under faults (I5), no MIG claims.
+    {31, kMig, 200, "3MG"}, {32, kMig, 200, "3MG"},
 };
 
 // Seeds and lists that found a bug now fixed: they must pass for ever.
@@ -53,6 +69,9 @@ const std::vector<Seed> kRegressionSeeds = {};
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
 // Each is the shortest list the shrinker found, with the seed that found it.
 const std::vector<Seed> kKnownFailing = {
+    // Every op kind, as the CI seeds will run once the bugs are fixed.
+    {1, kMixed, 60, "", nullptr, false, "seed 1, every op kind: issue 28 #1 first (I2)"},
+    {2, kMig, 60, "", nullptr, false, "seed 2, every op kind: a held MIG instance offered (I2)"},
     {1, kMixed, 0, "", "P10.15.15", false,
      "I2 (issue 28 #1; seed 1): a claim prepares the only pre-split vHCU of card 0000:0e:00.0 and "
      "the card is offered whole at full capacity: dra/slice_inventory.cc drops the held vHCU, "
@@ -156,11 +175,13 @@ BOOST_AUTO_TEST_CASE(invariants_hold_for_the_ci_seeds) {
     return;
   }
   const auto start = std::chrono::steady_clock::now();
-  for (const Seed& s : kCiSeeds) BOOST_TEST(RunSeed(s), "seed " << s.seed);
+  if (Env("HCUDP_MODEL_WITHOUT") == nullptr) {
+    for (const Seed& s : kCiSeeds) BOOST_TEST(RunSeed(s), "seed " << s.seed);
+  }
   if (const char* secs = Env("HCUDP_MODEL_SECONDS")) {
     const auto until = start + std::chrono::seconds(std::atoi(secs));
     for (uint64_t seed = 1000; std::chrono::steady_clock::now() < until; ++seed) {
-      Seed s{seed, seed % 2 == 0 ? NodeKind::kMixed : NodeKind::kMig, 60};
+      Seed s{seed, NodeFromEnv(seed % 2 == 0 ? NodeKind::kMixed : NodeKind::kMig), 60};
       s.as_daemon_today = AsDaemonFromEnv();
       if (const char* w = Env("HCUDP_MODEL_WITHOUT")) s.without = w;
       BOOST_TEST(RunSeed(s), "seed " << s.seed);
