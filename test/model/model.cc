@@ -18,6 +18,7 @@
 
 #include "dra_prepare/prepare_fixture.h"
 #include "hcudp/dra/claim.h"
+#include "hcudp/offer.h"
 #include "model/model_sut.h"
 #include "testing/hostile_node.h"
 #include "testing/testutil.h"
@@ -677,6 +678,8 @@ class World {
         }
       }
     }
+    CheckOfferRule(prepared, unknown);
+    if (result_.failed) return;
     // I3: every held device's CDI ids resolve, no held vHCU destroyed.
     for (KubeletClaim* k : prepared) {
       for (const std::string& id : k->cdi_ids) {
@@ -704,6 +707,68 @@ class World {
       }
       if (result_.failed) return;
     }
+  }
+
+  // I2 and I5 on the one offer rule (Node::Offers), in every mode: what it
+  // lets a mode offer as free is neither held nor unknown.
+  void CheckOfferRule(const std::vector<KubeletClaim*>& prepared,
+                      const std::set<std::string>& unknown) {
+    static const std::pair<OfferMode, const char*> kModes[] = {
+        {OfferMode::kDevicePlugin, "device-plugin"},
+        {OfferMode::kHami, "HAMi"},
+        {OfferMode::kDra, "DRA"}};
+    for (const auto& [mode, mode_name] : kModes) {
+      StatusOr<OfferPlan> plan = sut_->Offers(mode);
+      if (!plan.ok()) continue;  // nothing offered
+      for (const DeviceOffer& o : plan->devices) {
+        if (!o.free) continue;
+        const std::string what = o.device.Name() + " is offered free (" + mode_name + ")";
+        const std::string& bdf = o.device.card_bdf;
+        const bool card = o.device.kind == DeviceRef::Kind::kCard;
+        const bool vhcu = o.device.kind == DeviceRef::Kind::kVhcu;
+        // I5.
+        if (!Check(unknown.count(bdf) == 0, "I5", what + " while its card's queries fail")) return;
+        if (!Check(!(vdev_away_ && (card || vhcu)), "I5", what + " while /etc/vdev is unreadable")) {
+          return;
+        }
+        for (const auto& [id, text] : torn_) {
+          if (!Check(!(vhcu && o.device.vhcu_id == id) && !(card && CardOfVhcu(id) == bdf), "I5",
+                     what + " while vdev" + std::to_string(id) + ".conf is torn")) {
+            return;
+          }
+        }
+        // I2.
+        for (const KubeletClaim* k : prepared) {
+          const std::string held = " while claim " + k->ref.name + " holds " + k->device;
+          if (vhcu) {
+            if (!Check(k->whole || k->type == PoolDeviceType::kMig ||
+                           k->vhcu_id != o.device.vhcu_id,
+                       "I2", what + held)) {
+              return;
+            }
+          } else if (o.device.kind == DeviceRef::Kind::kMig) {
+            if (!Check(k->type != PoolDeviceType::kMig || k->device != MigName(o.device.mig_uuid),
+                       "I2", what + held)) {
+              return;
+            }
+          } else if (k->card_bdf == bdf) {
+            // A held child (pre-split vHCU, MIG instance) keeps its card from
+            // being offered whole; an exclusive offer, any claim on it.
+            if (!Check(k->type == PoolDeviceType::kCard && o.shared, "I2",
+                       what + (o.shared ? " as shared" : "") + held)) {
+              return;
+            }
+          }
+        }
+      }
+    }
+  }
+
+  std::string MigName(const std::string& uuid) const {
+    for (const SpecMig& m : spec_.migs) {
+      if (m.uuid == uuid) return dra::MigDeviceName(m.card_bdf, m.gi, m.ci);
+    }
+    return "";
   }
 
   // A CDI id "<kind>=<name>": a spec file in the CDI dir of that kind names

@@ -15,7 +15,7 @@ DraSut::~DraSut() { Close(); }
 void DraSut::Close() {
   preparer_.reset();
   manager_.reset();
-  backend_.reset();
+  node_.reset();
   published_.clear();
   last_seen_.clear();
 }
@@ -23,7 +23,17 @@ void DraSut::Close() {
 Status DraSut::Open() {
   Close();
   crashed_ = false;
-  backend_ = testing::NewFaultySimBackend(options_.sim_node_path, options_.root, options_.faults);
+  NodeOptions no;
+  no.options.backend = BackendKind::kSim;
+  no.options.sim_node_path = options_.sim_node_path;
+  no.options.host_root = options_.root;
+  no.options.cdi_spec_dir = "/var/run/cdi";
+  no.clock = options_.clock;
+  no.backend =
+      testing::NewFaultySimBackend(options_.sim_node_path, options_.root, options_.faults);
+  StatusOr<std::unique_ptr<Node>> node = Node::Open(std::move(no));
+  if (!node.ok()) return node.status();
+  node_ = std::move(*node);
   VhcuManagerOptions mo;
   mo.host_root = options_.root;
   mo.fresh_mark_grace = std::chrono::milliseconds(0);
@@ -33,7 +43,7 @@ Status DraSut::Open() {
     }
     return false;
   };
-  manager_ = std::make_unique<VhcuManager>(backend_.get(), mo, *options_.clock);
+  manager_ = std::make_unique<VhcuManager>(&node_->backend(), mo, *options_.clock);
   dra::PreparerOptions po;
   po.host_root = options_.root;
   po.pool_name = options_.node_name;
@@ -45,8 +55,8 @@ Status DraSut::Open() {
     }
     return false;
   };
-  preparer_ = std::make_unique<dra::Preparer>(backend_.get(), manager_.get(), options_.fetch, po,
-                                              *options_.clock);
+  preparer_ = std::make_unique<dra::Preparer>(&node_->backend(), manager_.get(), options_.fetch,
+                                              po, *options_.clock);
   // DraMode::Start: OnNodeChanged (the first publish), then Recover.
   Look();
   StatusOr<dra::RecoverResult> recovered = preparer_->Recover();
@@ -93,12 +103,14 @@ void DraSut::Tick() {
   (void)preparer_->Tick();
 }
 
-StatusOr<NodeInventory> DraSut::Discover() { return backend_->Discover(); }
+StatusOr<NodeInventory> DraSut::Discover() { return node_->Look(); }
+
+StatusOr<OfferPlan> DraSut::Offers(OfferMode mode) { return node_->Offers(mode); }
 
 std::vector<dra::PreparedClaim> DraSut::Prepared() const { return preparer_->Prepared(); }
 
 void DraSut::Look() {
-  StatusOr<NodeInventory> inv = backend_->Discover();
+  StatusOr<NodeInventory> inv = node_->Look();
   if (!inv.ok()) return;  // the watcher keeps the last published state
   std::string digest = InventoryDigest(*inv);
   if (digest == last_seen_) return;

@@ -3,13 +3,17 @@
 // that knows how: when hcudp::Node and hcudp::DraAgent land, only this
 // adapter changes; the operations and invariants (model.h) stay.
 //
-// Today (main before Node/DraAgent) it mirrors hcu-dp-daemon/dra_mode.cc:
-//   Open():  backend + VhcuManager + Preparer; the first publish from the
-//            node as discovered (before Recover, as DraMode::Start runs
-//            OnNodeChanged first), then Recover().
-//   Look():  a watcher look: Discover(); when the inventory changed, the
-//            whole-card spec is rewritten and the slices recomputed
-//            (OfferableInventory + BuildPoolPlan), as OnNodeChanged does.
+// Today (main with the Node skeleton, before DraAgent) it mirrors
+// hcu-dp-daemon/dra_mode.cc on hcudp::Node:
+//   Open():  Node (over the faulty sim backend) + VhcuManager + Preparer;
+//            the first publish from the node as looked at (before Recover,
+//            as DraMode::Start runs OnNodeChanged first), then Recover().
+//   Look():  a watcher look: Node::Look() (fail closed, with memory); when
+//            the inventory changed, the whole-card spec is rewritten and
+//            the slices recomputed (OfferableInventory + BuildPoolPlan), as
+//            OnNodeChanged does.
+//   Offers(mode): the one offer rule (Node::Offers) for every mode, which
+//            the invariants check beside the published slices.
 //   Prepare / Unprepare / Tick: the Preparer's; nothing is recomputed
 //            after them unless the node changed (as today).
 // A kill inside an operation: the call runs in a forked child, which the
@@ -28,6 +32,8 @@
 #include <vector>
 
 #include "hcudp/backend.h"
+#include "hcudp/node.h"
+#include "hcudp/offer.h"
 #include "hcudp/dra/preparer.h"
 #include "hcudp/dra/slices.h"
 #include "hcudp/vhcu_manager.h"
@@ -92,8 +98,10 @@ class DraSut {
 
   // The pool as last published.
   const std::vector<OfferedDevice>& Published() const { return published_; }
-  // The node now, as a fresh discovery sees it (for the invariants).
+  // The node now, as a fresh look sees it (for the invariants).
   StatusOr<NodeInventory> Discover();
+  // The offer rule's verdict now, for `mode` (hcudp/offer.h).
+  StatusOr<OfferPlan> Offers(OfferMode mode);
   std::vector<dra::PreparedClaim> Prepared() const;
 
  private:
@@ -102,7 +110,7 @@ class DraSut {
   bool RunKilled(const std::function<void()>& call);
 
   SutOptions options_;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Node> node_;
   std::unique_ptr<VhcuManager> manager_;
   std::unique_ptr<dra::Preparer> preparer_;
   std::string last_seen_;  // a digest of the last inventory published from

@@ -50,17 +50,18 @@ constexpr NodeKind kMig = NodeKind::kMig;
 //   "MG" cards missed, removed  -> issue 28 #2 (I3)
 //   "F"  with whole-card claims -> whole-card spec drops unknown cards (I3)
 //   "V"  with whole-card claims -> whole-card mark leaked (I4)
+//   "T"  torn confs             -> a torn pre-split vHCU offered (I5)
 // When a fix lands, drop its letters here and move its list below to
 // kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
     // Dynamic vHCU claims, with every fault but cards missed or removed.
-    {11, kMixed, 200, "02MG"}, {12, kMixed, 200, "02MG"}, {13, kMixed, 200, "02MG"},
-    {14, kMixed, 200, "02MG"}, {15, kMixed, 200, "02MG"}, {16, kMixed, 200, "02MG"},
+    {11, kMixed, 200, "02MGT"}, {12, kMixed, 200, "02MGT"}, {13, kMixed, 200, "02MGT"},
+    {14, kMixed, 200, "02MGT"}, {15, kMixed, 200, "02MGT"}, {16, kMixed, 200, "02MGT"},
     // Whole-card claims, with restarts, kills, torn confs, health, deletes.
-    {21, kMixed, 200, "12MGFV"}, {22, kMixed, 200, "12MGFV"}, {23, kMixed, 200, "12MGFV"},
-    {24, kMixed, 200, "12MGFV"}, {25, kMixed, 200, "12MGFV"}, {26, kMixed, 200, "12MGFV"},
+    {21, kMixed, 200, "12MGFVT"}, {22, kMixed, 200, "12MGFVT"}, {23, kMixed, 200, "12MGFVT"},
+    {24, kMixed, 200, "12MGFVT"}, {25, kMixed, 200, "12MGFVT"}, {26, kMixed, 200, "12MGFVT"},
     // The MIG node: what is offered under faults (I5), no MIG claims.
-    {31, kMig, 200, "3MG"}, {32, kMig, 200, "3MG"},
+    {31, kMig, 200, "3MGT"}, {32, kMig, 200, "3MGT"},
 };
 
 // Seeds and lists that found a bug now fixed: they must pass for ever.
@@ -97,6 +98,11 @@ const std::vector<Seed> kKnownFailing = {
      "I4 (new; seed 1022): a whole-card claim is unprepared while /etc/vdev is unreadable: "
      "Preparer::Impl::ReleaseDevice (dra/prepare_release.cc) takes a mark it cannot access() for "
      "'released before' and answers OK; the mark is leaked once /etc/vdev reads again."},
+    {0, kMixed, 0, "", "T0.0.0", false,
+     "I5 (new, since the adapter looks through Node::Look): the admin's vdev0.conf is torn; the "
+     "fail-closed look keeps the last good vdev0, and the slices (OfferableInventory + "
+     "BuildPoolPlan, which never read vhcu_gaps) offer it free. The daemon publishes from its "
+     "watcher's snapshot, which keeps the last good vHCUs the same way."},
     {0, kMixed, 0, "", "P2.0.0", true,
      "I2 (issue 28 #4), as the daemon composes the library today: a pre-split vHCU a claim "
      "prepared stays offered, as the slices are recomputed only on a node change "
