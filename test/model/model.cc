@@ -631,7 +631,10 @@ class World {
     // I2: nothing held is offered free; a card is never offered whole while
     // a pre-split vHCU or MIG instance of it is held.
     const std::set<std::string> unknown = UnknownCardBdfs();
-    for (const OfferedDevice& d : sut_->Published()) {
+    // HCUDP_MODEL_RULE_ONLY (exploring by hand only): judge the offer rule
+    // without the published slices.
+    static const bool rule_only = std::getenv("HCUDP_MODEL_RULE_ONLY") != nullptr;
+    for (const OfferedDevice& d : rule_only ? std::vector<OfferedDevice>{} : sut_->Published()) {
       for (KubeletClaim* k : prepared) {
         const Unit u = UnitOf(*k);
         if (d.type == PoolDeviceType::kCard) {
@@ -751,7 +754,7 @@ class World {
                        "I2", what + held)) {
               return;
             }
-          } else if (k->card_bdf == bdf) {
+          } else if (k->card_bdf == bdf && !(mode == OfferMode::kHami && o.shared)) {
             // A held child (pre-split vHCU, MIG instance) keeps its card from
             // being offered whole; an exclusive offer, any claim on it.
             if (!Check(k->type == PoolDeviceType::kCard && o.shared, "I2",
@@ -759,6 +762,27 @@ class World {
               return;
             }
           }
+        }
+        // HAMi shares every known card by capacity: what its held vHCUs
+        // take must be subtracted (used_*), or HAMi places pods on it.
+        if (card && mode == OfferMode::kHami && o.shared) {
+          int held_cu = 0;
+          for (const KubeletClaim* k : prepared) {
+            if (k->card_bdf != bdf || k->vhcu_id < 0) continue;
+            for (const SpecVhcu& v : spec_.vhcus) {
+              if (v.id == k->vhcu_id) held_cu += v.cores;
+            }
+            if (k->type == PoolDeviceType::kCard) held_cu += static_cast<int>(k->cores);
+          }
+          if (!Check(held_cu <= o.used_compute_units, "I2",
+                     what + " with " + std::to_string(o.used_compute_units) +
+                         " CUs used, though held vHCUs take " + std::to_string(held_cu))) {
+            return;
+          }
+          const bool whole_held = std::any_of(prepared.begin(), prepared.end(), [&](auto* k) {
+            return k->card_bdf == bdf && k->whole;
+          });
+          if (!Check(!whole_held, "I2", what + " as shared while a claim holds it whole")) return;
         }
       }
     }
