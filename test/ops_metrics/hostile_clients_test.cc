@@ -244,7 +244,7 @@ void ScrapeThrough(const std::string& what,
   BOOST_TEST(scrapes >= 10);
   BOOST_TEST(failures.empty(),
              what << ": " << failures.size() << " of " << scrapes << " scrapes failed: " << why);
-  BOOST_TEST(max_threads <= threads_before,
+  BOOST_TEST(max_threads <= threads_before + kThreadSlack,
              what << ": threads " << threads_before << " -> " << max_threads);
   BOOST_TEST(max_fds <= fds_before + kMaxConnections + kFdSlack,
              what << ": fds " << fds_before << " -> " << max_fds);
