@@ -176,7 +176,6 @@ class MetricsServer::Loop {
 
   void AcceptSome() {
     for (int i = 0; i < metrics_http::kAcceptBatch; ++i) {
-      if (connections_.size() >= static_cast<size_t>(kMaxConnections)) DropOldest();
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -192,6 +191,8 @@ class MetricsServer::Loop {
         }
         return;  // EAGAIN: none left; ECONNABORTED and the like: next time
       }
+      // At the cap, the new connection takes the place of the oldest.
+      if (connections_.size() >= static_cast<size_t>(kMaxConnections)) DropOldest();
       const uint64_t tag = next_tag_++;
       Connection c;
       c.fd = fd;
