@@ -226,7 +226,8 @@ std::string AllocatedClaimJson(const KubeletClaim& k, const std::string& pool, i
 
 class World {
  public:
-  World(NodeKind kind, bool as_daemon_today) : spec_(SpecFor(kind)) {
+  World(NodeKind kind, bool as_daemon_today, bool slices)
+      : spec_(SpecFor(kind)), judge_slices_(slices) {
     yaml_path_ = yaml_dir_.path() + "/node.yaml";
     testing::WriteFile(root() + "/proc/sys/kernel/random/boot_id",
                        "0c7e0000-0000-4000-8000-000000000001\n");
@@ -496,6 +497,17 @@ class World {
         Check(st.ok(), "start", "the node does not restart: " + st.ToString());
         break;
       }
+      case 'A':  // a HAMi pod gets a vHCU on a card HAMi's offer shares
+        HamiAllocate(op);
+        break;
+      case 'Z': {  // a HAMi pod ends: the sweep reclaims its vHCU
+        if (hami_.empty()) return;
+        auto it = hami_.begin();
+        std::advance(it, static_cast<long>(static_cast<size_t>(op.a) % hami_.size()));
+        hami_.erase(it);
+        Sweep();
+        break;
+      }
       case 'K':  // time passes: the periodic ticks
         for (int i = 0; i < 1 + op.a % 3; ++i) {
           clock_.Advance(std::chrono::seconds(2));
@@ -539,6 +551,44 @@ class World {
     // Refused (e.g. the card is unknown now): the pod is deleted.
     ++result_.failed_prepares;
     KubeletUnprepare(kc);
+  }
+
+  // HAMi's scheduler: a card the offer rule shares in kHami, with room
+  // left after what its vHCUs use (used_*), as the node registration says.
+  void HamiAllocate(const Op& op) {
+    StatusOr<OfferPlan> plan = sut_->Offers(OfferMode::kHami);
+    if (!plan.ok()) return;
+    static const int kCu[3] = {10, 15, 20};
+    const int cu = kCu[op.b % 3];
+    std::vector<const DeviceOffer*> fit;
+    for (const DeviceOffer& o : plan->devices) {
+      if (o.device.kind != DeviceRef::Kind::kCard || !o.free || o.device.card < 0) continue;
+      if (unhealthy_.count(o.device.card_bdf) != 0) continue;
+      int cores = 0;
+      for (const SpecCard& c : spec_.cards) {
+        if (c.bdf == o.device.card_bdf) cores = c.cores;
+      }
+      if (o.used_compute_units + cu <= cores && o.used_vhcus < 4) fit.push_back(&o);
+    }
+    if (fit.empty()) return;
+    const DeviceOffer& o = *fit[static_cast<size_t>(op.a) % fit.size()];
+    HamiPod pod;
+    pod.uid = "hami-" + std::to_string(next_claim_++);
+    pod.card_bdf = o.device.card_bdf;
+    auto made = sut_->vhcus().CreateVhcu({pod.uid, "main"}, o.device.card, cu, 4096);
+    if (!made.ok()) return;
+    pod.vhcu_id = made->vhcu.id;
+    hami_[pod.uid] = pod;
+    ++result_.hami_pods;
+  }
+
+  // The HAMi sweep: every mark whose pod is not live is reclaimed (the
+  // claims' pods are live while kubelet holds their claims).
+  void Sweep() {
+    std::set<std::string> live;
+    for (const auto& [uid, p] : hami_) live.insert(uid);
+    for (const auto& [uid, k] : claims_) live.insert(k.pod);
+    (void)sut_->vhcus().Reconcile(live);
   }
 
   void Heal(bool everything) {
@@ -628,13 +678,32 @@ class World {
         }
       }
     }
+    // I1 and I3 for HAMi pods: their vHCU is theirs alone, and still there.
+    for (const auto& [uid, pod] : hami_) {
+      for (KubeletClaim* k : live) {
+        if (!Check(!(k->vhcu_id == pod.vhcu_id && !k->whole && k->type != PoolDeviceType::kMig) &&
+                       !(k->whole && k->card_bdf == pod.card_bdf),
+                   "I1", "HAMi pod " + uid + " (vdev" + std::to_string(pod.vhcu_id) +
+                             ") and claim " + k->ref.name + " (" + k->device +
+                             ") hold the same hardware")) {
+          return;
+        }
+      }
+      if (removed_.count(pod.card_bdf) == 0 &&
+          !Check(Exists(ConfPath(pod.vhcu_id)), "I3",
+                 "HAMi pod " + uid + ": its vdev" + std::to_string(pod.vhcu_id) +
+                     " was destroyed")) {
+        return;
+      }
+    }
     // I2: nothing held is offered free; a card is never offered whole while
     // a pre-split vHCU or MIG instance of it is held.
     const std::set<std::string> unknown = UnknownCardBdfs();
     // HCUDP_MODEL_RULE_ONLY (exploring by hand only): judge the offer rule
     // without the published slices.
     static const bool rule_only = std::getenv("HCUDP_MODEL_RULE_ONLY") != nullptr;
-    for (const OfferedDevice& d : rule_only ? std::vector<OfferedDevice>{} : sut_->Published()) {
+    const bool slices = judge_slices_ && !rule_only;
+    for (const OfferedDevice& d : slices ? sut_->Published() : std::vector<OfferedDevice>{}) {
       for (KubeletClaim* k : prepared) {
         const Unit u = UnitOf(*k);
         if (d.type == PoolDeviceType::kCard) {
@@ -655,6 +724,17 @@ class World {
                      d.name + " is offered free while claim " + k->ref.name + " holds it")) {
             return;
           }
+        }
+      }
+      // Another owner's vHCU (a HAMi pod's) on a card: the card is not a
+      // DRA claim's shared device any more; nor is that vHCU free.
+      for (const auto& [uid, pod] : hami_) {
+        if (!Check(!(d.type == PoolDeviceType::kCard && d.card_bdf == pod.card_bdf) &&
+                       !(d.type == PoolDeviceType::kVhcu && d.vhcu_id == pod.vhcu_id),
+                   "I2",
+                   d.name + " is offered while HAMi pod " + uid + " holds vdev" +
+                       std::to_string(pod.vhcu_id) + " on it")) {
+          return;
         }
       }
       // I5: unknown is never offered.
@@ -831,6 +911,12 @@ class World {
       clock_.Advance(std::chrono::seconds(5));
       sut_->Tick();
     }
+    hami_.clear();
+    for (int round = 0; round < 3; ++round) {
+      Sweep();
+      clock_.Advance(std::chrono::seconds(5));
+      sut_->vhcus().Tick();
+    }
     if (!Check(claims_.empty(), "I4", std::to_string(claims_.size()) +
                                           " claim(s) still fail to unprepare when all is released")) {
       return;
@@ -870,6 +956,7 @@ class World {
   }
 
   NodeSpec spec_;
+  const bool judge_slices_;
   testing::TempDir root_;
   testing::TempDir yaml_dir_;
   std::string yaml_path_;
@@ -878,6 +965,12 @@ class World {
   std::shared_ptr<testing::CardFaults> faults_ = std::make_shared<testing::CardFaults>();
   std::unique_ptr<DraSut> sut_;
   std::map<std::string, KubeletClaim> claims_;  // by UID
+  struct HamiPod {
+    std::string uid;
+    std::string card_bdf;
+    int vhcu_id = -1;
+  };
+  std::map<std::string, HamiPod> hami_;  // HAMi pods holding a vHCU, by UID
   std::map<int, std::string> admin_conf_;
   int next_claim_ = 0;
   // Faults in force.
@@ -913,7 +1006,7 @@ StatusOr<std::vector<Op>> ParseOps(const std::string& text) {
     if (item.empty()) continue;
     Op op;
     op.kind = item[0];
-    if (std::string("PXUYRTVFMGHLDK").find(op.kind) == std::string::npos) {
+    if (std::string("PXUYRTVFMGHLDKAZ").find(op.kind) == std::string::npos) {
       return InvalidArgumentError("HCUDP_MODEL_OPS: unknown operation '" + item + "'");
     }
     if (item.size() > 1 && std::sscanf(item.c_str() + 1, "%d.%d.%d", &op.a, &op.b, &op.c) < 1) {
@@ -932,7 +1025,8 @@ std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps, const std::
   };
   static const Weighted kWeights[] = {{'P', 30}, {'U', 14}, {'X', 6}, {'Y', 3}, {'R', 6},
                                       {'T', 4},  {'V', 2},  {'F', 4}, {'M', 4}, {'G', 1},
-                                      {'H', 8},  {'L', 4},  {'D', 3}, {'K', 6}};
+                                      {'H', 8},  {'L', 4},  {'D', 3}, {'K', 6},
+                                      {'A', 6},  {'Z', 4}};
   auto weight = [&](const Weighted& w) {
     return without.find(w.kind) == std::string::npos ? w.weight : 0;
   };
@@ -970,19 +1064,19 @@ std::vector<Op> GenerateOps(uint64_t seed, NodeKind node, int steps, const std::
   return ops;
 }
 
-RunResult RunOps(NodeKind kind, const std::vector<Op>& ops, bool as_daemon_today) {
-  World world(kind, as_daemon_today);
+RunResult RunOps(NodeKind kind, const std::vector<Op>& ops, bool as_daemon_today, bool slices) {
+  World world(kind, as_daemon_today, slices);
   return world.Run(ops);
 }
 
 std::vector<Op> Shrink(NodeKind kind, std::vector<Op> ops, const std::string& invariant,
-                       bool as_daemon_today) {
+                       bool as_daemon_today, bool slices) {
   auto fails = [&](const std::vector<Op>& candidate) {
-    RunResult r = RunOps(kind, candidate, as_daemon_today);
+    RunResult r = RunOps(kind, candidate, as_daemon_today, slices);
     return r.failed && r.invariant == invariant;
   };
   // Cut after the failing step first.
-  RunResult first = RunOps(kind, ops, as_daemon_today);
+  RunResult first = RunOps(kind, ops, as_daemon_today, slices);
   if (first.failed && first.step >= 0 && first.step + 1 < static_cast<int>(ops.size())) {
     std::vector<Op> cut(ops.begin(), ops.begin() + first.step + 1);
     if (fails(cut)) ops = cut;

@@ -41,6 +41,7 @@ struct RunResult {
   std::string message;
   int prepared = 0;       // claims prepared with success
   int failed_prepares = 0;
+  int hami_pods = 0;      // HAMi pods that got a vHCU
 };
 
 // Runs `ops` on a fresh node of `kind` (its own temp host root), checking
@@ -48,12 +49,15 @@ struct RunResult {
 // `as_daemon_today`: the slices are recomputed only on a node change, as
 // hcu-dp-daemon/dra_mode.cc does (model_sut.h); else also after Recover,
 // Prepare and Unprepare, as issue 28 specifies DraAgent.
-RunResult RunOps(NodeKind kind, const std::vector<Op>& ops, bool as_daemon_today = false);
+// `slices`: the node publishes DRA slices and they are judged (false: a
+// HAMi node, whose offer is judged through Node::Offers only).
+RunResult RunOps(NodeKind kind, const std::vector<Op>& ops, bool as_daemon_today = false,
+                 bool slices = true);
 
 // The shortest sub-list of `ops` found that still fails with the same
 // invariant (drop halves, then quarters, ... then single operations).
 std::vector<Op> Shrink(NodeKind kind, std::vector<Op> ops, const std::string& invariant,
-                       bool as_daemon_today = false);
+                       bool as_daemon_today = false, bool slices = true);
 
 }  // namespace hcudp::model
 

@@ -103,6 +103,8 @@ class DraSut {
   // The offer rule's verdict now, for `mode` (hcudp/offer.h).
   StatusOr<OfferPlan> Offers(OfferMode mode);
   std::vector<dra::PreparedClaim> Prepared() const;
+  // The vHCU lifecycle (HAMi pods' vHCUs are made and reclaimed by it).
+  VhcuManager& vhcus() { return *manager_; }
 
  private:
   void Publish(const NodeInventory& inventory);

@@ -11,6 +11,7 @@
 //   HCUDP_MODEL_STEPS=<n>              steps per seed (default: the list's)
 //   HCUDP_MODEL_SECONDS=<s>            after the list, fresh seeds until <s>
 //   HCUDP_MODEL_WITHOUT=MG2           generate none of these op/claim kinds
+//   HCUDP_MODEL_HAMI_NODE=1            a HAMi node: no DRA slices judged
 //   HCUDP_MODEL_AS_DAEMON=1            slices recomputed as dra_mode.cc does
 //   HCUDP_MODEL_VERBOSE=1              the library's log on stderr
 #include <glog/logging.h>
@@ -38,6 +39,7 @@ struct Seed {
   const char* ops = nullptr;
   bool as_daemon_today = false;  // model_sut.h
   const char* bug = "";          // known failing: what is wrong, where
+  bool slices = true;            // false: a HAMi node (no DRA slices judged)
 };
 
 constexpr NodeKind kMixed = NodeKind::kMixed;
@@ -52,17 +54,23 @@ constexpr NodeKind kMig = NodeKind::kMig;
 //   "F"  with whole-card claims -> whole-card spec drops unknown cards (I3)
 //   "V"  with whole-card claims -> whole-card mark leaked (I4)
 //   "T"  torn confs             -> a torn pre-split vHCU offered (I5)
+//   "A"  HAMi pods beside DRA   -> the card offered whole beside them (I2)
 // When a fix lands, drop its letters here and move its list below to
 // kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
     // Dynamic vHCU claims, with every fault but cards missed or removed.
-    {11, kMixed, 200, "02MGT"}, {12, kMixed, 200, "02MGT"}, {13, kMixed, 200, "02MGT"},
-    {14, kMixed, 200, "02MGT"}, {15, kMixed, 200, "02MGT"}, {16, kMixed, 200, "02MGT"},
-    // Whole-card claims, with restarts, kills, torn confs, health, deletes.
-    {21, kMixed, 200, "12MGFVT"}, {22, kMixed, 200, "12MGFVT"}, {23, kMixed, 200, "12MGFVT"},
-    {24, kMixed, 200, "12MGFVT"}, {25, kMixed, 200, "12MGFVT"}, {26, kMixed, 200, "12MGFVT"},
+    {11, kMixed, 200, "02MGTA"}, {12, kMixed, 200, "02MGTA"}, {13, kMixed, 200, "02MGTA"},
+    {14, kMixed, 200, "02MGTA"}, {15, kMixed, 200, "02MGTA"},
+    // Whole-card claims, with restarts, kills, health, deletes.
+    {21, kMixed, 200, "12MGFVTA"}, {22, kMixed, 200, "12MGFVTA"}, {23, kMixed, 200, "12MGFVTA"},
+    {24, kMixed, 200, "12MGFVTA"}, {25, kMixed, 200, "12MGFVTA"},
+    // A HAMi node (no DRA claims, no slices): HAMi pods' vHCUs made and
+    // swept, with torn confs, /etc/vdev unreadable, failing cards, kills.
+    {41, kMixed, 200, "0123MG", nullptr, false, "", false},
+    {42, kMixed, 200, "0123MG", nullptr, false, "", false},
+    {43, kMixed, 200, "0123MG", nullptr, false, "", false},
     // The MIG node: what is offered under faults (I5), no MIG claims.
-    {31, kMig, 200, "3MGT"}, {32, kMig, 200, "3MGT"},
+    {31, kMig, 200, "3MGTA"}, {32, kMig, 200, "3MGTA"},
 };
 
 // Seeds and lists that found a bug now fixed: they must pass for ever.
@@ -99,6 +107,13 @@ const std::vector<Seed> kKnownFailing = {
      "I4 (new; seed 1022): a whole-card claim is unprepared while /etc/vdev is unreadable: "
      "Preparer::Impl::ReleaseDevice (dra/prepare_release.cc) takes a mark it cannot access() for "
      "'released before' and answers OK; the mark is leaked once /etc/vdev reads again."},
+    {23, kMixed, 0, "", "A6.11.3", false,
+     "I2 (new; seed 23): a HAMi pod's vHCU on card 0000:0e:00.0 (a vHCU of another owner than a "
+     "claim); the slices still offer the card whole, as a shared device at full capacity: "
+     "OfferableInventory counts the pod's vHCU as consumed capacity and drops the admin's vdev2 "
+     "('a lost mark?'), so BuildPoolPlan sees a card without children. A whole-card claim "
+     "allocated from it is then prepared on it (I1: Prepare of a whole card does not check the "
+     "card's vHCUs, issue 28 #1)."},
     {0, kMixed, 0, "", "T0.0.0", false,
      "I5 (new, since the adapter looks through Node::Look): the admin's vdev0.conf is torn; the "
      "fail-closed look keeps the last good vdev0, and the slices (OfferableInventory + "
@@ -133,22 +148,24 @@ BOOST_TEST_GLOBAL_FIXTURE(QuietLog);
 
 // Runs one list; on failure shrinks it and reports. True when it passed.
 bool RunAndReport(const std::string& label, NodeKind node, const std::vector<Op>& ops,
-                  bool as_daemon_today) {
+                  bool as_daemon_today, bool slices = true) {
   const auto start = std::chrono::steady_clock::now();
-  RunResult r = RunOps(node, ops, as_daemon_today);
+  RunResult r = RunOps(node, ops, as_daemon_today, slices);
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "model: " << label << " node=" << NodeKindName(node) << " steps=" << ops.size()
-            << " prepared=" << r.prepared << " refused=" << r.failed_prepares << " (" << s
+            << " prepared=" << r.prepared << " refused=" << r.failed_prepares
+            << " hami_pods=" << r.hami_pods << " (" << s
             << " s): " << (r.failed ? "FAILED" : "ok") << std::endl;
   if (!r.failed) return true;
   std::cout << "model: " << label << ": " << r.invariant << " violated after step " << r.step
             << ": " << r.message << std::endl;
-  std::vector<Op> shortest = Shrink(node, ops, r.invariant, as_daemon_today);
-  RunResult again = RunOps(node, shortest, as_daemon_today);
+  std::vector<Op> shortest = Shrink(node, ops, r.invariant, as_daemon_today, slices);
+  RunResult again = RunOps(node, shortest, as_daemon_today, slices);
   std::cout << "model: shortest failing list (" << shortest.size() << " ops): " << r.invariant
             << ": " << again.message << "\n  replay: HCUDP_MODEL_NODE=" << NodeKindName(node)
-            << (as_daemon_today ? " HCUDP_MODEL_AS_DAEMON=1" : "") << " HCUDP_MODEL_OPS=" << OpsText(shortest) << " build/release/test/model/test_model"
+            << (as_daemon_today ? " HCUDP_MODEL_AS_DAEMON=1" : "")
+            << (slices ? "" : " HCUDP_MODEL_HAMI_NODE=1") << " HCUDP_MODEL_OPS=" << OpsText(shortest) << " build/release/test/model/test_model"
             << std::endl;
   return false;
 }
@@ -157,7 +174,7 @@ bool RunSeed(const Seed& s) {
   if (s.ops != nullptr) {
     auto ops = ParseOps(s.ops);
     BOOST_REQUIRE_MESSAGE(ops.ok(), ops.status().ToString());
-    return RunAndReport("list " + std::string(s.ops), s.node, *ops, s.as_daemon_today);
+    return RunAndReport("list " + std::string(s.ops), s.node, *ops, s.as_daemon_today, s.slices);
   }
   // The same seeds, shorter, under a sanitizer (CI's asan suite runs them
   // too): its time stays near the release run's.
@@ -165,20 +182,23 @@ bool RunSeed(const Seed& s) {
   if (const char* e = Env("HCUDP_MODEL_STEPS")) steps = std::atoi(e);
   std::string label = "seed " + std::to_string(s.seed);
   if (*s.without != '\0') label += " without " + std::string(s.without);
+  if (!s.slices) label += " (HAMi node)";
   return RunAndReport(label, s.node, GenerateOps(s.seed, s.node, steps, s.without),
-                      s.as_daemon_today);
+                      s.as_daemon_today, s.slices);
 }
 
 BOOST_AUTO_TEST_CASE(invariants_hold_for_the_ci_seeds) {
   if (const char* ops = Env("HCUDP_MODEL_OPS")) {
     auto parsed = ParseOps(ops);
     BOOST_REQUIRE_MESSAGE(parsed.ok(), parsed.status().ToString());
-    BOOST_TEST(RunAndReport("replay", NodeFromEnv(NodeKind::kMixed), *parsed, AsDaemonFromEnv()));
+    BOOST_TEST(RunAndReport("replay", NodeFromEnv(NodeKind::kMixed), *parsed, AsDaemonFromEnv(),
+                            Env("HCUDP_MODEL_HAMI_NODE") == nullptr));
     return;
   }
   if (const char* seed = Env("HCUDP_MODEL_SEED")) {
     Seed s{std::strtoull(seed, nullptr, 10), NodeFromEnv(NodeKind::kMixed), 60};
     s.as_daemon_today = AsDaemonFromEnv();
+    s.slices = Env("HCUDP_MODEL_HAMI_NODE") == nullptr;
     if (const char* w = Env("HCUDP_MODEL_WITHOUT")) s.without = w;
     BOOST_TEST(RunSeed(s));
     return;
@@ -192,6 +212,7 @@ BOOST_AUTO_TEST_CASE(invariants_hold_for_the_ci_seeds) {
     for (uint64_t seed = 1000; std::chrono::steady_clock::now() < until; ++seed) {
       Seed s{seed, NodeFromEnv(seed % 2 == 0 ? NodeKind::kMixed : NodeKind::kMig), 60};
       s.as_daemon_today = AsDaemonFromEnv();
+      s.slices = Env("HCUDP_MODEL_HAMI_NODE") == nullptr;
       if (const char* w = Env("HCUDP_MODEL_WITHOUT")) s.without = w;
       BOOST_TEST(RunSeed(s), "seed " << s.seed);
     }
