@@ -20,7 +20,7 @@ namespace {
 using Value = rapidjson::Value;
 
 // obj[key] when obj is an object holding it, else nullptr.
-const Value* Member(const Value& obj, const char* key) {
+const Value* Field(const Value& obj, const char* key) {
   if (!obj.IsObject()) return nullptr;
   auto it = obj.FindMember(key);
   return it == obj.MemberEnd() ? nullptr : &it->value;
@@ -38,38 +38,38 @@ bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 
 // The spec's own containerEdits and each device's, as the library walks them.
 template <typename Fn>
 bool AnyEdits(const Value& spec, Fn&& fn) {
-  if (const Value* e = Member(spec, "containerEdits"); e != nullptr && fn(*e)) return true;
-  const Value* devices = Member(spec, "devices");
+  if (const Value* e = Field(spec, "containerEdits"); e != nullptr && fn(*e)) return true;
+  const Value* devices = Field(spec, "devices");
   if (devices == nullptr || !devices->IsArray()) return false;
   for (const Value& d : devices->GetArray()) {
-    if (const Value* e = Member(d, "containerEdits"); e != nullptr && fn(*e)) return true;
+    if (const Value* e = Field(d, "containerEdits"); e != nullptr && fn(*e)) return true;
   }
   return false;
 }
 
 // Any element of edits[list] whose `key` is a non-empty string.
 bool AnyListField(const Value& edits, const char* list, const char* key) {
-  const Value* items = Member(edits, list);
+  const Value* items = Field(edits, list);
   if (items == nullptr || !items->IsArray()) return false;
   for (const Value& item : items->GetArray()) {
-    if (NonEmptyString(Member(item, key))) return true;
+    if (NonEmptyString(Field(item, key))) return true;
   }
   return false;
 }
 
 bool HasIntelRdt(const Value& edits) {
-  const Value* rdt = Member(edits, "intelRdt");
+  const Value* rdt = Field(edits, "intelRdt");
   return rdt != nullptr && !rdt->IsNull();
 }
 
 // v1.1.0: netDevices; intelRdt's schemata and enableMonitoring.
 bool RequiresV110(const Value& spec) {
   return AnyEdits(spec, [](const Value& e) {
-    if (NonEmptyArray(Member(e, "netDevices"))) return true;
+    if (NonEmptyArray(Field(e, "netDevices"))) return true;
     if (!HasIntelRdt(e)) return false;
-    const Value& rdt = *Member(e, "intelRdt");
-    const Value* schemata = Member(rdt, "schemata");
-    const Value* monitoring = Member(rdt, "enableMonitoring");
+    const Value& rdt = *Field(e, "intelRdt");
+    const Value* schemata = Field(rdt, "schemata");
+    const Value* monitoring = Field(rdt, "enableMonitoring");
     return (schemata != nullptr && !schemata->IsNull()) ||
            (monitoring != nullptr && monitoring->IsBool() && monitoring->GetBool());
   });
@@ -78,19 +78,19 @@ bool RequiresV110(const Value& spec) {
 // v0.7.0: intelRdt; additionalGids.
 bool RequiresV070(const Value& spec) {
   return AnyEdits(spec, [](const Value& e) {
-    return HasIntelRdt(e) || NonEmptyArray(Member(e, "additionalGids"));
+    return HasIntelRdt(e) || NonEmptyArray(Field(e, "additionalGids"));
   });
 }
 
 // v0.6.0: annotations on the spec or a device; a '.' in the kind's class.
 bool RequiresV060(const Value& spec) {
-  if (NonEmptyObject(Member(spec, "annotations"))) return true;
-  if (const Value* devices = Member(spec, "devices"); devices != nullptr && devices->IsArray()) {
+  if (NonEmptyObject(Field(spec, "annotations"))) return true;
+  if (const Value* devices = Field(spec, "devices"); devices != nullptr && devices->IsArray()) {
     for (const Value& d : devices->GetArray()) {
-      if (NonEmptyObject(Member(d, "annotations"))) return true;
+      if (NonEmptyObject(Field(d, "annotations"))) return true;
     }
   }
-  const Value* kind = Member(spec, "kind");
+  const Value* kind = Field(spec, "kind");
   if (kind == nullptr || !kind->IsString()) return false;
   const std::string k(kind->GetString(), kind->GetStringLength());
   const size_t slash = k.find('/');
@@ -101,9 +101,9 @@ bool RequiresV060(const Value& spec) {
 // v0.5.0: a device name that does not start with a letter; a device node's
 // hostPath.
 bool RequiresV050(const Value& spec) {
-  if (const Value* devices = Member(spec, "devices"); devices != nullptr && devices->IsArray()) {
+  if (const Value* devices = Field(spec, "devices"); devices != nullptr && devices->IsArray()) {
     for (const Value& d : devices->GetArray()) {
-      const Value* name = Member(d, "name");
+      const Value* name = Field(d, "name");
       if (NonEmptyString(name) && !IsAsciiLetter(name->GetString()[0])) return true;
     }
   }
