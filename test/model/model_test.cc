@@ -114,6 +114,14 @@ const std::vector<Seed> kKnownFailing = {
      "('a lost mark?'), so BuildPoolPlan sees a card without children. A whole-card claim "
      "allocated from it is then prepared on it (I1: Prepare of a whole card does not check the "
      "card's vHCUs, issue 28 #1)."},
+    {1011, kMixed, 0, "", "M14.6.8,A5.7.7", false,
+     "I4 (new, HAMi node; seed 1011; to examine): card 0000:4e:00.0 (index 2) is missed, so "
+     "0000:0b:00.0 answers at index 2 and a HAMi pod's vHCU 3 is made there (mark "
+     "hami-0_main_2_3); the card comes back, 0000:0b:00.0 is index 3 again, and the sweep takes "
+     "the mark for stale ('node reset?', vhcu_manager.cc): it removes the live pod's mark and "
+     "keeps its vHCU, which nothing reclaims once the pod ends (the mark names the card by index "
+     "only; the sim reports the vHCU on the index's new card).",
+     false},
     {0, kMixed, 0, "", "T0.0.0", false,
      "I5 (new, since the adapter looks through Node::Look): the admin's vdev0.conf is torn; the "
      "fail-closed look keeps the last good vdev0, and the slices (OfferableInventory + "
