@@ -283,7 +283,10 @@ class SlicePublisher::Impl {
         call.deadline = clock_.Now() + options_.sync_timeout;
         std::optional<int> retry_after_s;
         call.retry_after_s = &retry_after_s;
-        StatusOr<std::string> json = client_.List(ResourceSlicesPath(), list, call);
+        // From the API server's watch cache, as client-go's reflector asks.
+        ListOptions from_cache = list;
+        from_cache.resource_version = "0";
+        StatusOr<std::string> json = client_.List(ResourceSlicesPath(), from_cache, call);
         StatusOr<std::string> listed_version =
             json.ok() ? watched_.ApplyList(*json) : StatusOr<std::string>(json.status());
         if (!listed_version.ok()) {
