@@ -103,6 +103,55 @@ BOOST_AUTO_TEST_CASE(a_pod_deleted_while_the_daemon_is_blind_is_cleaned_soon_aft
   BOOST_TEST(took.count() <= 10000, "cleaned " << took.count() << " ms after recovery");
 }
 
+// While the pod cache cannot sync, nothing is advertised: no registration
+// annotation for the scheduler, and kubelet sees the devices unhealthy; an
+// Allocate that comes anyway waits a few seconds for readiness, then is
+// refused. Once the API server answers, both follow.
+BOOST_AUTO_TEST_CASE(nothing_is_advertised_before_the_pod_cache_syncs) {
+  HamiNode n;
+  n.api().AddFault(
+      std::string(R"x({"method":"GET","path":"^/api/v1/pods$","query":"^(?!.*watch=)",)x") +
+      R"("status":503,"count":-1,)" + kDaemonAgent + "}");
+  n.h().Start();
+  // The daemon registers with kubelet after its start wait (10 s).
+  n.h().RequireRegistered(kHamiCount, 1, milliseconds(30000));
+  auto unhealthy = n.h().kubelet().WaitForDevices(
+      kHamiCount,
+      [](const std::vector<v1beta1::Device>& devices) {
+        if (devices.empty()) return false;
+        for (const auto& d : devices) {
+          if (d.health() != "Unhealthy") return false;
+        }
+        return true;
+      },
+      milliseconds(5000));
+  BOOST_TEST(unhealthy.has_value());
+  BOOST_TEST(!Registered(n));
+  n.SchedulePod({"early", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
+  const auto asked = std::chrono::steady_clock::now();
+  v1beta1::AllocateResponse response;
+  grpc::Status s = n.Allocate({{std::string(kSn0) + "-fake-0"}}, &response);
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - asked);
+  BOOST_TEST(!s.ok());
+  BOOST_TEST(s.error_code() == grpc::StatusCode::UNAVAILABLE, s.error_message());
+  BOOST_TEST(took.count() >= 3000, took.count() << " ms");  // it waited, bounded
+  BOOST_TEST(took.count() <= 8000, took.count() << " ms");
+  n.api().ClearFaults();
+  BOOST_TEST(WaitUntil([&] { return Registered(n); }, milliseconds(60000)));
+  auto healthy = n.h().kubelet().WaitForDevices(
+      kHamiCount,
+      [](const std::vector<v1beta1::Device>& devices) {
+        if (devices.empty()) return false;
+        for (const auto& d : devices) {
+          if (d.health() != "Healthy") return false;
+        }
+        return true;
+      },
+      milliseconds(10000));
+  BOOST_TEST(healthy.has_value());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
