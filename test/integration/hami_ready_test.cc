@@ -152,6 +152,52 @@ BOOST_AUTO_TEST_CASE(nothing_is_advertised_before_the_pod_cache_syncs) {
   BOOST_TEST(healthy.has_value());
 }
 
+bool AllDevices(HamiNode& n, const std::string& health) {
+  return n.h()
+      .kubelet()
+      .WaitForDevices(
+          kHamiCount,
+          [&](const std::vector<v1beta1::Device>& devices) {
+            if (devices.empty()) return false;
+            for (const auto& d : devices) {
+              if (d.health() != health) return false;
+            }
+            return true;
+          },
+          milliseconds(10000))
+      .has_value();
+}
+
+// Card 0's entry of the registration annotation says it is healthy.
+bool Card0RegisteredHealthy(HamiNode& n, bool healthy) {
+  return n.NodeAnnotations()["hami.io/node-hcu-register"].rfind(
+             std::string(kSn0) + ",4,65520,100,HCU-K100_AI,0," + (healthy ? "true" : "false"), 0) ==
+         0;
+}
+
+// Readiness lost later: the pod cache's history is gone (410) and it cannot
+// relist. The node says so (its cards registered unhealthy, kubelet's
+// devices Unhealthy) until the relist is in.
+BOOST_AUTO_TEST_CASE(a_pod_cache_that_cannot_relist_withdraws_the_offer_until_it_can) {
+  HamiNode n;
+  n.Start();
+  BOOST_REQUIRE(AllDevices(n, "Healthy"));
+  BOOST_REQUIRE(Card0RegisteredHealthy(n, true));
+  n.api().AddFault(std::string(R"({"method":"GET","path":"^/api/v1/pods$","query":"watch=true",)") +
+                   R"("status":410,"count":-1,)" + kDaemonAgent + "}");
+  n.api().AddFault(
+      std::string(R"x({"method":"GET","path":"^/api/v1/pods$","query":"^(?!.*watch=)",)x") +
+      R"("status":503,"count":-1,)" + kDaemonAgent + "}");
+  n.api().CloseWatches();
+  BOOST_TEST(AllDevices(n, "Unhealthy"));
+  BOOST_TEST(WaitUntil([&] { return Card0RegisteredHealthy(n, false); }, milliseconds(10000)));
+  // Back once the relist is in (its LIST may be in a retry pause of up to
+  // 8 s when the server answers again).
+  n.api().ClearFaults();
+  BOOST_TEST(WaitUntil([&] { return Card0RegisteredHealthy(n, true); }, milliseconds(20000)));
+  BOOST_TEST(AllDevices(n, "Healthy"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
