@@ -118,7 +118,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   CallOptions call;
   call.deadline = Clock::Real().Now() + kNodeGetTimeout;
   call.cancel = &mode->stopping_;
-  StatusOr<Node> node = GetNode(*mode->client_, options.node_name, call);
+  StatusOr<NodeObject> node = GetNode(*mode->client_, options.node_name, call);
   if (node.ok()) {
     node_uid = node->metadata.uid;
   } else {

@@ -228,7 +228,7 @@ class SlicePublisher::Impl {
       if (!due) return node_uid_;
       owner_checked_at_ = now;
     }
-    StatusOr<Node> node = GetNode(client_, options_.params.node_name, call);
+    StatusOr<NodeObject> node = GetNode(client_, options_.params.node_name, call);
     MutexLock lock(mu_);
     if (node.ok() || IsNotFound(node.status())) {
       const std::string uid = node.ok() ? node->metadata.uid : "";

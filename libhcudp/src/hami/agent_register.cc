@@ -109,7 +109,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
     }
     CallOptions call = ctx_.BackgroundCall();
     call.retry_after_s = &retry_after_s_;
-    HCUDP_ASSIGN_OR_RETURN(Node node,
+    HCUDP_ASSIGN_OR_RETURN(NodeObject node,
                            PatchNodeAnnotations(*ctx_.client, ctx_.options.node_name, patch, call));
     ctx_.seen_node.Set(node, ctx_.clock.Now());
     last_full_ = full;
@@ -123,7 +123,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
   return OkStatus();
 }
 
-void Registrar::ReportHcumem(const NodeInventory& inventory, const Node& node) {
+void Registrar::ReportHcumem(const NodeInventory& inventory, const NodeObject& node) {
   uint64_t total_mib = 0;
   for (const Card& card : inventory.cards) total_mib += card.memory_mib();
   const std::string value = std::to_string(total_mib);
