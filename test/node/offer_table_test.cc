@@ -242,6 +242,19 @@ const std::vector<Row>& Rows() {
          h->holders.push_back(Hold(HolderSource::kDraClaim, VhcuRef(7), true));
        },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kCarriesVhcus},
+      {"HAMi: a card a HAMi pod holds whole stays HAMi's to account",
+       [](NodeInventory*, Holdings* h) {
+         DeviceRef d;
+         d.kind = DeviceRef::Kind::kCard;
+         d.card = 0;
+         h->holders.push_back(Hold(HolderSource::kHamiMark, d));
+       },
+       OfferMode::kHami, CardA(), true, NotFree::kNone, true},
+      {"HAMi: a card a DRA claim holds whole is not HAMi's",
+       [](NodeInventory*, Holdings* h) {
+         h->holders.push_back(Hold(HolderSource::kDraClaim, CardA()));
+       },
+       OfferMode::kHami, CardA(), false, NotFree::kHeld},
       {"HAMi: a card carrying vHCUs is shared by capacity",
        [](NodeInventory* inv, Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; }, OfferMode::kHami,
        CardA(), true, NotFree::kNone, true},

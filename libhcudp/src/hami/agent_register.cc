@@ -8,7 +8,9 @@
 #include "hcudp/hami/node_devices.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp/offer.h"
 #include "hcudp/topology.h"
+#include "node/ledger_read.h"
 
 namespace hcudp::internal {
 namespace {
@@ -94,7 +96,13 @@ Status Registrar::Register(bool lists_only_if_changed) {
       card.health = verdict.value_or(Health::kUnhealthy);
     }
   }
-  hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, ctx_.options.split_count);
+  // By the one offer rule: unknown is never free capacity, and vHCUs no
+  // HAMi pod holds (pre-split, claims') are taken from the full list too.
+  LedgerSources ledger;
+  ledger.host_root = ctx_.options.host_root;
+  const OfferPlan plan = DecideOffers(inventory, ReadLedger(ledger), OfferMode::kHami);
+  hami::NodeRegistration reg =
+      hami::BuildNodeRegistration(inventory, plan, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
   HCUDP_ASSIGN_OR_RETURN(std::string full, hami::EncodeNodeDevices(reg.full));
   HCUDP_ASSIGN_OR_RETURN(std::string remaining, hami::EncodeNodeDevices(reg.remaining));

@@ -79,9 +79,15 @@ hcudp::Holders Node::Holders(const DeviceRef& device) const {
   return impl_->ReadHoldings().Of(device);
 }
 
+OfferPlan Node::Offers(const NodeInventory& inventory, OfferMode mode) const {
+  internal::LedgerSources sources = impl_->ledger_;
+  if (mode == OfferMode::kDevicePlugin) sources.pod_resources = nullptr;
+  return DecideOffers(inventory, internal::ReadLedger(sources), mode);
+}
+
 StatusOr<OfferPlan> Node::Offers(OfferMode mode) {
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, impl_->Look());
-  return DecideOffers(inventory, impl_->ReadHoldings(), mode);
+  return Offers(inventory, mode);
 }
 
 StatusOr<NodeCreatedVhcu> Node::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
