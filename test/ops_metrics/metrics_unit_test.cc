@@ -329,7 +329,7 @@ BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_o
                {{"card", "0000:29:00.0"}, {"to", "healthy"}}) == 1.0);
 }
 
-BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discovery) {
+BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_vhcus_follow_the_looks) {
   NodeState state;
   Options options;
   auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
@@ -342,7 +342,7 @@ BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discover
   BOOST_TEST(!metered->CreateVhcu(1, 30, 8192).ok());
   BOOST_TEST(metered->DestroyVhcu(0).ok());
   BOOST_TEST(!metered->DestroyVhcu(7).ok());
-  BOOST_TEST(metered->Discover().ok());
+  (*m)->OnInventory(inner.inventory);  // the node watcher's inventory listener
   BOOST_TEST(
       (metered->StartEvents([](const BackendEvent&) {}).code() == StatusCode::kUnimplemented));
   Exposition e = MustScrape((*m)->port());
