@@ -63,7 +63,7 @@ RUN printf 'path-exclude %s\n' \
  && apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
-      libgflags2.2 libcurl3-gnutls libprometheus-cpp-core1.0 libcivetweb1 ca-certificates \
+      libgflags2.2 libcurl3-gnutls libprometheus-cpp-core1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/
@@ -82,7 +82,10 @@ ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
 # the process starts; test/bench/dra_daemon_bench.cc reads it from here.
 ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=0
 # Fails the build if any shared library of the two binaries is missing.
-RUN ldconfig && hcu-dp-daemon --version && hcuctl version
+# /usr/local/hyhal: the host's, through the DaemonSets' read-only mount of the
+# host's /usr/local at /host/usr/local (dangling where the host has none).
+RUN ldconfig && hcu-dp-daemon --version && hcuctl version \
+ && ln -s /host/usr/local/hyhal /usr/local/hyhal
 # A non-root account for running hcuctl from this image (docker run --user
 # hcudp ... hcuctl devices). The default user stays root: the daemon creates
 # its sockets in kubelet's root-owned directory, and vendor manifests that do

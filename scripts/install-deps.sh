@@ -13,7 +13,7 @@ packages=(
   # it, and it conflicts with libcurl4-gnutls-dev); libhcudp links the GnuTLS
   # flavour's library from libcurl3-gnutls (CMakeLists.txt, HCUDP_CURL_GNUTLS).
   libcurl4-openssl-dev libcurl3-gnutls
-  prometheus-cpp-dev  # the daemon's /metrics (pulls civetweb)
+  prometheus-cpp-dev  # the daemon's metric types (its own /metrics server)
   python3 python3-jsonschema python3-yaml yamllint
 )
 # Node.js and npm run the pinned manifest validators (scripts/install-ci-tools.sh).
@@ -31,9 +31,12 @@ fi
 # buildah builds the image without a daemon, mmdebstrap makes the base images
 # from Debian's archive, file/dpkg-dev serve cpack's shlibdeps, lintian checks
 # the .debs; prometheus brings promtool, which tests the chart's alerts
-# (deploy_alerts; skipped without it).
+# (deploy_alerts; skipped without it). podman, runc and busybox-static run
+# real containers with the devices of our CDI specs (test/runtime, label
+# runtime): runc because crun cannot run on hosts with hybrid cgroups,
+# busybox-static for an image made without a registry.
 if [[ "${HCUDP_EXTRAS:-}" == *release* ]]; then
-  packages+=(buildah mmdebstrap file dpkg-dev lintian prometheus)
+  packages+=(buildah mmdebstrap file dpkg-dev lintian prometheus podman runc busybox-static)
 fi
 
 missing=()

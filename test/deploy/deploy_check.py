@@ -50,6 +50,7 @@ import alerts_check  # noqa: E402
 import dockerfile_check  # noqa: E402
 import dra_check  # noqa: E402
 import dra_objects  # noqa: E402
+import placement_check  # noqa: E402
 import release_check  # noqa: E402
 from rbac_rules import (check_events_rbac, check_ops_rbac, daemonset_of, events_role,  # noqa: E402
                         load_docs, rbac_grants, read_verbs)
@@ -487,6 +488,23 @@ def cmd_helm(args):
     fx.check(len(hook) == 1 and "/var/lib/hcu-device-plugin/bin" in mounts and
              "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook" in " ".join(hook[0]["command"]),
              "deviceListStrategy=cdi puts hcu-cdi-hook on the host where --cdi-hook-path looks")
+    # The device-plugin CDI spec carries /usr/local/hyhal as the DRA ones do:
+    # the daemon sees the host's tree through /host/usr/local (the image's
+    # /usr/local/hyhal links there); no DaemonSet names /usr/local/hyhal as a
+    # hostPath, which containerd and CRI-O would create empty.
+    ds_volumes = {v["name"]: v for v in daemonset_of(docs)[1]["volumes"]}
+    fx.check("/host/usr/local" in mounts and
+             ds_volumes.get("host-usr-local", {}).get("hostPath") ==
+             {"path": "/usr/local", "type": "Directory"},
+             "deviceListStrategy=cdi mounts the host's /usr/local (type Directory) at /host/usr/local")
+    for values in (("strategy=mixed", "deviceListStrategy=both"), ("strategy=dra",)):
+        vdocs = load_docs_text(helm_template(args.tools, *values).stdout)
+        created = [v["hostPath"]["path"] for d in vdocs if d.get("kind") == "DaemonSet"
+                   for v in d["spec"]["template"]["spec"].get("volumes", [])
+                   if "hostPath" in v and v["hostPath"]["path"].startswith("/usr/local")
+                   and v["hostPath"].get("type") != "Directory"]
+        fx.check(not created, f"{' '.join(values)}: no hostPath under /usr/local that the runtime "
+                 f"would create (got {created})")
     # kubelet's device-plugin directory is the constant /var/lib/kubelet/device-plugins/
     # whatever its --root-dir (kubelet-contract.md section 1, kubernetes#120626);
     # pod-resources follows the root directory.
@@ -565,6 +583,9 @@ def main():
         "host-mounts": cmd_host_mounts,
         "dockerfile": lambda args: dockerfile_check.cmd_dockerfile(args, Failures()),
         "dra-demo": cmd_dra_demo,
+        "placement": lambda args: placement_check.cmd_placement(
+            Failures(), lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout),
+            lambda strategy: load_docs(MANIFESTS[strategy])),
         "alerts": lambda args: alerts_check.cmd_alerts(
             Failures(), lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout)),
     }

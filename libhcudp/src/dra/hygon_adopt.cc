@@ -85,7 +85,7 @@ std::string Preparer::Impl::HygonStatePath() const {
 
 void Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverResult* result) {
   const std::string path = HygonStatePath();
-  StatusOr<std::string> text = file_util::ReadFile(path, kMaxHygonStateBytes);
+  StatusOr<std::string> text = ReadHygonState(path);
   if (!text.ok()) {
     if (text.status().code() != StatusCode::kNotFound) {
       LOG(ERROR) << "Hygon's DRA driver state not adopted: " << text.status().ToString()
@@ -101,6 +101,11 @@ void Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
   }
   for (const HygonClaim& h : *claims) {
     if (h.devices.empty()) continue;  // nothing prepared, nothing to free
+    if (!h.rejected.empty()) {
+      LOG(ERROR) << "claim " << h.uid << " of Hygon's DRA driver not adopted: " << h.rejected
+                 << " (its devices are left as they are)";
+      continue;
+    }
     StatusOr<PreparedClaim> ours = store_.Read(h.uid);
     if (ours.ok()) continue;  // adopted at an earlier start (or ours)
     if (ours.status().code() != StatusCode::kNotFound) {
@@ -210,7 +215,7 @@ void Preparer::Impl::ForgetHygonClaim(const PreparedClaim& claim) {
 
 void Preparer::Impl::RewriteHygonState(const std::vector<std::string>& uids) {
   const std::string path = HygonStatePath();
-  StatusOr<std::string> text = file_util::ReadFile(path, kMaxHygonStateBytes);
+  StatusOr<std::string> text = ReadHygonState(path);
   if (!text.ok()) {
     if (text.status().code() != StatusCode::kNotFound) LOG(WARNING) << text.status().ToString();
     return;

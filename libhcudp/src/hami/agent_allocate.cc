@@ -30,12 +30,13 @@ std::string Annotation(const Pod& pod, std::string_view key) {
 
 std::string PodName(const Pod& pod) { return PodKey(pod); }
 
-// kfd and mkfd, and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds
-// no card of its own (DESIGN §4.5).
-ContainerAllocation CommonEdits() {
+// kfd, mkfd where the node has it (containerd fails a container whose device
+// is missing), and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds no
+// card of its own (DESIGN §4.5).
+ContainerAllocation CommonEdits(const NodeInventory& inventory) {
   ContainerAllocation out;
   out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
-  out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
+  if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
   out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
 }
@@ -101,7 +102,8 @@ std::optional<CreatedVhcu> Allocator::MarkedVhcu(const VhcuOwner& owner,
 }
 
 StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCores() const {
-  return std::vector<ContainerAllocation>{CommonEdits()};
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, ctx_.inventory.Get(/*fresh=*/false));
+  return std::vector<ContainerAllocation>{CommonEdits(inventory)};
 }
 
 StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCount(
@@ -275,7 +277,7 @@ Status Allocator::ServeContainer(PendingPod& pending, int device_count, Clock::T
     planned = hami::PlanContainerDevices(served, inventory);
   }
   HCUDP_ASSIGN_OR_RETURN(std::vector<hami::DevicePlan> plans, std::move(planned));
-  *out = CommonEdits();
+  *out = CommonEdits(inventory);
   out->mounts.push_back({ctx_.options.hyhal_path, std::string(kHyhalContainerPath), true});
   const VhcuOwner owner{pod.metadata.uid, container};
   for (const hami::DevicePlan& plan : plans) {
