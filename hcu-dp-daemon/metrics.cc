@@ -234,7 +234,8 @@ namespace {
 // Forwards everything; counts vHCU creates and destroys by result.
 class MeteredBackend final : public BackendWrapper {
  public:
-  MeteredBackend(Backend& inner, DaemonMetrics& metrics) : BackendWrapper(inner), metrics_(metrics) {}
+  MeteredBackend(Backend& inner, DaemonMetrics& metrics)
+      : BackendWrapper(inner), metrics_(metrics) {}
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
     auto start = std::chrono::steady_clock::now();
     StatusOr<Vhcu> made = target().CreateVhcu(card, compute_units, memory_mib);

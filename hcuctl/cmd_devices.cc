@@ -61,8 +61,8 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
   Value unknown_cards = Value::MakeArray();
   for (const hcudp::UnknownCard& u : inv.unknown_cards) {
     const hcudp::Card& c = u.last_known;
-    const std::string why = std::string(hcudp::UnknownReasonName(u.reason)) +
-                            (u.detail.empty() ? "" : ": " + u.detail);
+    const std::string why =
+        std::string(hcudp::UnknownReasonName(u.reason)) + (u.detail.empty() ? "" : ": " + u.detail);
     unknown_cards.Push(Value::MakeObject()
                            .Set("index", c.index)
                            .Set("bdf", c.bdf)
@@ -71,13 +71,14 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
                            .Set("reason", std::string(hcudp::UnknownReasonName(u.reason)))
                            .Set("detail", u.detail)
                            .Set("missed", u.missed));
-    card_table.AddRow({c.index >= 0 ? std::to_string(c.index) : "?",
-                       c.bdf.empty() ? "?" : c.bdf, c.model.empty() ? "?" : c.model,
+    card_table.AddRow({c.index >= 0 ? std::to_string(c.index) : "?", c.bdf.empty() ? "?" : c.bdf,
+                       c.model.empty() ? "?" : c.model,
                        c.compute_units > 0 ? std::to_string(c.compute_units) : "?",
                        c.memory_bytes > 0 ? std::to_string(c.memory_mib()) + " MiB" : "?",
                        NumaText(c.numa_node), "Unknown", "unknown: " + why});
     r.notes.push_back("card " + (c.bdf.empty() ? std::to_string(c.index) : c.bdf) +
-                      " is unknown (" + why + "): nothing on it is offered or destroyed until "
+                      " is unknown (" + why +
+                      "): nothing on it is offered or destroyed until "
                       "it reads again");
   }
   for (const hcudp::VhcuStateGap& g : inv.vhcu_gaps) {
@@ -122,8 +123,7 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
       .Set("vhcus", std::move(vhcus))
       .Set("mig", Value::MakeObject()
                       .Set("enabled", inv.mig_enabled)
-                      .Set("modeKnown", inv.LookupMigMode().certainty() ==
-                                            hcudp::Certainty::kFound)
+                      .Set("modeKnown", inv.LookupMigMode().certainty() == hcudp::Certainty::kFound)
                       .Set("instances", std::move(migs)));
 
   r.tables.emplace_back("", std::move(card_table));

@@ -1,8 +1,7 @@
 #include <iostream>
 
-#include "hcudp/vhcu_lock.h"
-
 #include "command.h"
+#include "hcudp/vhcu_lock.h"
 #include "pod_holders.h"
 
 namespace hcuctl {

@@ -36,8 +36,8 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   auto prepared = hcudp::dra::CheckpointStore(host_root).ReadAll(&bad);
   std::vector<hcudp::dra::LeftOutDevice> left_out;
   hcudp::NodeInventory offered = hcudp::dra::OfferableInventory(
-      *inventory, host_root,
-      prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}, &left_out);
+      *inventory, host_root, prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{},
+      &left_out);
   auto plan = hcudp::dra::BuildPoolPlan(offered, params);
   if (plan.ok()) plan->left_out.insert(plan->left_out.end(), left_out.begin(), left_out.end());
   return plan;

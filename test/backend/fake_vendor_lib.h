@@ -39,7 +39,7 @@ class FakeVendorLib : public VendorLib {
   Status card_count_error;      // non-OK: CardCount fails
   std::string driver_version = "6.3.27-V1.2.5";
   bool mig_enabled = false;
-  bool mig_mode_fails = false;  // MigEnabled() answers Unavailable
+  bool mig_mode_fails = false;                    // MigEnabled() answers Unavailable
   std::map<std::pair<int, int>, RsmiLink> links;  // unlisted pairs: PCIE, hops 2, weight 40
   std::map<int, DmiDeviceInfo> vhcus;             // VhcuInfo answers; others NotFound
   bool vhcu_info_unavailable = false;             // VhcuInfo fails with Unavailable

@@ -217,8 +217,8 @@ BOOST_AUTO_TEST_CASE(a_ci_conf_that_does_not_read_is_a_gap_not_a_missing_instanc
   // What the torn conf hides may be any instance.
   BOOST_TEST((inv.LookupMig("MIG-00000000-0000-0000-0000-000000000000").certainty() ==
               Certainty::kUnknown));
-  BOOST_TEST((inv.LookupMig("90c192cf-d3ac-44af-8f21-ddb66cad4a26").certainty() ==
-              Certainty::kFound));
+  BOOST_TEST(
+      (inv.LookupMig("90c192cf-d3ac-44af-8f21-ddb66cad4a26").certainty() == Certainty::kFound));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,7 +2,6 @@
 // vHCU state is never free capacity, and vHCUs no HAMi pod holds (an admin's
 // pre-split ones) are taken from the full list HAMi's scheduler reads.
 #include <boost/test/unit_test.hpp>
-
 #include <string>
 
 #include "hcudp/hami/node_devices.h"

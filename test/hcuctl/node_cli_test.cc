@@ -120,8 +120,8 @@ BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_when_a_checkpoint_entry_is_a_fifo) {
   RunResult listed = OnMixedNode(root, {"vhcu", "list"});
   BOOST_REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
   WriteFile(root.Join("root/var/lib/hcu-device-plugin/dra/keep"), "");
-  BOOST_REQUIRE(::mkfifo(root.Join("root/var/lib/hcu-device-plugin/dra/0c4e-fifo.json").c_str(),
-                         0644) == 0);
+  BOOST_REQUIRE(
+      ::mkfifo(root.Join("root/var/lib/hcu-device-plugin/dra/0c4e-fifo.json").c_str(), 0644) == 0);
   RunResult refused = OnMixedNode(root, {"vhcu", "destroy", "vdev4"});
   BOOST_TEST(refused.exit_code == 1, refused.err);
   BOOST_TEST(Has(refused.err, "0c4e-fifo.json"), refused.err);
@@ -132,8 +132,9 @@ BOOST_AUTO_TEST_CASE(vhcu_destroy_refuses_a_pre_split_vhcu_a_dra_claim_holds) {
   TempDir root;
   RunResult listed = OnMixedNode(root, {"vhcu", "list"});
   BOOST_REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
-  WriteFile(root.Join("root/var/lib/hcu-device-plugin/dra/0c4e-held.json"),
-            R"({"version": 1, "uid": "0c4e-held", "namespace": "ns", "name": "held", "owner": "0c4e-held",
+  WriteFile(
+      root.Join("root/var/lib/hcu-device-plugin/dra/0c4e-held.json"),
+      R"({"version": 1, "uid": "0c4e-held", "namespace": "ns", "name": "held", "owner": "0c4e-held",
   "bootID": "", "state": "prepared", "devices": [{"request": "hcu", "pool": "node",
   "device": "vhcu-4", "kind": "vhcu", "card": 3, "cardBDF": "0000:8e:00.0", "vhcuID": 4,
   "cdiDeviceIDs": []}]})");

@@ -37,9 +37,9 @@ BOOST_AUTO_TEST_CASE(a_torn_conf_after_a_restart_gives_no_capacity_back) {
                       "");
   n.h().RequireRegistered(kHamiCount, 2);
   BOOST_TEST(WaitUntil([&] {
-    return CardRecord(n, "hygon.com/node-hcu-register", kSn0).rfind(std::string(kSn0) + ",0,0,0,",
-                                                                    0) == 0;
-  }),
+               return CardRecord(n, "hygon.com/node-hcu-register", kSn0)
+                          .rfind(std::string(kSn0) + ",0,0,0,", 0) == 0;
+             }),
              CardRecord(n, "hygon.com/node-hcu-register", kSn0));
   // The vHCU and its mark are kept.
   BOOST_TEST(n.Confs().size() == 1u);
@@ -53,16 +53,17 @@ BOOST_AUTO_TEST_CASE(pre_split_vhcus_that_fill_a_card_leave_nothing_in_the_full_
   HamiNode n({}, {}, "test/fixtures/k100ai-2-presplit.yaml");
   n.Start();
   BOOST_TEST(WaitUntil([&] {
-    return CardRecord(n, "hami.io/node-hcu-register", kSn0).rfind(std::string(kSn0) + ",0,0,0,",
-                                                                  0) == 0;
-  }),
+               return CardRecord(n, "hami.io/node-hcu-register", kSn0)
+                          .rfind(std::string(kSn0) + ",0,0,0,", 0) == 0;
+             }),
              CardRecord(n, "hami.io/node-hcu-register", kSn0));
-  BOOST_TEST(CardRecord(n, "hygon.com/node-hcu-register", kSn0).rfind(
-                 std::string(kSn0) + ",0,0,0,", 0) == 0,
-             CardRecord(n, "hygon.com/node-hcu-register", kSn0));
+  BOOST_TEST(
+      CardRecord(n, "hygon.com/node-hcu-register", kSn0).rfind(std::string(kSn0) + ",0,0,0,", 0) ==
+          0,
+      CardRecord(n, "hygon.com/node-hcu-register", kSn0));
   // Card 1 carries nothing: whole.
-  BOOST_TEST(CardRecord(n, "hami.io/node-hcu-register", kSn1).rfind(
-                 std::string(kSn1) + ",4,65520,100,", 0) == 0,
+  BOOST_TEST(CardRecord(n, "hami.io/node-hcu-register", kSn1)
+                     .rfind(std::string(kSn1) + ",4,65520,100,", 0) == 0,
              CardRecord(n, "hami.io/node-hcu-register", kSn1));
 }
 

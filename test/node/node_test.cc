@@ -1,11 +1,11 @@
 // hcudp::Node on a sim node: the fail-closed look, the ledger's answers and
 // the guarded vHCU acts.
-#include <boost/test/unit_test.hpp>
+#include "hcudp/node.h"
 
+#include <boost/test/unit_test.hpp>
 #include <string>
 
 #include "hcudp/dra/checkpoint.h"
-#include "hcudp/node.h"
 #include "testing/hostile_node.h"
 #include "testing/testutil.h"
 

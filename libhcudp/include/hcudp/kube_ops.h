@@ -19,7 +19,7 @@
 namespace hcudp {
 
 HCUDP_EXPORT StatusOr<NodeObject> GetNode(KubeClient& client, const std::string& node_name,
-                                    const CallOptions& call = {});
+                                          const CallOptions& call = {});
 HCUDP_EXPORT StatusOr<Pod> GetPod(KubeClient& client, const std::string& namespace_name,
                                   const std::string& pod_name, const CallOptions& call = {});
 // LIST, following `continue` pages (options.limit is the page size; 0 means
@@ -40,8 +40,8 @@ HCUDP_EXPORT StatusOr<Pod> PatchPodAnnotations(
 // Strategic-merge patch of the nodes/<name>/status subresource, e.g.
 // {"status":{"capacity":{"hygon.com/hcumem":"65520"}}}.
 HCUDP_EXPORT StatusOr<NodeObject> PatchNodeStatus(KubeClient& client, const std::string& node_name,
-                                            const std::string& status_patch_json,
-                                            const CallOptions& call = {});
+                                                  const std::string& status_patch_json,
+                                                  const CallOptions& call = {});
 
 // Removes annotation `key` from the node only if its value is exactly
 // `expected_value` (the HAMi lock `<RFC3339>,<ns>,<pod>`). GET, then a merge

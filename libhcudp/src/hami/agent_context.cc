@@ -134,7 +134,8 @@ void SeenNode::Set(NodeObject node, Clock::TimePoint at) {
   at_ = at;
 }
 
-std::optional<NodeObject> SeenNode::Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const {
+std::optional<NodeObject> SeenNode::Get(Clock::TimePoint now,
+                                        std::chrono::milliseconds max_age) const {
   MutexLock lock(mu_);
   if (!node_ || now - at_ > max_age) return std::nullopt;
   return node_;

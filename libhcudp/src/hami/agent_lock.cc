@@ -32,8 +32,9 @@ void StaleLock::Release(bool first, bool fresh) {
       seen.reset();
     }
   }
-  StatusOr<NodeObject> node = seen ? StatusOr<NodeObject>(*seen)
-                             : GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
+  StatusOr<NodeObject> node =
+      seen ? StatusOr<NodeObject>(*seen)
+           : GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
   if (!node.ok()) {
     LOG(WARNING) << "HAMi: cannot check the node lock: " << node.status().ToString();
     return;

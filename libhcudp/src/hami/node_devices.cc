@@ -165,7 +165,8 @@ NodeRegistration BuildNodeRegistration(const NodeInventory& inventory, const Off
     }
     full.count = std::max(0, full.count - offer->foreign_vhcus);
     full.devmem_mib = static_cast<int32_t>(std::max<int64_t>(
-        0, static_cast<int64_t>(full.devmem_mib) - static_cast<int64_t>(offer->foreign_memory_mib)));
+        0,
+        static_cast<int64_t>(full.devmem_mib) - static_cast<int64_t>(offer->foreign_memory_mib)));
     const int free_cu = std::max(0, card->compute_units - offer->foreign_compute_units);
     full.devcore_percent =
         static_cast<int32_t>(static_cast<int64_t>(free_cu) * 100 / card->compute_units);

@@ -5,7 +5,8 @@
 
 namespace hcudp {
 
-StatusOr<NodeObject> GetNode(KubeClient& client, const std::string& node_name, const CallOptions& call) {
+StatusOr<NodeObject> GetNode(KubeClient& client, const std::string& node_name,
+                             const CallOptions& call) {
   HCUDP_ASSIGN_OR_RETURN(std::string json, client.Get(NodePath(node_name), call));
   return ParseNode(json);
 }
@@ -52,7 +53,8 @@ StatusOr<Pod> PatchPodAnnotations(
 }
 
 StatusOr<NodeObject> PatchNodeStatus(KubeClient& client, const std::string& node_name,
-                               const std::string& status_patch_json, const CallOptions& call) {
+                                     const std::string& status_patch_json,
+                                     const CallOptions& call) {
   HCUDP_ASSIGN_OR_RETURN(
       std::string json,
       client.Patch(NodeStatusPath(node_name), PatchType::kStrategicMerge, status_patch_json, call));

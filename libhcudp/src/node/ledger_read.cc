@@ -114,11 +114,12 @@ void ReadCheckpoint(const std::string& host_root, Holdings* out) {
       out->notes.push_back(b);
       continue;
     }
-    out->gaps.push_back({b.substr(0, b.find(": ")), "a DRA checkpoint entry that does not read: " + b});
+    out->gaps.push_back(
+        {b.substr(0, b.find(": ")), "a DRA checkpoint entry that does not read: " + b});
   }
   for (const dra::PreparedClaim& c : *claims) {
-    const std::string name = c.namespace_name.empty() ? std::string("(unnamed)")
-                                                      : c.namespace_name + "/" + c.name;
+    const std::string name =
+        c.namespace_name.empty() ? std::string("(unnamed)") : c.namespace_name + "/" + c.name;
     for (const dra::PreparedDevice& d : c.devices) {
       Holder h;
       h.source = HolderSource::kDraClaim;

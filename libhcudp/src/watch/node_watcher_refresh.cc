@@ -68,8 +68,8 @@ StatusOr<std::vector<Resource>> NodeWatcher::Impl::Resources(const NodeInventory
   // Device-plugin strategies list devices by the one offer rule, with the
   // ledger's holders (HAMi marks, intents, DRA claims left from another
   // mode): kubelet accounts only its own allocations.
-  const bool device_plugin = options_.strategy != Strategy::kHami &&
-                             options_.strategy != Strategy::kDra;
+  const bool device_plugin =
+      options_.strategy != Strategy::kHami && options_.strategy != Strategy::kDra;
   OfferPlan plan;
   if (device_plugin) {
     internal::LedgerSources ledger;
