@@ -125,7 +125,8 @@ Status HamiMode::Start() {
     }
   }
   if (!agent_->ready()) {
-    LOG(WARNING) << "HAMi: pod cache not synced yet; Allocate is refused until it is";
+    LOG(WARNING) << "HAMi: not ready yet (pod cache sync, node lock check, vHCU recovery): "
+                    "nothing is registered, and kubelet sees the devices unhealthy, until it is";
   }
   return OkStatus();
 }
@@ -143,6 +144,14 @@ void HamiMode::RequestRegister() {
   // Before Start (a node change during the watcher's first look): the
   // agent's start registers anyway.
   if (HamiAgent* agent = this->agent()) agent->RequestRegister();
+}
+
+std::function<bool()> HamiMode::Ready() {
+  // Not ready before Start() made the agent.
+  return [this] {
+    HamiAgent* agent = this->agent();
+    return agent != nullptr && agent->ready();
+  };
 }
 
 AllocateDelegate HamiMode::Delegate() {

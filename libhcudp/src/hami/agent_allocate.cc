@@ -109,15 +109,27 @@ StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCores() const {
 StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCount(
     const std::vector<int>& device_counts) {
   if (ctx_.stopping) return UnavailableError("HAMi: the device plugin is stopping");
-  if (!ctx_.ready) {
-    return UnavailableError("HAMi: node " + ctx_.options.node_name +
-                            " is not ready yet (pod cache sync, node lock check, vHCU "
-                            "recovery); retry");
-  }
   // The whole Allocate, failure path included, ends by `hard`; the work
   // leaves failure_reserve of it for marking the pod failed and releasing
   // the lock.
   const auto start = ctx_.clock.Now();
+  // Kubelet does not retry a failed Allocate (the pod fails admission), and
+  // admits pods one at a time: one that comes before the agent can serve it
+  // (nothing is advertised before, but kubelet may ask anyway) waits a
+  // short, bounded time for readiness.
+  const auto ready_by =
+      start + std::min(ctx_.options.allocate_ready_wait, ctx_.options.allocate_deadline);
+  while (!ctx_.Servable() && !stop_.stopped() && ctx_.clock.Now() < ready_by) {
+    stop_.WaitUntil(std::min(ready_by, ctx_.clock.Now() + std::chrono::milliseconds(50)));
+  }
+  if (stop_.stopped()) return Status(StatusCode::kCancelled, "HAMi: the device plugin is stopping");
+  if (!ctx_.Servable()) {
+    return UnavailableError("HAMi: node " + ctx_.options.node_name + " is not ready (" +
+                            (ctx_.ready ? "pod cache not current: relisting"
+                                        : "pod cache sync, node lock check, vHCU recovery") +
+                            ") after waiting " +
+                            std::to_string(ctx_.options.allocate_ready_wait.count()) + " ms");
+  }
   const auto hard = start + ctx_.options.allocate_deadline;
   const auto work = std::max(start, hard - ctx_.options.failure_reserve);
   std::vector<ContainerAllocation> out;
