@@ -32,17 +32,13 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   (void)(*backend)->QueryHealth();
   auto inventory = (*backend)->Discover();
   if (!inventory.ok()) return inventory.status();
-  // As the daemon publishes (hcudp::dra::OfferableInventory): the vHCUs made
-  // for claims (or HAMi pods) are capacity consumed from their card, not
-  // devices; one that may be someone's is left out rather than offered.
+  // As the daemon publishes (hcudp::dra::OfferSlices, the offer rule).
   std::vector<std::string> bad;
   auto prepared = hcudp::dra::CheckpointStore((*backend)->host_root()).ReadAll(&bad);
-  std::vector<hcudp::dra::LeftOutDevice> left_out;
-  hcudp::NodeInventory offered = hcudp::dra::OfferableInventory(
-      *inventory, (*backend)->host_root(),
-      prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}, &left_out);
-  auto plan = hcudp::dra::BuildPoolPlan(offered, params);
-  if (plan.ok()) plan->left_out.insert(plan->left_out.end(), left_out.begin(), left_out.end());
+  auto plan = hcudp::dra::BuildPoolPlan(
+      hcudp::dra::OfferSlices(*inventory, (*backend)->host_root(),
+                              prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}),
+      params);
   return plan;
 }
 

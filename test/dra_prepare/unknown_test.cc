@@ -59,7 +59,7 @@ void RequireStillPrepared(SimDraNode& node, const LiveClaim& c, const std::strin
 // The vHCU is not among the devices the slices would offer.
 void RequireNotOffered(SimDraNode& node, const LiveClaim& c, const std::string& when) {
   NodeInventory offered =
-      dra::OfferableInventory(node.Inventory(), node.Root(), node.preparer->Prepared(), nullptr);
+      dra::OfferSlices(node.Inventory(), node.Root(), node.preparer->Prepared()).inventory;
   for (const Vhcu& v : offered.vhcus) {
     BOOST_TEST(v.id != c.device.vhcu_id, when << ": vdev" << v.id << " offered as free");
   }
@@ -102,10 +102,9 @@ BOOST_AUTO_TEST_CASE(a_vhcu_a_claim_records_is_not_offered_even_without_its_mark
   SimDraNode node("k100ai-8.yaml");
   LiveClaim c = PrepareVhcuClaim(node);
   BOOST_REQUIRE(std::remove(node.Path("/etc/vdev/dynamic/" + c.device.mark).c_str()) == 0);
-  std::vector<dra::LeftOutDevice> left_out;
-  NodeInventory offered =
-      dra::OfferableInventory(node.Inventory(), node.Root(), node.preparer->Prepared(), &left_out);
-  BOOST_TEST(offered.vhcus.empty());
+  dra::SliceOffer offer = dra::OfferSlices(node.Inventory(), node.Root(), node.preparer->Prepared());
+  const std::vector<dra::LeftOutDevice>& left_out = offer.left_out;
+  BOOST_TEST(offer.inventory.vhcus.empty());
   BOOST_REQUIRE(left_out.size() == 1u);
   BOOST_TEST(left_out[0].what == "vdev" + std::to_string(c.device.vhcu_id));
 }

@@ -99,14 +99,17 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   d.card = target.card;
   const Card* card = inventory.FindCard(target.card);
   if (card != nullptr) d.card_bdf = card->bdf;
-  if (target.kind == PreparedKind::kVhcu) d.vhcu_id = target.vhcu_id;
+  if (target.kind == PreparedKind::kVhcu) {
+    d.vhcu_id = target.vhcu_id;
+    HCUDP_RETURN_IF_ERROR(CheckVhcuFree(inventory, d));
+  }
   if (target.kind == PreparedKind::kMig) {
     d.mig_uuid = inventory.mig_instances[static_cast<size_t>(target.mig_index)].uuid;
   }
   if (target.kind != PreparedKind::kCard || card == nullptr || r.admin_access) return d;
   // consumedCapacity; the claim spec only where the cluster has none.
   const CapacityAmounts& amounts = r.has_consumed_capacity ? r.consumed : r.requested;
-  if (amounts.empty()) return d;
+  if (amounts.empty()) return CheckWholeCardFree(*card, d);
   const int64_t cores = amounts.cores.value_or(card->compute_units);
   const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
   if (cores > card->compute_units || memory > static_cast<int64_t>(card->memory_bytes)) {
@@ -120,13 +123,81 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
                       " bytes = " + std::to_string(card->memory_mib()) + " MiB)");
   }
   if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
-    return d;  // all of it: the whole card
+    return CheckWholeCardFree(*card, d);  // all of it: the whole card
   }
   d.kind = PreparedKind::kDynamicVhcu;
   d.compute_units = static_cast<int>(std::clamp<int64_t>(cores, 1, card->compute_units));
   const uint64_t mib = (static_cast<uint64_t>(memory) + kMiB - 1) / kMiB;
   d.memory_mib = std::clamp<uint64_t>(mib, 1, card->memory_mib());
   return d;
+}
+
+Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,
+                                     const PreparedDevice& d) const {
+  // A pre-split vHCU is handed to one claim at a time: not when another
+  // claim made it or holds it (its mark may be lost), nor when a mark or an
+  // intent names it (a claim's or a HAMi pod's; issue 28, repro 4).
+  {
+    MutexLock lock(mu_);
+    for (const auto& [uid, other] : claims_) {
+      for (const PreparedDevice& o : other.devices) {
+        if (o.vhcu_id == d.vhcu_id && o.card_bdf == d.card_bdf &&
+            o.kind != PreparedKind::kCard && o.kind != PreparedKind::kMig) {
+          return FailedPreconditionError("vHCU " + d.device + " is held by claim " +
+                                         other.namespace_name + "/" + other.name);
+        }
+      }
+    }
+  }
+  Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
+  if (v.certainty() != Certainty::kFound) return OkStatus();  // ResolveDevice found it
+  StatusOr<std::vector<VhcuClaim>> held = FindVhcuClaims(o_.host_root, v.value());
+  if (!held.ok()) {
+    return FailedPreconditionError("vHCU " + d.device +
+                                   ": its holders cannot be read: " + held.status().message());
+  }
+  if (!held->empty()) {
+    return FailedPreconditionError("vHCU " + d.device + " is held (" + held->front().path + ")");
+  }
+  return OkStatus();
+}
+
+StatusOr<PreparedDevice> Preparer::Impl::CheckWholeCardFree(const Card& card,
+                                                            PreparedDevice d) {
+  // A whole card is never handed out over a vHCU or MIG instance someone
+  // holds on it (issue 28, repro 1): the holders are the prepared claims, the
+  // Prepares in flight, and the marks of vHCUs (claims' and HAMi pods').
+  const std::string child_prefix = CardDeviceName(card) + "-";
+  std::string holder;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [uid, other] : claims_) {
+      for (const PreparedDevice& o : other.devices) {
+        if (o.card_bdf == card.bdf && o.kind != PreparedKind::kCard && holder.empty()) {
+          holder = "claim " + other.namespace_name + "/" + other.name + " holds " + o.device;
+        }
+      }
+    }
+    for (const auto& [name, uid] : reserved_) {
+      if (name.rfind(child_prefix, 0) == 0 && holder.empty()) {
+        holder = "claim " + uid + " is preparing " + name;
+      }
+    }
+  }
+  if (holder.empty()) {
+    StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(o_.host_root, nullptr);
+    if (!marks.ok()) {
+      holder = "the holders of its vHCUs cannot be read: " + marks.status().message();
+    } else {
+      for (const MarkFile& m : *marks) {
+        if (!m.name.whole_card() && m.name.card == card.index && holder.empty()) {
+          holder = "vHCU " + std::to_string(m.name.vhcu_id) + " is held (mark " + m.path + ")";
+        }
+      }
+    }
+  }
+  if (holder.empty()) return d;
+  return FailedPreconditionError("whole card " + d.device + " is not free: " + holder);
 }
 
 StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,
@@ -223,7 +294,8 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
       continue;
     }
-    if (!d.ok() && d.status().code() == StatusCode::kOutOfRange) {
+    if (!d.ok() && (d.status().code() == StatusCode::kOutOfRange ||
+                    d.status().code() == StatusCode::kFailedPrecondition)) {
       return ErrorAnswer(
           d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name).message());
     }

@@ -18,8 +18,10 @@
 #define HCUDP_DRA_SLICES_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hcudp/device.h"
@@ -88,23 +90,38 @@ HCUDP_EXPORT std::string VhcuDeviceName(std::string_view card_bdf, int vhcu_id);
 HCUDP_EXPORT std::string MigDeviceName(std::string_view card_bdf, int gpu_instance,
                                        int compute_instance);
 
-// The pool of `inventory`. InvalidArgument naming the field for a bad node
+// What the slices offer: the node's inventory less the vHCUs and MIG
+// instances that are not free devices, and the cards never offered whole.
+// Implicitly made from a bare inventory (every card without children may
+// then be offered whole), as tests and tools describe a node.
+struct SliceOffer {
+  SliceOffer() = default;
+  SliceOffer(NodeInventory inv) : inventory(std::move(inv)) {}  // NOLINT(google-explicit-constructor)
+  NodeInventory inventory;
+  // BDFs of cards that carry children held by a claim or a pod, or children
+  // whose owners cannot be read: not offered whole (issue 28, repro 1).
+  std::set<std::string> not_whole;
+  std::vector<LeftOutDevice> left_out;  // what OfferSlices held back, and why
+};
+
+// The pool of `offer`. InvalidArgument naming the field for a bad node
 // name or driver name, a card BDF that gives no valid device name, or
 // max_vhcus_per_card < 1.
-HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inventory,
-                                              const SliceParams& params);
+HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const SliceOffer& offer, const SliceParams& params);
 
-// The inventory the slices describe, from the node and the claims prepared
-// on it (issue 23). vHCUs a mark or an intent names (made for a claim or a
-// HAMi pod) are capacity consumed from their card, not devices. A vHCU
-// nothing names is offered as a free pre-split device only when nothing says
-// it may be someone's: it is left out (listed in `left_out`, when non-null)
-// when a prepared claim records its id, when its card carries vHCU marks or
-// a dynamic-vHCU claim (a lost mark), or when its owners cannot be read.
-HCUDP_EXPORT NodeInventory OfferableInventory(const NodeInventory& inventory,
-                                              const std::string& host_root,
-                                              const std::vector<PreparedClaim>& prepared,
-                                              std::vector<LeftOutDevice>* left_out);
+// The offer rule for the slices (DESIGN §2, "One offer rule"; issue 28),
+// from the node and the claims prepared on it:
+//   - a vHCU a mark or an intent names (made for a claim or a HAMi pod) is
+//     capacity consumed from its card, not a device; its card stays offered
+//     whole, as a shared device;
+//   - a pre-split vHCU or MIG instance a prepared claim holds is not offered,
+//     and neither is its card whole;
+//   - a vHCU nothing names is offered as a free pre-split device only when
+//     nothing says it may be someone's: a prepared claim records its id (a
+//     lost mark), its card carries claimed vHCUs, or its owners cannot be
+//     read keep it out, and its card is not offered whole either (unknown).
+HCUDP_EXPORT SliceOffer OfferSlices(const NodeInventory& inventory, const std::string& host_root,
+                                    const std::vector<PreparedClaim>& prepared);
 
 // The ResourceSlice object (JSON) of slice `index` of `plan` at `generation`:
 // apiVersion resource.k8s.io/v1, metadata.generateName
