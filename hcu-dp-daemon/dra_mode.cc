@@ -210,7 +210,7 @@ Status DraMode::Start() {
 }
 
 bool DraMode::Stop() {
-  if (stopped_) return true;
+  if (stopped_ || agent_ == nullptr) return true;
   stopped_ = true;
   stopping_ = true;
   agent_->Cancel();  // every API call in flight ends
@@ -232,7 +232,7 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
     }
     const auto start = std::chrono::steady_clock::now();
     StatusOr<hdra::PrepareAnswer> answer =
-        agent_->Prepare({c.namespace_name, c.name, c.uid}, GetDeadline(call));
+        agent_->Prepare(c, GetDeadline(call));
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObservePrepare(answer.ok() && answer->error.empty(),
                         std::chrono::steady_clock::now() - start);
@@ -259,7 +259,7 @@ StatusOr<std::map<std::string, std::string>> DraMode::Unprepare(
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
     const auto start = std::chrono::steady_clock::now();
-    Status st = agent_->Unprepare({c.namespace_name, c.name, c.uid});
+    Status st = agent_->Unprepare(c);
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObserveUnprepare(st.ok(), std::chrono::steady_clock::now() - start);
     }

@@ -23,11 +23,7 @@
 namespace hcudp::daemon::dra {
 
 // A ResourceClaim as kubelet names it in NodePrepareResources.
-struct Claim {
-  std::string namespace_name;
-  std::string uid;
-  std::string name;
-};
+using Claim = ::hcudp::dra::ClaimRef;
 
 // One prepared device of a claim (DRAPlugin v1 Device) and a claim's
 // outcome: the library's answers (hcudp/dra/preparer.h). The wire layer

@@ -84,6 +84,9 @@ BOOST_AUTO_TEST_CASE(a_torn_vhcu_conf_across_a_restart_keeps_the_claim) {
     RequireStillPrepared(node, c, "still torn");
     // The rewrite finishes.
     WriteFile(ConfPath(node, c.device.vhcu_id), text);
+    // What the node watcher publishes (DraAgent::OnNodeChanged): a re-check
+    // reads it, it never discovers the node itself (issue 28).
+    BOOST_REQUIRE(node.preparer->WriteWholeCardSpec(node.Inventory()).ok());
     auto t = node.preparer->Tick();
     BOOST_TEST(t.unknown == 0);
     BOOST_TEST(t.unprepared == 0);
@@ -124,6 +127,9 @@ BOOST_AUTO_TEST_CASE(etc_vdev_unreadable_at_start_keeps_the_claim) {
   BOOST_REQUIRE(std::remove(node.Path("/etc/vdev").c_str()) == 0);
   BOOST_REQUIRE(std::rename(node.Path("/etc/vdev.away").c_str(), node.Path("/etc/vdev").c_str()) ==
                 0);
+  // What the node watcher publishes (DraAgent::OnNodeChanged): a re-check
+  // reads it, it never discovers the node itself (issue 28).
+  BOOST_REQUIRE(node.preparer->WriteWholeCardSpec(node.Inventory()).ok());
   auto t = node.preparer->Tick();
   BOOST_TEST(t.unknown == 0);
   BOOST_TEST(t.unprepared == 0);
@@ -144,6 +150,9 @@ BOOST_AUTO_TEST_CASE(a_card_whose_query_fails_at_start_destroys_nothing) {
   node.clock.Advance(std::chrono::seconds(1));
   BOOST_TEST(node.preparer->Tick().unknown == 1);
   node.faults->Heal(c.device.card);
+  // What the node watcher publishes (DraAgent::OnNodeChanged): a re-check
+  // reads it, it never discovers the node itself (issue 28).
+  BOOST_REQUIRE(node.preparer->WriteWholeCardSpec(node.Inventory()).ok());
   auto t = node.preparer->Tick();
   BOOST_TEST(t.unknown == 0);
   BOOST_TEST(t.unprepared == 0);

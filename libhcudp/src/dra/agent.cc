@@ -75,6 +75,9 @@ class DraAgent::Impl {
   bool refresh_requested_ HCUDP_GUARDED_BY(mu_) = false;
   bool trim_requested_ HCUDP_GUARDED_BY(mu_) = false;
   std::vector<DeviceHealth> health_ HCUDP_GUARDED_BY(mu_);  // without timestamps
+  // Claims prepared since snapshot generation N (by UID): the vHCUs they
+  // made are not in a snapshot until the watcher publishes a newer one.
+  std::map<std::string, uint64_t> made_since_ HCUDP_GUARDED_BY(mu_);
   PoolPlan pool_ HCUDP_GUARDED_BY(mu_);
 };
 
@@ -179,10 +182,24 @@ void DraAgent::Impl::Refresh() {
     }
     publisher_->SetInventory(std::move(offer));
   }
+  std::map<std::string, uint64_t> made_since;
+  {
+    MutexLock lock(mu_);
+    for (auto it = made_since_.begin(); it != made_since_.end();) {
+      it = it->second < snapshot->generation ? made_since_.erase(it) : std::next(it);
+    }
+    made_since = made_since_;
+  }
   std::map<std::string, DeviceHealth> by_device;
   for (const PreparedClaim& claim : prepared) {
     for (const PreparedDevice& d : claim.devices) {
-      by_device.emplace(d.pool + "/" + d.device, PreparedDeviceHealth(d, snapshot->inventory));
+      PreparedDevice judged = d;
+      // A vHCU made after this snapshot is not in it: not gone, not yet
+      // seen. Its card decides until the watcher publishes it.
+      if (d.kind == PreparedKind::kDynamicVhcu && made_since.count(claim.uid) != 0) {
+        judged.kind = PreparedKind::kCard;
+      }
+      by_device.emplace(d.pool + "/" + d.device, PreparedDeviceHealth(judged, snapshot->inventory));
     }
   }
   std::vector<DeviceHealth> list;
@@ -220,7 +237,14 @@ std::vector<DeviceHealth> DraAgent::Impl::Health() const {
 
 StatusOr<PrepareAnswer> DraAgent::Impl::Prepare(const ClaimRef& claim,
                                                  std::optional<Clock::TimePoint> deadline) {
+  const uint64_t generation = state_.Current()->generation;
+  bool known = false;
+  for (const PreparedClaim& c : preparer_->Prepared()) known = known || c.uid == claim.uid;
   StatusOr<PrepareAnswer> answer = preparer_->Prepare(claim, deadline);
+  if (!known && answer.ok() && answer->error.empty()) {
+    MutexLock lock(mu_);
+    made_since_[claim.uid] = generation;
+  }
   RequestRefresh();
   return answer;
 }
