@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "hami/fake_backend.h"
-#include "hami/vhcu_manager_impl.h"
+#include "vhcu/vhcu_manager_impl.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
 

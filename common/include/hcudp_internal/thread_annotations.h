@@ -1,6 +1,6 @@
 // Clang's thread-safety annotations (-Wthread-safety), spelled as macros so
 // that g++ builds ignore them. The `asan` preset (clang-14, -Wthread-safety
-// -Werror=thread-safety) checks them. Lock order: hami/vhcu_manager_impl.h, plugin_manager.h.
+// -Werror=thread-safety) checks them. Lock order: vhcu/vhcu_manager_impl.h, plugin_manager.h.
 //
 //   Mutex mu_;
 //   int count_ HCUDP_GUARDED_BY(mu_);

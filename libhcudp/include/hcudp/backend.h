@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "hcudp/clock.h"
 #include "hcudp/device.h"
 #include "hcudp/export.h"
 #include "hcudp/options.h"
@@ -42,7 +43,18 @@ class HCUDP_EXPORT Backend {
   // links, /dev/kfd and /dev/mkfd presence. Cards keep their last known health
   // from QueryHealth()-driven updates only if the caller merges them; Discover
   // itself reports the health source's current verdict when it has one.
+  //
+  // Internal to the library: callers outside it reach the node through
+  // hcudp::Node (hcudp/node.h), whose Look() adds the watcher's memory.
+  // A card that discoveries stop finding stays unknown until its absence is
+  // confirmed on time (HostBackend: 3 looks over at least 60 s).
   virtual StatusOr<NodeInventory> Discover() = 0;
+
+  // Discover() for a caller asking again about unknown cards (a DRA
+  // re-check while a card is unknown): the same answer, but a card it
+  // misses is not counted as one more look towards confirming it gone.
+  // Default: Discover().
+  virtual StatusOr<NodeInventory> Recheck() { return Discover(); }
 
   // Per-card health verdicts. An error means the query failed: keep the
   // previous health, never mark devices unhealthy because of it.
@@ -87,6 +99,9 @@ struct HostBackendOptions {
   // Longest wait for the host-wide vHCU lock in CreateVhcu/DestroyVhcu
   // (immediate when the calling thread already holds it). Default 10 s.
   std::chrono::milliseconds vhcu_lock_timeout{10000};
+  // The time a missed card is confirmed gone on (not owned; must outlive
+  // the backend). Default: null, Clock::Real().
+  Clock* clock = nullptr;
 };
 
 // Takes ownership of `vendor`, which must already be Init()-ed.
@@ -97,6 +112,9 @@ HCUDP_EXPORT std::unique_ptr<Backend> NewHostBackend(HostBackendOptions options,
 // hyhal_path/lib) or sim (SimVendorLib over options.sim_node_path, rendered
 // under EffectiveHostRoot(options)). Errors name the flag at fault.
 HCUDP_EXPORT StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options);
+// The same, with the clock missed cards are confirmed gone on (not owned;
+// must outlive the backend; null: Clock::Real()).
+HCUDP_EXPORT StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options, Clock* clock);
 
 // host_root + path, with exactly one '/' between them.
 HCUDP_EXPORT std::string HostPath(const std::string& host_root, const std::string& path);

@@ -96,9 +96,12 @@ enum class UnknownReason {
   kConfTorn,         // a vdev<N>.conf is empty, truncated or invalid
   kVdevUnreadable,   // /etc/vdev is missing, not a directory or unreadable
   kMissedDiscovery,  // a card seen before was not found by this discovery
+  kMigModeUnknown,   // the MIG mode query failed: any card may be split
+  kMigConfUnreadable,  // /etc/dmi_mig_config/ci (or a CI conf in it) unreadable
 };
 
-// "query failed", "conf torn", "/etc/vdev unreadable", "missed by discovery".
+// "query failed", "conf torn", "/etc/vdev unreadable", "missed by discovery",
+// "MIG mode unknown", "MIG conf unreadable".
 HCUDP_EXPORT std::string_view UnknownReasonName(UnknownReason reason);
 
 // vHCU state that discovery could not read: an empty, truncated or invalid
@@ -112,6 +115,16 @@ struct VhcuStateGap {
   std::string reason;  // why, for the log
   // kConfTorn (vhcu_id >= 0) or kVdevUnreadable (vhcu_id == -1).
   UnknownReason kind = UnknownReason::kVdevUnreadable;
+};
+
+// MIG state that discovery could not read: the MIG mode query failed
+// (kMigModeUnknown: whether cards are split at all is unknown), or the CI
+// conf directory or one CI conf could not be read (kMigConfUnreadable: the
+// instances it hides are unknown). Never read as "MIG off" or "no instance".
+struct MigStateGap {
+  std::string path;    // the conf or directory, or "MIG mode" for the query
+  std::string reason;  // why, for the log
+  UnknownReason kind = UnknownReason::kMigModeUnknown;
 };
 
 // A card whose state discovery could not read this time: its queries failed,
@@ -189,8 +202,13 @@ struct HCUDP_EXPORT NodeInventory {
   std::vector<Vhcu> vhcus;  // sorted by id
   // vHCU state that could not be read; `vhcus` may lack what they hide.
   std::vector<VhcuStateGap> vhcu_gaps;
+  // The MIG mode as read; false also when the query failed, which
+  // mig_gaps then says (use LookupMigMode for a decision).
   bool mig_enabled = false;
   std::vector<MigInstance> mig_instances;  // sorted by card, gi, ci
+  // MIG state that could not be read; `mig_instances` may lack what they
+  // hide, and `mig_enabled` may be wrong when the mode is among them.
+  std::vector<MigStateGap> mig_gaps;
   // One entry per ordered pair (src != dst) of cards.
   std::vector<Link> links;
   bool has_kfd = false;   // /dev/kfd exists
@@ -211,6 +229,14 @@ struct HCUDP_EXPORT NodeInventory {
   // Found in `vhcus`; unknown when a gap may hide vHCU `id` (its conf is
   // torn, or /etc/vdev could not be listed); absent otherwise.
   Lookup<Vhcu> LookupVhcu(int id) const;
+  // Found (value() is `mig_enabled`) when the MIG mode query answered;
+  // unknown when it failed.
+  Lookup<bool> LookupMigMode() const;
+  // Found in `mig_instances` (by UUID, with or without "MIG-"); unknown when
+  // the MIG mode or some MIG conf could not be read; absent otherwise.
+  Lookup<MigInstance> LookupMig(std::string_view uuid) const;
+  // No MIG gap: the mode and every instance were read.
+  bool MigStateKnown() const { return mig_gaps.empty(); }
   const Link* FindLink(int src, int dst) const;
   // Number of vHCUs whose parent is card `index`.
   int VhcuCount(int index) const;
@@ -220,8 +246,10 @@ struct HCUDP_EXPORT NodeInventory {
   // Nothing on card `bdf` is unknown: the card was read and no gap may hide
   // vHCUs on it. False for an unknown card, true for an absent one.
   bool CardStateKnown(std::string_view bdf) const;
-  // True when no card and no vHCU state is unknown.
-  bool AllKnown() const { return unknown_cards.empty() && vhcu_gaps.empty(); }
+  // True when no card, vHCU or MIG state is unknown.
+  bool AllKnown() const {
+    return unknown_cards.empty() && vhcu_gaps.empty() && mig_gaps.empty();
+  }
 };
 
 }  // namespace hcudp

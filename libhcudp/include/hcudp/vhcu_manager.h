@@ -266,7 +266,7 @@ class HCUDP_EXPORT VhcuManager {
   // cheap when nothing is due.
   VhcuSweepResult Tick();
 
-  class Impl;  // libhcudp/src/hami/vhcu_manager_impl.h
+  class Impl;  // libhcudp/src/vhcu/vhcu_manager_impl.h
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -58,7 +58,16 @@ bool CardKeeper::PciPresent(const std::string& bdf) const {
   return node_files::Exists(HostPath(host_root_, "/sys/bus/pci/devices/" + bdf));
 }
 
-std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
+bool CardKeeper::Missed(const std::string& bdf, LookKind kind, int* missed) {
+  const Clock::TimePoint now = clock_.Now();
+  auto first = first_missed_.emplace(bdf, now).first->second;
+  int& count = missed_[bdf];
+  if (kind == LookKind::kLook || count == 0) ++count;
+  *missed = count;
+  return count >= kLooksToConfirm && now - first >= kTimeToConfirm;
+}
+
+std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look, LookKind kind) {
   std::set<std::string> accounted;
   for (const Card& c : look.cards) accounted.insert(c.bdf);
   std::vector<UnknownCard> unknown;
@@ -66,6 +75,7 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
   for (const Card& c : look.cards) {
     seen_[c.bdf] = c;
     missed_.erase(c.bdf);
+    first_missed_.erase(c.bdf);
     gone_.erase(c.bdf);
   }
   // Counted by the vendor but unreadable: kept, whatever the count of looks.
@@ -86,7 +96,9 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
     }
     if (!u.last_known.bdf.empty()) {
       accounted.insert(u.last_known.bdf);
-      u.missed = ++missed_[u.last_known.bdf];
+      int& count = missed_[u.last_known.bdf];
+      if (kind == LookKind::kLook || count == 0) ++count;
+      u.missed = count;
     }
     unknown.push_back(std::move(u));
   }
@@ -102,14 +114,17 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
       LOG(WARNING) << Describe(it->second) << " is gone: " << pci
                    << " no longer exists and no HCU driver binds it";
       missed_.erase(bdf);
+      first_missed_.erase(bdf);
       it = seen_.erase(it);
       continue;
     }
-    const int missed = ++missed_[bdf];
-    if (missed >= kLooksToConfirm) {
+    int missed = 0;
+    if (Missed(bdf, kind, &missed)) {
       LOG(WARNING) << Describe(it->second) << " is taken as gone: " << missed
-                   << " discoveries in a row did not find it (" << pci << " is still there)";
+                   << " looks in a row over at least " << kTimeToConfirm.count()
+                   << " s did not find it (" << pci << " is still there)";
       missed_.erase(bdf);
+      first_missed_.erase(bdf);
       gone_.insert(bdf);
       it = seen_.erase(it);
       continue;
@@ -119,7 +134,7 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
     u.reason = UnknownReason::kMissedDiscovery;
     u.path = pci;
     u.detail = "not found by the last " + std::to_string(missed) +
-               " discovery(ies); its PCI device is still there";
+               " look(s); its PCI device is still there";
     u.missed = missed;
     accounted.insert(bdf);
     unknown.push_back(std::move(u));
@@ -142,11 +157,13 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look) {
     bound.clear();
   }
   for (const std::string& bdf : bound) {
-    const int missed = ++missed_[bdf];
-    if (missed >= kLooksToConfirm) {
+    int missed = 0;
+    if (Missed(bdf, kind, &missed)) {
       LOG(WARNING) << "the HCU driver binds " << bdf << " but " << missed
-                   << " discoveries in a row did not list it; taken as no card";
+                   << " looks in a row over at least " << kTimeToConfirm.count()
+                   << " s did not list it; taken as no card";
       missed_.erase(bdf);
+      first_missed_.erase(bdf);
       gone_.insert(bdf);
       continue;
     }

@@ -42,7 +42,9 @@ std::string Lower(std::string s) {
 }  // namespace
 
 HostBackend::HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor)
-    : options_(std::move(options)), vendor_(std::move(vendor)), cards_(options_.host_root) {}
+    : options_(std::move(options)),
+      vendor_(std::move(vendor)),
+      cards_(options_.host_root, options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
 
 HostBackend::~HostBackend() {
   events_.Stop();
@@ -157,7 +159,7 @@ std::vector<Link> HostBackend::DiscoverLinks(const std::vector<Card>& cards) {
   return links;
 }
 
-StatusOr<NodeInventory> HostBackend::Discover() {
+StatusOr<NodeInventory> HostBackend::DiscoverAs(CardKeeper::LookKind kind) {
   NodeInventory inv;
   StatusOr<std::string> version = vendor_->DriverVersion();
   if (version.ok()) {
@@ -167,7 +169,7 @@ StatusOr<NodeInventory> HostBackend::Discover() {
   }
   {
     HCUDP_ASSIGN_OR_RETURN(CardLook look, DiscoverCards());
-    inv.unknown_cards = cards_.Merge(look);
+    inv.unknown_cards = cards_.Merge(look, kind);
     for (UnknownCard& u : inv.unknown_cards) {
       // Never read: its DRI nodes from sysfs, what a running pod's CDI
       // entry still needs.
@@ -187,10 +189,16 @@ StatusOr<NodeInventory> HostBackend::Discover() {
     inv.vhcu_gaps = std::move(scan.gaps);
   }
   StatusOr<bool> mig = vendor_->MigEnabled();
-  if (!mig.ok()) LOG(WARNING) << "MIG mode unknown, assuming off: " << mig.status().ToString();
+  if (!mig.ok()) {
+    // Unknown, never "off": whether any card is split is not known.
+    LOG(WARNING) << "MIG mode unknown: " << mig.status().ToString();
+    inv.mig_gaps.push_back({"MIG mode", mig.status().ToString(), UnknownReason::kMigModeUnknown});
+  }
   inv.mig_enabled = mig.ok() && *mig;
-  if (inv.mig_enabled) {
-    inv.mig_instances = ScanMigInstances(options_.host_root);
+  // With the mode unknown, the instances the node records are still read:
+  // what they are and who holds them is then known.
+  if (inv.mig_enabled || !mig.ok()) {
+    inv.mig_instances = ScanMigInstances(options_.host_root, &inv.mig_gaps);
     // A conf's devN is the MIG library's (DMI) index; its `pci` names the
     // card, so the BDF decides which discovered card it is on. Not
     // discovered: on no card (-1), never the card whose index is N.

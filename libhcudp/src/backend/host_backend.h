@@ -22,7 +22,8 @@ class HostBackend final : public Backend {
   HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor);
   ~HostBackend() override;
 
-  StatusOr<NodeInventory> Discover() override;
+  StatusOr<NodeInventory> Discover() override { return DiscoverAs(CardKeeper::LookKind::kLook); }
+  StatusOr<NodeInventory> Recheck() override { return DiscoverAs(CardKeeper::LookKind::kRecheck); }
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override;
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override;
   Status DestroyVhcu(int id) override;
@@ -34,6 +35,7 @@ class HostBackend final : public Backend {
   void StopEvents() override;
 
  private:
+  StatusOr<NodeInventory> DiscoverAs(CardKeeper::LookKind kind);
   // Cards the VendorLib reports; a card whose queries fail is logged and
   // reported as failed (unknown, never absent). Errors only when the card
   // count itself is unknown.

@@ -74,11 +74,19 @@ StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
   return NotFoundError("no GPU node (gpu_id != 0) under " + dir);
 }
 
-std::vector<MigInstance> ScanMigInstances(const std::string& host_root) {
+std::vector<MigInstance> ScanMigInstances(const std::string& host_root,
+                                          std::vector<MigStateGap>* gaps) {
   std::vector<MigInstance> instances;
   const std::string dir = HostPath(host_root, kMigCiDir);
+  auto gap = [gaps](std::string path, std::string reason) {
+    if (gaps != nullptr) {
+      gaps->push_back({std::move(path), std::move(reason), UnknownReason::kMigConfUnreadable});
+    }
+  };
   auto names = node_files::ListDir(dir);
   if (!names.ok()) {
+    // No directory: no instance was made yet. Any other error hides them.
+    if (names.status().code() != StatusCode::kNotFound) gap(dir, names.status().message());
     LOG(WARNING) << "MIG mode is on but " << names.status().message();
     return instances;
   }
@@ -92,12 +100,17 @@ std::vector<MigInstance> ScanMigInstances(const std::string& host_root) {
     LOG(WARNING) << "skipping all MIG instances: cannot name their profiles without the KFD "
                     "shader-engine count: "
                  << shader_engines.status().message();
+    gap(HostPath(host_root, kKfdNodesDir),
+        "cannot name MIG instances: " + shader_engines.status().message());
     return instances;
   }
   for (const std::string& name : confs) {
     StatusOr<MigInstance> mig = ReadMigInstance(host_root, name, *shader_engines);
     if (!mig.ok()) {
       LOG(WARNING) << "skipping MIG instance " << name << ": " << mig.status().message();
+      // A directory at a conf's path is a runtime's leftover, not an
+      // instance; a conf that does not read may be one.
+      if (!node_files::IsDirectory(dir + "/" + name)) gap(dir + "/" + name, mig.status().message());
       continue;
     }
     instances.push_back(std::move(*mig));

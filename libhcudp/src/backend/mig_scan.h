@@ -20,8 +20,12 @@ inline constexpr char kKfdNodesDir[] = "/sys/class/kfd/kfd/topology/nodes";
 StatusOr<int> ReadShaderEngineCount(const std::string& host_root);
 
 // Every valid CI conf, sorted by card, GI, CI. Directories at a conf path
-// and unparsable files are logged and skipped.
-std::vector<MigInstance> ScanMigInstances(const std::string& host_root);
+// are logged and skipped. What may hide an instance (the CI directory that
+// cannot be listed, a conf that does not read, profiles that cannot be
+// named) is logged and, when `gaps` is given, added to it
+// (kMigConfUnreadable): unknown, never "no instance".
+std::vector<MigInstance> ScanMigInstances(const std::string& host_root,
+                                          std::vector<MigStateGap>* gaps = nullptr);
 
 }  // namespace hcudp
 

@@ -6,7 +6,12 @@
 namespace hcudp {
 
 StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options) {
+  return OpenBackend(options, nullptr);
+}
+
+StatusOr<std::unique_ptr<Backend>> OpenBackend(const Options& options, Clock* clock) {
   HostBackendOptions backend_options;
+  backend_options.clock = clock;
   backend_options.host_root = EffectiveHostRoot(options);
   backend_options.hyhal_path = options.hyhal_path;
   std::unique_ptr<VendorLib> vendor;

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <filesystem>
+
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/vdev_conf.h"
@@ -46,6 +48,48 @@ Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, Ven
   return OkStatus();
 }
 
+// OK for a regular file (not followed if a symbolic link); NotFound when
+// nothing is there; FailedPrecondition naming what is there otherwise. A
+// FIFO is never opened: opening it for reading blocks until a writer comes.
+Status CheckRegularConf(const std::string& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(file, ec);
+  if (ec || st.type() == fs::file_type::not_found) {
+    if (st.type() == fs::file_type::not_found || ec == std::errc::no_such_file_or_directory) {
+      return NotFoundError(file + " does not exist");
+    }
+    return UnavailableError("cannot stat " + file + ": " + ec.message());
+  }
+  std::string what;
+  switch (st.type()) {
+    case fs::file_type::regular:
+      return OkStatus();
+    case fs::file_type::fifo:
+      what = "a FIFO";
+      break;
+    case fs::file_type::directory:
+      what = "a directory";
+      break;
+    case fs::file_type::symlink:
+      what = "a symbolic link";
+      break;
+    case fs::file_type::socket:
+      what = "a socket";
+      break;
+    case fs::file_type::block:
+    case fs::file_type::character:
+      what = "a device node";
+      break;
+    default:
+      what = "not a regular file";
+      break;
+  }
+  return FailedPreconditionError(file + " is " + what +
+                                 ", not a regular vHCU conf (not opened; the vHCU it names is "
+                                 "unknown)");
+}
+
 }  // namespace
 
 StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
@@ -54,7 +98,9 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
   for (const std::string& name : names) {
     StatusOr<int> id = ParseVdevConfFileName(name);
-    if (id.ok() && node_files::IsRegularFile(node_files::JoinPath({dir, name}))) ids.insert(*id);
+    // Whatever its type: one that is not a regular file is not read, but
+    // is not absent either (ReadVhcu says so).
+    if (id.ok()) ids.insert(*id);
   }
   return ids;
 }
@@ -62,6 +108,10 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
   const std::string file = HostPath(host_root, ConfPath(id));
+  if (Status regular = CheckRegularConf(file); !regular.ok()) {
+    // Gone since the listing: the driver decides whether the vHCU is.
+    if (regular.code() != StatusCode::kNotFound) return regular;
+  }
   HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(file));
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   if (!conf.ok()) return conf.status().WithContext(file);

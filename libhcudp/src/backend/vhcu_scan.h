@@ -15,13 +15,15 @@ namespace hcudp {
 
 inline constexpr char kVdevDir[] = "/etc/vdev";
 
-// The N of every vdev<N>.conf regular file in host_root/etc/vdev; an error
-// when the directory cannot be listed (NotFound when it is absent).
+// The N of every vdev<N>.conf in host_root/etc/vdev, whatever its type (a
+// FIFO, directory or symbolic link there is unknown state, never absent); an
+// error when the directory cannot be listed (NotFound when it is absent).
 StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root);
 
 // Reads and checks vdev<N>.conf and asks the driver about vHCU N. Errors name
-// the file: unreadable, invalid, vdev_id != N, or (NotFound) the driver has
-// no such vHCU. The card index comes from the parent BDF when `cards` knows it.
+// the file: not a regular file (FailedPrecondition: never opened, so a FIFO
+// cannot block), unreadable, invalid, vdev_id != N, or (NotFound) the driver
+// has no such vHCU. The card index comes from the parent BDF when `cards` knows it.
 StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
                         VendorLib& vendor);
 

@@ -26,6 +26,10 @@ std::string_view UnknownReasonName(UnknownReason reason) {
       return "/etc/vdev unreadable";
     case UnknownReason::kMissedDiscovery:
       return "missed by discovery";
+    case UnknownReason::kMigModeUnknown:
+      return "MIG mode unknown";
+    case UnknownReason::kMigConfUnreadable:
+      return "MIG conf unreadable";
   }
   return "unknown";
 }
@@ -103,6 +107,29 @@ Lookup<Vhcu> NodeInventory::LookupVhcu(int id) const {
     }
   }
   return Lookup<Vhcu>::Absent();
+}
+
+Lookup<bool> NodeInventory::LookupMigMode() const {
+  for (const MigStateGap& g : mig_gaps) {
+    if (g.kind == UnknownReason::kMigModeUnknown) {
+      return Lookup<bool>::Unknown("MIG mode is unknown: " + g.reason);
+    }
+  }
+  return Lookup<bool>::Found(mig_enabled);
+}
+
+Lookup<MigInstance> NodeInventory::LookupMig(std::string_view uuid) const {
+  if (uuid.rfind("MIG-", 0) == 0) uuid.remove_prefix(4);
+  for (const MigInstance& m : mig_instances) {
+    if (m.uuid == uuid) return Lookup<MigInstance>::Found(m);
+  }
+  if (!mig_gaps.empty()) {
+    const MigStateGap& g = mig_gaps.front();
+    return Lookup<MigInstance>::Unknown("MIG instance " + std::string(uuid) + " is unknown: " +
+                                        std::string(UnknownReasonName(g.kind)) + ": " + g.path +
+                                        (g.reason.empty() ? "" : ": " + g.reason));
+  }
+  return Lookup<MigInstance>::Absent();
 }
 
 const Link* NodeInventory::FindLink(int src, int dst) const {

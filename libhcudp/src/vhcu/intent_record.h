@@ -1,7 +1,7 @@
 // One entry of the vHCU intent journal (internal to the vHCU manager): what
 // CreateVhcu was about to do, written before it did it.
-#ifndef HCUDP_SRC_HAMI_INTENT_RECORD_H_
-#define HCUDP_SRC_HAMI_INTENT_RECORD_H_
+#ifndef HCUDP_SRC_VHCU_INTENT_RECORD_H_
+#define HCUDP_SRC_VHCU_INTENT_RECORD_H_
 
 #include <cstdint>
 #include <optional>
@@ -47,10 +47,11 @@ bool OnIntentCard(const Vhcu& v, const IntentRecord& r);
 // Exactly the CUs and MiB the intent asked for.
 bool OfIntentSize(const Vhcu& v, const IntentRecord& r);
 // Every readable intent in `dir` with its path (".tmp" files skipped,
-// unreadable ones logged and skipped); a missing directory is empty.
+// unreadable ones logged and skipped, and named in `unreadable` when it is
+// given); a missing directory is empty.
 StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
-    const std::string& dir);
+    const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
 }  // namespace hcudp::internal
 
-#endif  // HCUDP_SRC_HAMI_INTENT_RECORD_H_
+#endif  // HCUDP_SRC_VHCU_INTENT_RECORD_H_

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "hami/intent_record.h"
-#include "hami/vhcu_manager_impl.h"
+#include "vhcu/intent_record.h"
+#include "vhcu/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 #include "hcudp_internal/file_util.h"
 

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "hami/intent_record.h"
-#include "hami/vhcu_manager_impl.h"
+#include "vhcu/intent_record.h"
+#include "vhcu/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"

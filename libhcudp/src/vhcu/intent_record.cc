@@ -1,4 +1,4 @@
-#include "hami/intent_record.h"
+#include "vhcu/intent_record.h"
 
 #include <glog/logging.h>
 
@@ -113,7 +113,7 @@ bool IsTmpName(const std::string& s) {
 }
 
 StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
-    const std::string& dir) {
+    const std::string& dir, std::vector<std::string>* unreadable) {
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(dir));
   std::vector<std::pair<IntentRecord, std::string>> out;
   for (const std::string& name : names) {
@@ -125,6 +125,7 @@ StatusOr<std::vector<std::pair<IntentRecord, std::string>>> ReadIntentJournal(
     if (!record.ok()) {
       LOG_EVERY_N(ERROR, 100) << "unreadable vHCU intent " << path << ": "
                               << record.status().ToString() << "; left for an administrator";
+      if (unreadable != nullptr) unreadable->push_back(path);
       continue;
     }
     out.emplace_back(std::move(*record), std::move(path));

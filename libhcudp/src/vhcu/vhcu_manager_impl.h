@@ -10,8 +10,8 @@
 //   2. mu_: the in-memory state below; a leaf, taken briefly, never held
 //      across a backend call, a file write, a wait or a callback.
 // Callers (the HAMi agent) hold none of their own locks when they call in.
-#ifndef HCUDP_SRC_HAMI_VHCU_MANAGER_IMPL_H_
-#define HCUDP_SRC_HAMI_VHCU_MANAGER_IMPL_H_
+#ifndef HCUDP_SRC_VHCU_VHCU_MANAGER_IMPL_H_
+#define HCUDP_SRC_VHCU_VHCU_MANAGER_IMPL_H_
 
 #include <chrono>
 #include <map>
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "hami/intent_record.h"
+#include "vhcu/intent_record.h"
 #include "hcudp/clock.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/thread_annotations.h"
@@ -105,4 +105,4 @@ class VhcuManager::Impl {
 
 }  // namespace hcudp
 
-#endif  // HCUDP_SRC_HAMI_VHCU_MANAGER_IMPL_H_
+#endif  // HCUDP_SRC_VHCU_VHCU_MANAGER_IMPL_H_
