@@ -32,14 +32,9 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   (void)(*backend)->QueryHealth();
   auto inventory = (*backend)->Discover();
   if (!inventory.ok()) return inventory.status();
-  // As the daemon publishes (hcudp::dra::OfferSlices, the offer rule).
-  std::vector<std::string> bad;
-  auto prepared = hcudp::dra::CheckpointStore((*backend)->host_root()).ReadAll(&bad);
-  auto plan = hcudp::dra::BuildPoolPlan(
-      hcudp::dra::OfferSlices(*inventory, (*backend)->host_root(),
-                              prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}),
-      params);
-  return plan;
+  // As the daemon publishes: the one offer rule over the ledger.
+  return hcudp::dra::BuildPoolPlan(
+      hcudp::dra::OfferSlices(*inventory, (*backend)->host_root(), ""), params);
 }
 
 }  // namespace hcuctl

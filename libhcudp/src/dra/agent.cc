@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <iterator>
 #include <map>
 #include <thread>
 #include <utility>
@@ -168,7 +169,9 @@ void DraAgent::Impl::Refresh() {
     publish = recovered_ && snapshot->generation > 0;
   }
   if (publish) {
-    SliceOffer offer = OfferSlices(snapshot->inventory, o_.preparer.host_root, prepared);
+    SliceOffer offer =
+        OfferSlices(snapshot->inventory, o_.preparer.host_root,
+                    HostPath(o_.preparer.host_root, o_.preparer.cdi_dir));
     StatusOr<PoolPlan> plan = BuildPoolPlan(offer, o_.slices.params);
     if (plan.ok()) {
       if (o_.on_pool) {

@@ -10,7 +10,7 @@
 namespace hcudp::dra {
 namespace {
 
-DeviceHealth Verdict(const PreparedDevice& d, DeviceHealthStatus health, std::string message) {
+DeviceHealth PreparedVerdict(const PreparedDevice& d, DeviceHealthStatus health, std::string message) {
   DeviceHealth h;
   h.pool_name = d.pool;
   h.device_name = d.device;
@@ -25,9 +25,9 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
   Lookup<Card> card = inventory.LookupCardByBdf(d.card_bdf);
   switch (card.certainty()) {
     case Certainty::kUnknown:
-      return Verdict(d, DeviceHealthStatus::kUnknown, card.why());
+      return PreparedVerdict(d, DeviceHealthStatus::kUnknown, card.why());
     case Certainty::kAbsent:
-      return Verdict(d, DeviceHealthStatus::kUnhealthy,
+      return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
                      "card " + d.card_bdf + " is no longer on the node");
     case Certainty::kFound:
       break;
@@ -36,7 +36,7 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
     Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
     switch (v.certainty()) {
       case Certainty::kUnknown:
-        return Verdict(d, DeviceHealthStatus::kUnknown, v.why());
+        return PreparedVerdict(d, DeviceHealthStatus::kUnknown, v.why());
       case Certainty::kFound: {
         const Vhcu& now = v.value();
         // The id names another vHCU now (another card; for one we made,
@@ -48,7 +48,7 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
         [[fallthrough]];
       }
       case Certainty::kAbsent:
-        return Verdict(d, DeviceHealthStatus::kUnhealthy,
+        return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
                        "vHCU " + std::to_string(d.vhcu_id) + " of " + d.device +
                            " is no longer on the node");
     }
@@ -56,15 +56,15 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
   if (d.kind == PreparedKind::kMig &&
       std::none_of(inventory.mig_instances.begin(), inventory.mig_instances.end(),
                    [&](const MigInstance& m) { return m.uuid == d.mig_uuid; })) {
-    return Verdict(d, DeviceHealthStatus::kUnhealthy,
+    return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
                    "MIG instance " + d.mig_uuid + " of " + d.device + " is no longer on the node");
   }
   const Health health = card.value().health;
   if (health != Health::kHealthy) {
-    return Verdict(d, DeviceHealthStatus::kUnhealthy,
+    return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
                    "card " + d.card_bdf + " is " + std::string(HealthName(health)));
   }
-  return Verdict(d, DeviceHealthStatus::kHealthy, "");
+  return PreparedVerdict(d, DeviceHealthStatus::kHealthy, "");
 }
 
 }  // namespace hcudp::dra

@@ -27,9 +27,9 @@ bool Exists(const std::string& path) {
 // card where the record says (slice name and index agree), every vHCU on its
 // card. FailedPrecondition naming what does not match: such a claim is not
 // ours to free.
-// `held`: vHCU ids our prepared claims record (pre-split or made by us).
+// `holdings`: the ledger; `adopted`: vHCU ids adopted since it was read.
 StatusOr<PreparedClaim> AdoptedEntry(const HygonClaim& h, const NodeInventory& inventory,
-                                     const std::string& host_root, const std::set<int>& held) {
+                                     const Holdings& holdings, const std::set<int>& adopted) {
   PreparedClaim pc;
   pc.uid = h.uid;
   pc.state = ClaimState::kPrepared;
@@ -81,20 +81,24 @@ StatusOr<PreparedClaim> AdoptedEntry(const HygonClaim& h, const NodeInventory& i
       }
       // Never a vHCU someone else holds (issue 28, repro 6): the id may have
       // been reused for one of our claims or a HAMi pod since Hygon's
-      // driver recorded it; our Unprepare would destroy theirs.
-      if (held.count(v->id) != 0) {
+      // driver recorded it; our Unprepare would destroy theirs. The ledger
+      // says, this claim's own record and mark aside.
+      if (adopted.count(v->id) != 0) {
         return FailedPreconditionError("vHCU " + std::to_string(v->id) +
-                                       " is held by a claim prepared here");
+                                       " was adopted for another claim");
       }
-      StatusOr<std::vector<VhcuClaim>> holders = FindVhcuClaims(host_root, *v);
-      if (!holders.ok()) {
-        return UnavailableError("vHCU " + std::to_string(v->id) +
-                                ": its holders cannot be read: " + holders.status().message());
+      Holders holders = holdings.Of(DeviceRef::OfVhcu(*v));
+      if (holders.certainty() == Certainty::kUnknown) {
+        return UnavailableError("vHCU " + std::to_string(v->id) + ": " + holders.why());
       }
-      for (const VhcuClaim& other : *holders) {
-        if (other.path.substr(other.path.rfind('/') + 1) != hd.mark) {
+      for (const Holder& other : holders.holders()) {
+        const bool itself =
+            (other.source == HolderSource::kHygonClaim && other.owner == h.uid) ||
+            (other.source == HolderSource::kHamiMark &&
+             other.path.substr(other.path.rfind('/') + 1) == hd.mark);
+        if (!itself) {
           return FailedPreconditionError("vHCU " + std::to_string(v->id) + " is held by " +
-                                         other.path);
+                                         other.describe);
         }
       }
       d.kind = PreparedKind::kDynamicVhcu;
@@ -130,21 +134,10 @@ bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
                << " (left as it is; nothing it names is destroyed)";
     return false;
   }
-  // What our own prepared claims hold: from the checkpoint, as Recover runs
+  // Who holds what (our checkpoint, marks, intents), read now: Recover runs
   // before the prepared claims are loaded.
-  std::vector<std::string> bad;
-  StatusOr<std::vector<PreparedClaim>> ours_all = store_.ReadAll(&bad);
-  if (!ours_all.ok()) {
-    LOG(WARNING) << "Hygon's DRA driver state not adopted yet: the checkpoint: "
-                 << ours_all.status().ToString();
-    return true;
-  }
-  std::set<int> held;
-  for (const PreparedClaim& c : *ours_all) {
-    for (const PreparedDevice& d : c.devices) {
-      if (d.vhcu_id >= 0) held.insert(d.vhcu_id);
-    }
-  }
+  const Holdings holdings = ReadHoldings();
+  std::set<int> held;  // vHCU ids adopted by this pass
   bool deferred = false;
   for (const HygonClaim& h : *claims) {
     if (h.devices.empty()) continue;  // nothing prepared, nothing to free
@@ -156,7 +149,7 @@ bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
                  << " of Hygon's DRA driver not adopted: " << ours.status().ToString();
       continue;
     }
-    StatusOr<PreparedClaim> entry = AdoptedEntry(h, inventory, o_.host_root, held);
+    StatusOr<PreparedClaim> entry = AdoptedEntry(h, inventory, holdings, held);
     Status st = entry.status();
     if (st.ok()) {
       // A vHCU's mark lost (Hygon's driver rewrites them too): written

@@ -9,6 +9,7 @@
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
+#include "node/ledger_read.h"
 #include "hcudp_internal/file_util.h"
 
 namespace hcudp::dra {
@@ -109,7 +110,7 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   if (target.kind != PreparedKind::kCard || card == nullptr || r.admin_access) return d;
   // consumedCapacity; the claim spec only where the cluster has none.
   const CapacityAmounts& amounts = r.has_consumed_capacity ? r.consumed : r.requested;
-  if (amounts.empty()) return CheckWholeCardFree(*card, d);
+  if (amounts.empty()) return CheckWholeCardFree(inventory, *card, d);
   const int64_t cores = amounts.cores.value_or(card->compute_units);
   const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
   if (cores > card->compute_units || memory > static_cast<int64_t>(card->memory_bytes)) {
@@ -123,7 +124,7 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
                       " bytes = " + std::to_string(card->memory_mib()) + " MiB)");
   }
   if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
-    return CheckWholeCardFree(*card, d);  // all of it: the whole card
+    return CheckWholeCardFree(inventory, *card, d);  // all of it: the whole card
   }
   d.kind = PreparedKind::kDynamicVhcu;
   d.compute_units = static_cast<int>(std::clamp<int64_t>(cores, 1, card->compute_units));
@@ -132,72 +133,69 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   return d;
 }
 
-Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,
-                                     const PreparedDevice& d) const {
-  // A pre-split vHCU is handed to one claim at a time: not when another
-  // claim made it or holds it (its mark may be lost), nor when a mark or an
-  // intent names it (a claim's or a HAMi pod's; issue 28, repro 4).
-  {
-    MutexLock lock(mu_);
-    for (const auto& [uid, other] : claims_) {
-      for (const PreparedDevice& o : other.devices) {
-        if (o.vhcu_id == d.vhcu_id && o.card_bdf == d.card_bdf &&
-            o.kind != PreparedKind::kCard && o.kind != PreparedKind::kMig) {
-          return FailedPreconditionError("vHCU " + d.device + " is held by claim " +
-                                         other.namespace_name + "/" + other.name);
-        }
-      }
-    }
-  }
-  Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
-  if (v.certainty() != Certainty::kFound) return OkStatus();  // ResolveDevice found it
-  StatusOr<std::vector<VhcuClaim>> held = FindVhcuClaims(o_.host_root, v.value());
-  if (!held.ok()) {
-    return FailedPreconditionError("vHCU " + d.device +
-                                   ": its holders cannot be read: " + held.status().message());
-  }
-  if (!held->empty()) {
-    return FailedPreconditionError("vHCU " + d.device + " is held (" + held->front().path + ")");
-  }
-  return OkStatus();
+Holdings Preparer::Impl::ReadHoldings() const {
+  internal::LedgerSources sources;
+  sources.host_root = o_.host_root;
+  sources.cdi_dir = CdiDir();
+  return internal::ReadLedger(sources);
 }
 
-StatusOr<PreparedDevice> Preparer::Impl::CheckWholeCardFree(const Card& card,
+Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,
+                                     const PreparedDevice& d) const {
+  // A pre-split vHCU is handed to one claim at a time: not while the ledger
+  // says someone holds it (another claim, even one whose mark is lost; a
+  // mark; an intent; a claim of Hygon's driver), nor when it cannot tell
+  // (issue 28, repro 4).
+  Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
+  if (v.certainty() != Certainty::kFound) return OkStatus();  // ResolveDevice found it
+  Holders held = ReadHoldings().Of(DeviceRef::OfVhcu(v.value()));
+  switch (held.certainty()) {
+    case Certainty::kAbsent:
+      return OkStatus();
+    case Certainty::kUnknown:
+      return FailedPreconditionError("vHCU " + d.device + ": " + held.why());
+    case Certainty::kFound:
+      break;
+  }
+  return FailedPreconditionError("vHCU " + d.device + " is held by " + held.Describe());
+}
+
+StatusOr<PreparedDevice> Preparer::Impl::CheckWholeCardFree(const NodeInventory& inventory,
+                                                            const Card& card,
                                                             PreparedDevice d) {
   // A whole card is never handed out over a vHCU or MIG instance someone
-  // holds on it (issue 28, repro 1): the holders are the prepared claims, the
-  // Prepares in flight, and the marks of vHCUs (claims' and HAMi pods').
+  // holds on it (issue 28, repro 1): the ledger's holders, and the Prepares
+  // in flight.
   const std::string child_prefix = CardDeviceName(card) + "-";
-  std::string holder;
   {
     MutexLock lock(mu_);
-    for (const auto& [uid, other] : claims_) {
-      for (const PreparedDevice& o : other.devices) {
-        if (o.card_bdf == card.bdf && o.kind != PreparedKind::kCard && holder.empty()) {
-          holder = "claim " + other.namespace_name + "/" + other.name + " holds " + o.device;
-        }
-      }
-    }
     for (const auto& [name, uid] : reserved_) {
-      if (name.rfind(child_prefix, 0) == 0 && holder.empty()) {
-        holder = "claim " + uid + " is preparing " + name;
+      if (name.rfind(child_prefix, 0) == 0) {
+        return FailedPreconditionError("whole card " + d.device + " is not free: claim " + uid +
+                                       " is preparing " + name);
       }
     }
   }
-  if (holder.empty()) {
-    StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(o_.host_root, nullptr);
-    if (!marks.ok()) {
-      holder = "the holders of its vHCUs cannot be read: " + marks.status().message();
-    } else {
-      for (const MarkFile& m : *marks) {
-        if (!m.name.whole_card() && m.name.card == card.index && holder.empty()) {
-          holder = "vHCU " + std::to_string(m.name.vhcu_id) + " is held (mark " + m.path + ")";
-        }
-      }
+  std::vector<DeviceRef> children;
+  for (const Vhcu& v : inventory.vhcus) {
+    if (v.card_bdf == card.bdf) children.push_back(DeviceRef::OfVhcu(v));
+  }
+  for (const MigInstance& m : inventory.mig_instances) {
+    if (m.card_bdf == card.bdf || m.card == card.index) children.push_back(DeviceRef::OfMig(m));
+  }
+  if (children.empty()) return d;
+  const Holdings holdings = ReadHoldings();
+  for (const DeviceRef& child : children) {
+    Holders held = holdings.Of(child);
+    if (held.certainty() == Certainty::kUnknown) {
+      return FailedPreconditionError("whole card " + d.device + ": " + held.why());
+    }
+    if (held.certainty() == Certainty::kFound) {
+      return FailedPreconditionError("whole card " + d.device + " is not free: " + child.Name() +
+                                     " is held by " + held.Describe());
     }
   }
-  if (holder.empty()) return d;
-  return FailedPreconditionError("whole card " + d.device + " is not free: " + holder);
+  return d;
 }
 
 StatusOr<PrepareAnswer> Preparer::Impl::Prepare(const ClaimRef& ref,

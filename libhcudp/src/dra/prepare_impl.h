@@ -11,6 +11,7 @@
 
 #include "hcudp/allocation.h"
 #include "hcudp/dra/preparer.h"
+#include "hcudp/ledger.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::dra {
@@ -73,11 +74,16 @@ class Preparer::Impl {
 
   // prepare_claim.cc
   StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory);
-  // `d` (a whole card) when no vHCU or MIG instance of `card` is held:
-  // FailedPrecondition naming the holder otherwise (a per-claim error).
-  StatusOr<PreparedDevice> CheckWholeCardFree(const Card& card, PreparedDevice d);
-  // OK when pre-split vHCU `d` is held by no other claim, mark or intent;
-  // FailedPrecondition naming the holder otherwise.
+  // The ownership ledger (hcudp/ledger.h) as read now: marks, intents, the
+  // checkpoint, Hygon's state file.
+  Holdings ReadHoldings() const;
+  // `d` (a whole card) when no vHCU or MIG instance of `card` is held, by
+  // the ledger or a Prepare in flight: FailedPrecondition naming the holder
+  // otherwise, or when the ledger cannot tell (a per-claim error).
+  StatusOr<PreparedDevice> CheckWholeCardFree(const NodeInventory& inventory, const Card& card,
+                                              PreparedDevice d);
+  // OK when the ledger says pre-split vHCU `d` is held by no one;
+  // FailedPrecondition naming the holder, or why it cannot tell, otherwise.
   Status CheckVhcuFree(const NodeInventory& inventory, const PreparedDevice& d) const;
   StatusOr<PrepareAnswer> PrepareNew(const ParsedClaim& claim);
   void SetCdiIds(PreparedClaim* claim) const;

@@ -14,10 +14,12 @@
 // Recover() has filled the prepared claims, and recomputed after Recover,
 // after every Prepare and Unprepare, and on every node change.
 //
-// What the slices offer (OfferSlices, slices.h): a card that carries pre-split
-// vHCUs or MIG instances, held or not, is never offered whole; a vHCU a claim
-// or a pod holds is never offered; a card carrying only claims' dynamic vHCUs
-// stays offered as a shared device.
+// What the slices offer is the one offer rule (hcudp/offer.h, OfferMode::kDra)
+// over the ownership ledger (hcudp/ledger.h), read on every refresh
+// (OfferSlices, slices.h): a card that carries pre-split vHCUs or MIG
+// instances, held or not, is never offered whole; a device a claim or a pod
+// holds is never offered; a card carrying only claims' dynamic vHCUs stays
+// offered as a shared device.
 //
 // Lifecycles belong to kubelet and the API server: a claim is released only
 // by Unprepare or once the API server says it is gone (404 or another UID).

@@ -27,6 +27,7 @@
 #include "hcudp/device.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/export.h"
+#include "hcudp/ledger.h"
 #include "hcudp/status.h"
 
 namespace hcudp::dra {
@@ -109,19 +110,19 @@ struct SliceOffer {
 // max_vhcus_per_card < 1.
 HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const SliceOffer& offer, const SliceParams& params);
 
-// The offer rule for the slices (DESIGN §2, "One offer rule"; issue 28),
-// from the node and the claims prepared on it:
-//   - a vHCU a mark or an intent names (made for a claim or a HAMi pod) is
-//     capacity consumed from its card, not a device; its card stays offered
-//     whole, as a shared device;
-//   - a pre-split vHCU or MIG instance a prepared claim holds is not offered,
-//     and neither is its card whole;
-//   - a vHCU nothing names is offered as a free pre-split device only when
-//     nothing says it may be someone's: a prepared claim records its id (a
-//     lost mark), its card carries claimed vHCUs, or its owners cannot be
-//     read keep it out, and its card is not offered whole either (unknown).
+// The slices' reading of the one offer rule (hcudp/offer.h, DecideOffers in
+// OfferMode::kDra) over the ledger's holdings (hcudp/ledger.h): a vHCU or
+// MIG instance is a device of the pool only when it is offered free; a card
+// that is not free (it carries pre-split vHCUs or MIG instances, held or
+// not; it is held whole; something on it is unknown) is never offered
+// whole; a card carrying only claims' dynamic vHCUs stays offered, shared.
+// The vHCUs claims or pods made are capacity consumed, not devices, and are
+// not listed in left_out; everything else held back is, with why.
+HCUDP_EXPORT SliceOffer OfferSlices(const NodeInventory& inventory, const Holdings& holdings);
+// The same, reading the ledger now from the records under `host_root`
+// (`cdi_dir`, a host path, holds Hygon's state file; "" skips it).
 HCUDP_EXPORT SliceOffer OfferSlices(const NodeInventory& inventory, const std::string& host_root,
-                                    const std::vector<PreparedClaim>& prepared);
+                                    const std::string& cdi_dir);
 
 // The ResourceSlice object (JSON) of slice `index` of `plan` at `generation`:
 // apiVersion resource.k8s.io/v1, metadata.generateName
