@@ -18,6 +18,7 @@
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/thread_annotations.h"
+#include "node/ledger_read.h"
 
 namespace hcudp::dra {
 
@@ -80,6 +81,7 @@ class DraAgent::Impl {
   // made are not in a snapshot until the watcher publishes a newer one.
   std::map<std::string, uint64_t> made_since_ HCUDP_GUARDED_BY(mu_);
   PoolPlan pool_ HCUDP_GUARDED_BY(mu_);
+  bool ledger_unknown_ HCUDP_GUARDED_BY(mu_) = false;  // the last refresh met a ledger gap
 };
 
 Status DraAgent::Impl::Build() {
@@ -169,9 +171,17 @@ void DraAgent::Impl::Refresh() {
     publish = recovered_ && snapshot->generation > 0;
   }
   if (publish) {
-    SliceOffer offer =
-        OfferSlices(snapshot->inventory, o_.preparer.host_root,
-                    HostPath(o_.preparer.host_root, o_.preparer.cdi_dir));
+    internal::LedgerSources sources;
+    sources.host_root = o_.preparer.host_root;
+    sources.cdi_dir = HostPath(o_.preparer.host_root, o_.preparer.cdi_dir);
+    const Holdings holdings = internal::ReadLedger(sources);
+    {
+      // A record that cannot be read holds the pool back: read again on
+      // every tick until it reads (nothing else may say it changed).
+      MutexLock lock(mu_);
+      ledger_unknown_ = !holdings.Known();
+    }
+    SliceOffer offer = OfferSlices(snapshot->inventory, holdings);
     StatusOr<PoolPlan> plan = BuildPoolPlan(offer, o_.slices.params);
     if (plan.ok()) {
       if (o_.on_pool) {
@@ -286,11 +296,16 @@ void DraAgent::Impl::TickLoop() {
     // queue in DRA mode (the HAMi agent's sweeper does in HAMi mode).
     vhcus_->Tick();
     RecoverResult r = preparer_->Tick();
-    if (r.unprepared > 0 || r.rolled_back > 0 || r.adopted > 0) {
+    bool refresh = r.unprepared > 0 || r.rolled_back > 0 || r.adopted > 0;
+    if (refresh) {
       LOG(INFO) << "DRA: " << r.unprepared << " deleted claim(s) unprepared, " << r.adopted
                 << " adopted, " << r.pending << " to check again";
-      RequestRefresh();
     }
+    {
+      MutexLock lock(mu_);
+      refresh = refresh || ledger_unknown_;
+    }
+    if (refresh) RequestRefresh();
   }
 }
 
