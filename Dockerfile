@@ -63,7 +63,7 @@ RUN printf 'path-exclude %s\n' \
  && apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
-      libgflags2.2 libcurl3-gnutls libprometheus-cpp-core1.0 libcivetweb1 ca-certificates \
+      libgflags2.2 libcurl3-gnutls libprometheus-cpp-core1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/

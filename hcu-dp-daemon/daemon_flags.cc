@@ -133,7 +133,7 @@ Status Validate(const Options& o) {
         JoinPath(o.device_plugin_path, std::string(kKubeletSocket)), "--device-plugin-path"));
   }
   if (!o.metrics_address.empty())
-    HCUDP_RETURN_IF_ERROR(CivetListenSpec(o.metrics_address).status());
+    HCUDP_RETURN_IF_ERROR(ParseMetricsAddress(o.metrics_address).status());
   // DRA mode checks its own (dra_mode.cc); the device-plugin modes write the
   // spec with CDI devices on, and the runtime reads it from an absolute path.
   if (o.strategy != Strategy::kDra && o.device_list_strategy != DeviceListStrategy::kDevices &&

@@ -65,7 +65,7 @@ bool AllDigits(const std::string& s) {
 
 }  // namespace
 
-StatusOr<std::string> CivetListenSpec(const std::string& address) {
+StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address) {
   const std::string accepted = "--metrics-address: \"" + address +
                                "\" is not host:port (e.g. :9400, 127.0.0.1:9400, [::1]:9400)";
   size_t colon = address.rfind(':');
@@ -73,17 +73,29 @@ StatusOr<std::string> CivetListenSpec(const std::string& address) {
   std::string host = address.substr(0, colon);
   std::string port = address.substr(colon + 1);
   if (!AllDigits(port)) return InvalidArgumentError(accepted);
-  if (host.empty() || host == "0.0.0.0") return port;  // every IPv4 address
+  MetricsAddress out;
+  out.port = std::stoi(port);
+  if (host.empty() || host == "0.0.0.0") {  // every IPv4 address
+    out.host = "0.0.0.0";
+    return out;
+  }
   if (host.front() == '[') {
     if (host.back() != ']' || host.size() < 3) return InvalidArgumentError(accepted);
-    return "[" + host.substr(1, host.size() - 2) + "]:" + port;
+    out.host = host.substr(1, host.size() - 2);
+    for (char c : out.host) {
+      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+        return InvalidArgumentError(accepted);
+      }
+    }
+    return out;
   }
   for (char c : host) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') {
       return InvalidArgumentError(accepted);
     }
   }
-  return host + ":" + port;
+  out.host = host;
+  return out;
 }
 
 struct DaemonMetrics::Families {
@@ -314,7 +326,7 @@ DaemonMetrics::~DaemonMetrics() {
 StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string& address,
                                                               const Options& options,
                                                               const NodeState& state) {
-  HCUDP_ASSIGN_OR_RETURN(std::string listen, CivetListenSpec(address));
+  HCUDP_ASSIGN_OR_RETURN(MetricsAddress listen, ParseMetricsAddress(address));
   std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
   DaemonMetrics* self = m.get();
   HCUDP_ASSIGN_OR_RETURN(

@@ -1,6 +1,7 @@
 // DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
 // DESIGN.md §10, doc/metrics.md). prometheus-cpp's metric types, served by
-// MetricsServer (civetweb, metrics_server.h) in the text format 0.0.4: only
+// MetricsServer (our own one-thread HTTP server, metrics_server.h) in the
+// text format 0.0.4: only
 // the hcudp_ families below.
 //
 // Where the numbers come from:
@@ -36,6 +37,7 @@
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 #include "hcudp_internal/thread_annotations.h"
+#include "metrics_server.h"
 
 namespace prometheus {
 class Registry;
@@ -47,11 +49,10 @@ class Family;
 
 namespace hcudp::daemon {
 
-// "host:port", ":port" or "[v6]:port" -> civetweb's listening_ports value;
-// InvalidArgument naming --metrics-address otherwise.
-StatusOr<std::string> CivetListenSpec(const std::string& address);
-
-class MetricsServer;
+// "host:port", ":port" or "[v6]:port" -> where to listen (":port" is
+// every IPv4 address); InvalidArgument naming --metrics-address otherwise.
+// A host name is resolved when the server starts, not here.
+StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address);
 
 class DaemonMetrics {
  public:

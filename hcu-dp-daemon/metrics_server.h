@@ -1,24 +1,26 @@
 // MetricsServer: the HTTP server behind --metrics-address (doc/metrics.md).
-// civetweb, driven directly rather than through prometheus-cpp's Exposer:
-// the Exposer adds its own exposer_* families (a summary in microseconds,
-// outside the hcudp_ prefix) and answers "Content-Type: text/plain" without
-// the text format's version, and neither can be turned off.
+// Our own small HTTP/1.1 server, for one path: one thread, epoll, every
+// connection non-blocking.
 //
 // GET /metrics answers what `body` returns: 200 with the text, or 404 while
 // it returns nullopt (the daemon does not serve kubelet yet). Every other
-// path is 404, every other method 405.
+// path is 404, every other method 405; a request that is not HTTP/1.x is
+// 400, one over kMaxRequestBytes 431. Every answer closes the connection.
 //
-// Slow clients (issue 25): civetweb reads a request on one worker thread
-// until it is complete, so a client that trickles its request holds a worker
-// for up to kRequestTimeoutMs. kWorkers workers leave scrapes answered while
-// fewer than kWorkers such clients hold them; more can still delay a scrape,
-// which is why readiness does not depend on this port (the chart's exec
-// probes).
+// Hostile clients (issue 29): a connection has kRequestTimeoutMs from its
+// accept to send its whole request (a trickle does not extend it), and
+// kResponseTimeoutMs to take the answer. At most kMaxConnections are open;
+// a new one drops the oldest that has not sent its request yet (the oldest
+// of any when none is waiting), so idle, trickling or held sockets by the
+// thousand cannot keep a scraper out, and the server's fds, threads and
+// memory stay bounded. A scrape is answered in the loop as soon as its
+// request is complete (the body takes well under a millisecond).
 //
-// Thread-safety: `body` is called from the worker threads, concurrently.
+// Thread-safety: `body` is called on the server's thread only.
 #ifndef HCU_DP_DAEMON_METRICS_SERVER_H_
 #define HCU_DP_DAEMON_METRICS_SERVER_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,47 +28,47 @@
 
 #include "hcudp/status.h"
 
-struct mg_context;
-struct mg_connection;
-
 namespace hcudp::daemon {
+
+// Where --metrics-address listens: `host` is an IP address or a host name
+// ("0.0.0.0" for every IPv4 address, IPv6 without brackets).
+struct MetricsAddress {
+  std::string host;
+  int port = 0;
+};
 
 class MetricsServer {
  public:
-  // Requests answered at once (civetweb worker threads; civetweb adds its
-  // master thread, which accepts). A scrape takes well under a millisecond;
-  // the others are there for clients that hold a worker without finishing
-  // their request (doc/metrics.md, "Slow clients").
-  static constexpr int kWorkers = 8;
-  // A request (line and headers) must arrive within this, or the
-  // connection is closed: a scraper sends its ~200 bytes in one segment.
+  static constexpr int kMaxConnections = 256;
+  // A request (line and headers) must arrive within this from the accept:
+  // a scraper sends its ~200 bytes in one segment.
   static constexpr int kRequestTimeoutMs = 2000;
+  // The answer must be taken within this once the request is complete.
+  static constexpr int kResponseTimeoutMs = 5000;
+  static constexpr size_t kMaxRequestBytes = 8192;
   // The Prometheus text format, version 0.0.4.
   static constexpr char kContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 
   using Body = std::function<std::optional<std::string>()>;
 
-  // Listens on `listen_spec` (civetweb's listening_ports syntax, from
-  // CivetListenSpec). A bind failure is InvalidArgument naming `flag_value`.
-  static StatusOr<std::unique_ptr<MetricsServer>> Start(const std::string& listen_spec,
+  // Listens on `address` and starts the server's thread. A host name that
+  // does not resolve, or an address it cannot bind, is InvalidArgument
+  // naming --metrics-address and `flag_value`.
+  static StatusOr<std::unique_ptr<MetricsServer>> Start(const MetricsAddress& address,
                                                         const std::string& flag_value, Body body);
-  // Stops accepting and waits for the workers (a request in flight ends);
-  // connects to the port meanwhile, which wakes civetweb's accepting thread.
+  // Wakes the thread and joins it (milliseconds: the loop never waits on a
+  // client), then closes every connection.
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
   // The port actually bound (useful with port 0).
-  int port() const { return port_; }
+  int port() const;
 
  private:
-  explicit MetricsServer(Body body) : body_(std::move(body)) {}
-  static int Handle(mg_connection* conn, void* self);
-
-  const Body body_;
-  mg_context* ctx_ = nullptr;
-  int port_ = 0;
-  std::string host_;  // where a connection to the port goes (the destructor's)
+  class Loop;
+  explicit MetricsServer(std::unique_ptr<Loop> loop);
+  std::unique_ptr<Loop> loop_;
 };
 
 }  // namespace hcudp::daemon

@@ -13,7 +13,7 @@ packages=(
   # it, and it conflicts with libcurl4-gnutls-dev); libhcudp links the GnuTLS
   # flavour's library from libcurl3-gnutls (CMakeLists.txt, HCUDP_CURL_GNUTLS).
   libcurl4-openssl-dev libcurl3-gnutls
-  prometheus-cpp-dev  # the daemon's /metrics (pulls civetweb)
+  prometheus-cpp-dev  # the daemon's metric types (its own /metrics server)
   python3 python3-jsonschema python3-yaml yamllint
 )
 # Node.js and npm run the pinned manifest validators (scripts/install-ci-tools.sh).

@@ -15,6 +15,7 @@ promtool comes from Debian's `prometheus` package (scripts/install-deps.sh,
 HCUDP_EXTRAS=release); without it the test is skipped."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -27,6 +28,7 @@ CHART = os.path.join(ROOT, "charts", "hcu-device-plugin")
 RULES = os.path.join(CHART, "alerts", "hcu-device-plugin.rules.yaml")
 DASHBOARD = os.path.join(CHART, "dashboards", "hcu-device-plugin.json")
 RULE_TESTS = os.path.join(HERE, "alerts_test.yaml")
+METRICS_DOC = os.path.join(ROOT, "doc", "metrics.md")
 ALERTS = {"HCUDeviceUnhealthy", "HCUPluginNotRegistered", "HCUAllocateErrors", "HCUPrepareErrors",
           "HCUAPIClientFailing", "HCUVhcuLeakSuspected"}
 # Grafana's variables in the dashboard's queries, as promtool may read them.
@@ -66,6 +68,49 @@ def check_rule(fx, render):
     return rule["spec"]
 
 
+def doc_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file."""
+    anchors = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#+\s+(.*)", line)
+            if m:
+                slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+                anchors.add(slug)
+    return anchors
+
+
+def check_operator_view(fx, spec, render):
+    """Issue 29 item 8: every alert waits (`for:`), links its runbook (a
+    section of doc/metrics.md that exists) and names the node; the
+    ServiceMonitor adds the node label the alerts name."""
+    anchors = doc_anchors(METRICS_DOC)
+    for group in spec["groups"]:
+        for rule in group["rules"]:
+            name = rule.get("alert")
+            fx.check("for" in rule, f"{name}: has for:")
+            url = rule.get("annotations", {}).get("runbook_url", "")
+            m = re.fullmatch(r"doc/metrics\.md#([\w-]+)", url)
+            fx.check(m is not None and m.group(1) in anchors,
+                     f"{name}: runbook_url {url!r} is a section of doc/metrics.md")
+            for key in ("summary", "description"):
+                text = rule.get("annotations", {}).get(key, "")
+                fx.check("$labels.node" in text, f"{name}: the {key} names the node")
+    docs = render("strategy=mixed", "metrics.prometheusRule.enabled=true",
+                  "metrics.prometheusRule.runbookBaseURL=https://git.example.com/hcu/blob/v1/")
+    urls = [r["annotations"]["runbook_url"] for d in docs if d["kind"] == "PrometheusRule"
+            for g in d["spec"]["groups"] for r in g["rules"]]
+    fx.check(len(urls) == len(ALERTS) and all(
+        u.startswith("https://git.example.com/hcu/blob/v1/doc/metrics.md#") for u in urls),
+        f"runbookBaseURL makes every runbook_url absolute ({urls[:1]})")
+    docs = render("strategy=mixed", "metrics.serviceMonitor.enabled=true")
+    monitors = [d for d in docs if d["kind"] == "ServiceMonitor"]
+    relabel = {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node"}
+    fx.check(len(monitors) == 1 and all(relabel in e.get("relabelings", [])
+                                        for e in monitors[0]["spec"]["endpoints"]),
+             "the ServiceMonitor relabels the pod's node name into `node`")
+
+
 def check_dashboard(fx, render):
     docs = render("strategy=mixed", "metrics.grafanaDashboard.enabled=true")
     maps = [d for d in docs if d["kind"] == "ConfigMap"]
@@ -94,6 +139,8 @@ def cmd_alerts(fx, render):
         fx.check(not kinds & {"PrometheusRule", "ConfigMap"},
                  f"{' '.join(sets)}: no PrometheusRule or dashboard ConfigMap")
     spec = check_rule(fx, render)
+    if spec is not None:
+        check_operator_view(fx, spec, render)
     dashboard = check_dashboard(fx, render)
     if shutil.which("promtool") is None:
         fx.skip("promtool not installed (Debian package prometheus: HCUDP_EXTRAS=release "

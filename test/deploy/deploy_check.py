@@ -50,6 +50,7 @@ import alerts_check  # noqa: E402
 import dockerfile_check  # noqa: E402
 import dra_check  # noqa: E402
 import dra_objects  # noqa: E402
+import placement_check  # noqa: E402
 import release_check  # noqa: E402
 from rbac_rules import (check_events_rbac, check_ops_rbac, daemonset_of, events_role,  # noqa: E402
                         load_docs, rbac_grants, read_verbs)
@@ -565,6 +566,9 @@ def main():
         "host-mounts": cmd_host_mounts,
         "dockerfile": lambda args: dockerfile_check.cmd_dockerfile(args, Failures()),
         "dra-demo": cmd_dra_demo,
+        "placement": lambda args: placement_check.cmd_placement(
+            Failures(), lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout),
+            lambda strategy: load_docs(MANIFESTS[strategy])),
         "alerts": lambda args: alerts_check.cmd_alerts(
             Failures(), lambda *sets: load_docs_text(helm_template(args.tools, *sets).stdout)),
     }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -146,7 +147,9 @@ BOOST_AUTO_TEST_CASE(a_card_gone_makes_its_claims_devices_unhealthy_and_unprepar
   const dra::PreparedDevice device = a.agent->Prepared().at(0).devices.at(0);
 
   NodeInventory without = node.Inventory();
-  std::erase_if(without.cards, [&](const Card& c) { return c.bdf == device.card_bdf; });
+  without.cards.erase(std::remove_if(without.cards.begin(), without.cards.end(),
+                                     [&](const Card& c) { return c.bdf == device.card_bdf; }),
+                      without.cards.end());
   state.Publish(without, {});
   a.agent->OnNodeChanged();
   BOOST_TEST(Eventually([&] {

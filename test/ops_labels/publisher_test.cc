@@ -98,6 +98,54 @@ BOOST_AUTO_TEST_CASE(nfd_file_is_written_on_change_and_refreshed_before_expiry) 
   BOOST_TEST(testing::PathExists(file));
 }
 
+// Issue 29 item 6: a labels file someone deleted or changed (a cleanup
+// script, a node image update, a hand edit) is written again within `retry`,
+// not only at the next refresh: NFD would otherwise drop the node's labels,
+// hygon.com/hcu=true with them, for up to `refresh`.
+BOOST_AUTO_TEST_CASE(nfd_file_deleted_or_changed_is_written_again_within_the_retry_period) {
+  TempDir dir;
+  SimClock clock;
+  NodeLabelPublisherOptions o;
+  o.mode = NodeLabelMode::kNfd;
+  o.nfd_features_dir = dir.Join("features.d");
+  o.nfd_ttl = seconds(600);
+  o.refresh = seconds(300);
+  o.retry = seconds(5);
+  NodeLabelPublisher pub(o, clock);
+  BOOST_REQUIRE(pub.Start().ok());
+  const std::string file = dir.Join("features.d/hcu-device-plugin");
+  pub.Update(kK100);
+  BOOST_REQUIRE(Eventually([&] { return pub.publishes() == 1; }));
+  const std::string written = testing::ReadFile(file);
+
+  // Deleted: back within one retry period, the same labels.
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  BOOST_REQUIRE(::unlink(file.c_str()) == 0);
+  clock.Advance(seconds(5));
+  BOOST_REQUIRE_MESSAGE(Eventually([&] { return testing::PathExists(file); }),
+                        "the deleted labels file was not written again within 5 s");
+  BOOST_TEST(testing::ReadFile(file).find("\nhygon.com/hcu.name=K100_AI\n") != std::string::npos);
+  BOOST_TEST(testing::ReadFile(file).find("\nhygon.com/hcu=true\n") != std::string::npos);
+
+  // Changed: our text again within one retry period.
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  const uint64_t before = pub.publishes();
+  testing::WriteFile(file, "hygon.com/hcu=false\n");
+  clock.Advance(seconds(5));
+  BOOST_REQUIRE_MESSAGE(Eventually([&] { return pub.publishes() > before; }),
+                        "the changed labels file was not written again within 5 s");
+  BOOST_TEST(testing::ReadFile(file).find("\nhygon.com/hcu.name=K100_AI\n") != std::string::npos);
+
+  // Left alone, it is not rewritten before the refresh.
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  const uint64_t settled = pub.publishes();
+  clock.Advance(seconds(5));
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  clock.Advance(seconds(5));
+  BOOST_REQUIRE(clock.WaitForSleepers(1, milliseconds(5000)));
+  BOOST_TEST(pub.publishes() == settled);
+}
+
 BOOST_AUTO_TEST_CASE(a_first_inventory_without_cards_is_published_too) {
   // A node whose driver is still loading has no cards at start: the empty
   // label set must still be written (it replaces an earlier run's file).

@@ -170,6 +170,22 @@ BOOST_AUTO_TEST_CASE(a_port_in_use_is_one_line_and_exit_2) {
   BOOST_TEST(Scrape(port).samples.size() > 0u);
 }
 
+// Issue 31: a host name that does not resolve (a minimal root has no
+// /etc/hosts: not even localhost) is one line naming the flag and saying so,
+// exit 2.
+BOOST_AUTO_TEST_CASE(a_host_name_that_does_not_resolve_is_one_line_and_exit_2) {
+  TempDir dir;
+  RunResult r =
+      Run({DaemonBinary(), "--backend=sim", "--sim-node=" + SourcePath("demo/nodes/k100ai-8.yaml"),
+           "--host-root=" + dir.Join("root"), "--device-plugin-path=" + dir.Join("plugins"),
+           "--metrics-address=no-such-host.invalid:9400"});
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.err.find("hcu-dp-daemon: --metrics-address no-such-host.invalid:9400: host name "
+                        "\"no-such-host.invalid\" did not resolve") == 0u,
+             r.err);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_bad_address_is_refused_before_anything_starts) {
   for (const std::string bad : {"9400", "host:port", ":99999", "[::1:9400", "a b:1"}) {
     RunResult r = Run({DaemonBinary(), "--metrics-address=" + bad});

@@ -16,7 +16,9 @@
 //         without expiry; the other keys follow "# +expiry-time=<RFC3339>"
 //         (now + nfd_ttl). The file is rewritten when the labels change and
 //         every `refresh` (before the expiry), so the labels lapse only when
-//         the daemon has been gone for nfd_ttl. It is kept on exit.
+//         the daemon has been gone for nfd_ttl; and within `retry` when
+//         someone deleted or changed it (the default writer's file). It is
+//         kept on exit.
 //   node  GET our Node, then a merge patch of metadata.labels that sets our
 //         keys and deletes (null) the keys of ManagedNodeLabelKeys() we no
 //         longer publish; nothing is sent when the Node already agrees. Done

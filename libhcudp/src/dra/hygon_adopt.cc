@@ -120,7 +120,7 @@ std::string Preparer::Impl::HygonStatePath() const {
 bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverResult* result,
                                       const std::string& only_uid) {
   const std::string path = HygonStatePath();
-  StatusOr<std::string> text = file_util::ReadFile(path, kMaxHygonStateBytes);
+  StatusOr<std::string> text = ReadHygonState(path);
   if (!text.ok()) {
     if (text.status().code() != StatusCode::kNotFound) {
       LOG(ERROR) << "Hygon's DRA driver state not adopted: " << text.status().ToString()
@@ -142,6 +142,11 @@ bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
   for (const HygonClaim& h : *claims) {
     if (h.devices.empty()) continue;  // nothing prepared, nothing to free
     if (!only_uid.empty() && h.uid != only_uid) continue;
+    if (!h.rejected.empty()) {
+      LOG(ERROR) << "claim " << h.uid << " of Hygon's DRA driver not adopted: " << h.rejected
+                 << " (its devices are left as they are)";
+      continue;
+    }
     StatusOr<PreparedClaim> ours = store_.Read(h.uid);
     if (ours.ok()) continue;  // adopted at an earlier start (or ours)
     if (ours.status().code() != StatusCode::kNotFound) {
@@ -217,7 +222,7 @@ Status Preparer::Impl::AdoptForUnprepare(const ClaimRef& ref) {
 }
 
 bool Preparer::Impl::HygonLists(const std::string& uid) const {
-  StatusOr<std::string> text = file_util::ReadFile(HygonStatePath(), kMaxHygonStateBytes);
+  StatusOr<std::string> text = ReadHygonState(HygonStatePath());
   if (!text.ok()) return false;
   StatusOr<std::vector<HygonClaim>> claims = ParseHygonState(*text);
   if (!claims.ok()) return false;
@@ -317,7 +322,7 @@ Status Preparer::Impl::ForgetHygonClaim(const PreparedClaim& claim) {
 
 Status Preparer::Impl::RewriteHygonState(const std::vector<std::string>& uids) {
   const std::string path = HygonStatePath();
-  StatusOr<std::string> text = file_util::ReadFile(path, kMaxHygonStateBytes);
+  StatusOr<std::string> text = ReadHygonState(path);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return OkStatus();
     LOG(WARNING) << text.status().ToString();

@@ -1,14 +1,21 @@
 // Hygon's prepared-state file: parse, and rewrite without some claims.
 #include "dra/hygon_state.h"
 
+#include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/hami/mark_file.h"
@@ -174,6 +181,48 @@ StatusOr<const Value*> PreparedMap(const rapidjson::Document& doc) {
 
 }  // namespace
 
+StatusOr<std::string> ReadHygonState(const std::string& path, std::chrono::milliseconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  // O_NONBLOCK: opening a FIFO does not wait for a writer (nor a device
+  // for its carrier); the regular-file check below then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return NotFoundError(path + ": no such file");
+    return UnavailableError(path + ": open: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FailedPreconditionError(path + ": not a regular file; left as it is");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    if (std::chrono::steady_clock::now() >= until) {
+      ::close(fd);
+      return DeadlineExceededError(path + ": not read within " + std::to_string(deadline.count()) +
+                                   " ms");
+    }
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return UnavailableError(path + ": read: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxHygonStateBytes) {
+      ::close(fd);
+      return Bad("file",
+                 path + " is larger than " + std::to_string(kMaxHygonStateBytes) + " bytes");
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
 StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
   std::vector<HygonClaim> out;
   if (text.empty()) return out;
@@ -189,7 +238,8 @@ StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
     return Bad("prepared", std::to_string(prepared->MemberCount()) + " claims, more than the " +
                                std::to_string(kMaxHygonClaims) + " accepted");
   }
-  std::map<int, std::string> vhcu_holder;  // vdvInd → where it was recorded
+  // vdvInd → where each record of it is: (claim's place in `out`, field).
+  std::map<int, std::vector<std::pair<size_t, std::string>>> vhcu_records;
   std::set<std::string> uids;
   for (auto m = prepared->MemberBegin(); m != prepared->MemberEnd(); ++m) {
     HygonClaim claim;
@@ -207,16 +257,22 @@ StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
       const std::string dfield = field + "[" + std::to_string(i) + "]";
       HygonDevice d;
       HCUDP_RETURN_IF_ERROR(ParseDevice(list[i], claim.uid, dfield, &d));
-      if (!d.whole_card) {
-        auto [held, fresh] = vhcu_holder.emplace(d.vhcu_id, dfield);
-        if (!fresh) {
-          return Bad(dfield + ".vdvInd",
-                     "vHCU " + std::to_string(d.vhcu_id) + " is also recorded at " + held->second);
-        }
-      }
+      if (!d.whole_card) vhcu_records[d.vhcu_id].emplace_back(out.size(), dfield);
       claim.devices.push_back(std::move(d));
     }
     out.push_back(std::move(claim));
+  }
+  // A vHCU recorded more than once: every claim that records it is
+  // rejected, naming another record; the others stay adoptable.
+  for (const auto& [vhcu_id, records] : vhcu_records) {
+    if (records.size() < 2) continue;
+    for (size_t i = 0; i < records.size(); ++i) {
+      const auto& [claim, field] = records[i];
+      const std::string& other = records[i == 0 ? 1 : 0].second;
+      if (!out[claim].rejected.empty()) continue;
+      out[claim].rejected = "Hygon prepared state: " + field + ".vdvInd: vHCU " +
+                            std::to_string(vhcu_id) + " is also recorded at " + other;
+    }
   }
   std::sort(out.begin(), out.end(),
             [](const HygonClaim& a, const HygonClaim& b) { return a.uid < b.uid; });

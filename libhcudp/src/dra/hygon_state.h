@@ -19,6 +19,7 @@
 #ifndef HCUDP_SRC_DRA_HYGON_STATE_H_
 #define HCUDP_SRC_DRA_HYGON_STATE_H_
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -57,11 +58,28 @@ struct HygonDevice {
 struct HygonClaim {
   std::string uid;
   std::vector<HygonDevice> devices;  // empty when Hygon recorded none
+  // Non-empty: this claim is not to be adopted, and why (a vHCU index that
+  // another claim, or this one twice, also records). Its devices are still
+  // Hygon's: left as they are, and the claim stays in Hygon's file.
+  std::string rejected;
 };
+
+// How long reading the state file may take (a disk that stalls).
+inline constexpr std::chrono::milliseconds kHygonStateReadDeadline{2000};
+
+// The state file's text, read only as a regular file: opened without
+// blocking (a FIFO or device at the path is FailedPrecondition "not a
+// regular file", never a wait for a writer) and read within `deadline`
+// (DeadlineExceeded). NotFound when there is none; InvalidArgument over
+// kMaxHygonStateBytes.
+StatusOr<std::string> ReadHygonState(const std::string& path,
+                                     std::chrono::milliseconds deadline = kHygonStateReadDeadline);
 
 // The claims of one state file, sorted by UID. An empty text is no claims
 // (as Hygon's driver reads it). InvalidArgument naming the field otherwise
-// (`prepared["<uid>"][<i>].<field>: <why>`).
+// (`prepared["<uid>"][<i>].<field>: <why>`). A vHCU index recorded twice
+// (Hygon's driver leaves such duplicates, and expects them) fails only the
+// claims that record it: they come back with `rejected` set.
 StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text);
 
 // The text of `text` without the claims in `uids` (for a rollback, the file

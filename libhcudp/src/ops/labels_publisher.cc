@@ -209,21 +209,42 @@ class NodeLabelPublisher::Impl {
     const NodeLabelPublisherOptions& options = s.options;
     std::optional<NodeLabels> published;  // what the last success published
     Clock::TimePoint next = Clock::TimePoint::max();
+    // nfd: the file as the last success wrote it, and when to look at it
+    // again. A file deleted or changed by someone else (a cleanup, a hand
+    // edit) is written again within `retry`, not only at the next refresh:
+    // NFD would drop the node's labels meanwhile, hygon.com/hcu with them.
+    std::string written;
+    Clock::TimePoint check = Clock::TimePoint::max();
     std::chrono::seconds backoff = options.retry;
     for (;;) {
       NodeLabels labels;
+      bool look = false;  // a look at the file, not a publish
       {
         MutexLock lock(s.mu);
         // A "never" deadline still wakes hourly (no time_point::max arithmetic).
-        WaitUntil(s.clock, s.mu, s.cv, std::min(next, s.clock.Now() + std::chrono::hours(1)),
+        WaitUntil(s.clock, s.mu, s.cv,
+                  std::min({next, check, s.clock.Now() + std::chrono::hours(1)}),
                   [&s]() HCUDP_REQUIRES(s.mu) { return s.changed || s.stopping; });
         if (s.stopping) return;
-        if (!s.changed && s.clock.Now() < next) continue;
-        s.changed = false;
-        if (!s.pending) continue;  // a refresh before the first Update
+        look = !s.changed && s.clock.Now() < next;
+        if (look) {
+          if (s.clock.Now() < check) continue;
+          check = s.clock.Now() + options.retry;
+        } else {
+          s.changed = false;
+          if (!s.pending) continue;  // a refresh before the first Update
+          labels = *s.pending;
+        }
+      }
+      if (look) {  // read outside the lock
+        if (!FileDiffers(s, written)) continue;
+        LOG(WARNING) << "node labels file " << options.nfd_features_dir << "/"
+                     << options.nfd_file_name << " was removed or changed; writing it again";
+        MutexLock lock(s.mu);
+        if (!s.pending) continue;
         labels = *s.pending;
       }
-      Status st = Publish(s, labels);
+      Status st = Publish(s, labels, &written);
       // Stop() may have given up on us during the write: touch nothing.
       if (Stopping(s)) return;
       {
@@ -239,6 +260,11 @@ class NodeLabelPublisher::Impl {
         ++s.publishes;
         backoff = options.retry;
         next = s.clock.Now() + options.refresh;
+        // (Only the file the default writer wrote: a test's double
+        // writes none.)
+        if (options.mode == NodeLabelMode::kNfd && !options.write_file) {
+          check = s.clock.Now() + options.retry;
+        }
       } else {
         // A failed API call also waits the process's retry pause: the
         // labels do not retry faster than every other loop of the process.
@@ -249,17 +275,25 @@ class NodeLabelPublisher::Impl {
         LOG(WARNING) << "node labels (" << NodeLabelModeName(options.mode) << "): " << st.ToString()
                      << "; retrying in " << pause.count() << " ms";
         next = s.clock.Now() + pause;
+        check = Clock::TimePoint::max();  // the retry writes it
         backoff = std::min(backoff * 2, options.refresh);
       }
     }
   }
 
-  static Status Publish(PublisherState& s, const NodeLabels& labels) {
-    if (s.options.mode == NodeLabelMode::kNfd) return WriteFile(s, labels);
+  static Status Publish(PublisherState& s, const NodeLabels& labels, std::string* written) {
+    if (s.options.mode == NodeLabelMode::kNfd) return WriteFile(s, labels, written);
     return PatchNode(s, labels);
   }
 
-  static Status WriteFile(PublisherState& s, const NodeLabels& labels) {
+  // Whether our file is no longer `written` (gone, changed, unreadable).
+  static bool FileDiffers(const PublisherState& s, const std::string& written) {
+    StatusOr<std::string> now =
+        file_util::ReadFile(s.options.nfd_features_dir + "/" + s.options.nfd_file_name, 65536);
+    return !now.ok() || *now != written;
+  }
+
+  static Status WriteFile(PublisherState& s, const NodeLabels& labels, std::string* written) {
     const NodeLabelPublisherOptions& o = s.options;
     HCUDP_RETURN_IF_ERROR(
         file_util::MakeDirs(o.nfd_features_dir, 0755).WithContext("--nfd-features-dir"));
@@ -280,6 +314,7 @@ class NodeLabelPublisher::Impl {
     Status st = o.write_file ? o.write_file(path, text)
                              : file_util::WriteFileAtomic(path, text, 0644,
                                                           file_util::Durability::kSyncFile);
+    if (st.ok()) *written = text;
     return st.WithContext("node labels file");
   }
 
