@@ -74,7 +74,8 @@ std::optional<Clock::TimePoint> GetDeadline(const dra::CallContext& call) {
   using Duration = Clock::TimePoint::duration;
   const auto left =
       std::chrono::duration_cast<Duration>(call.deadline - std::chrono::system_clock::now());
-  const Duration margin = std::max(std::min<Duration>(left / 5, std::chrono::seconds(1)), Duration(0));
+  const Duration margin =
+      std::max(std::min<Duration>(left / 5, std::chrono::seconds(1)), Duration(0));
   return Clock::Real().Now() + left - margin;
 }
 
@@ -231,8 +232,7 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
     const auto start = std::chrono::steady_clock::now();
-    StatusOr<hdra::PrepareAnswer> answer =
-        agent_->Prepare(c, GetDeadline(call));
+    StatusOr<hdra::PrepareAnswer> answer = agent_->Prepare(c, GetDeadline(call));
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObservePrepare(answer.ok() && answer->error.empty(),
                         std::chrono::steady_clock::now() - start);

@@ -33,8 +33,8 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   auto inventory = (*backend)->Discover();
   if (!inventory.ok()) return inventory.status();
   // As the daemon publishes: the one offer rule over the ledger.
-  return hcudp::dra::BuildPoolPlan(
-      hcudp::dra::OfferSlices(*inventory, (*backend)->host_root(), ""), params);
+  return hcudp::dra::BuildPoolPlan(hcudp::dra::OfferSlices(*inventory, (*backend)->host_root(), ""),
+                                   params);
 }
 
 }  // namespace hcuctl

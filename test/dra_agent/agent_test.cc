@@ -5,8 +5,8 @@
 
 #include <sys/stat.h>
 
-#include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -136,7 +136,8 @@ BOOST_AUTO_TEST_CASE(a_card_gone_makes_its_claims_devices_unhealthy_and_unprepar
   BOOST_REQUIRE(a.agent->Recover().ok());
   a.agent->Start();
   auto ref = node.AllocateAndStore(
-      ClaimJson("uid-live", "live", "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
+      ClaimJson("uid-live", "live",
+                "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
       "pod-live");
   auto answer = a.agent->Prepare(ref);
   BOOST_REQUIRE(answer.ok() && answer->error.empty());

@@ -307,9 +307,9 @@ BOOST_AUTO_TEST_CASE(a_hygon_claim_naming_our_live_vhcu_is_never_adopted,
   AllocatedClaim ours = n.CreateAllocatedClaim("ours", ExactRequest("hcu", kSize));
   auto devices = n.MustPrepare(ours);
   const Vhcu live = OnlyNewVhcu(before, n.Vhcus());
-  BOOST_REQUIRE_MESSAGE(live.id == made[0].vhcu_id && live.card == made[0].card,
-                        "the driver did not reuse the id: vdev" << live.id << " on card "
-                                                                << live.card);
+  BOOST_REQUIRE_MESSAGE(
+      live.id == made[0].vhcu_id && live.card == made[0].card,
+      "the driver did not reuse the id: vdev" << live.id << " on card " << live.card);
 
   n.StopDaemon();
   n.StartDaemon();

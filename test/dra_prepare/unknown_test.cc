@@ -58,8 +58,7 @@ void RequireStillPrepared(SimDraNode& node, const LiveClaim& c, const std::strin
 
 // The vHCU is not among the devices the slices would offer.
 void RequireNotOffered(SimDraNode& node, const LiveClaim& c, const std::string& when) {
-  NodeInventory offered =
-      dra::OfferSlices(node.Inventory(), node.Root(), "").inventory;
+  NodeInventory offered = dra::OfferSlices(node.Inventory(), node.Root(), "").inventory;
   for (const Vhcu& v : offered.vhcus) {
     BOOST_TEST(v.id != c.device.vhcu_id, when << ": vdev" << v.id << " offered as free");
   }

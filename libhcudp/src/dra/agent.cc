@@ -95,8 +95,8 @@ Status DraAgent::Impl::Build() {
     if (node.ok()) {
       o_.slices.params.node_uid = node->metadata.uid;
     } else {
-      LOG(WARNING) << "DRA: node " << o_.slices.params.node_name << ": "
-                   << node.status().ToString() << "; slices are published without the Node as owner";
+      LOG(WARNING) << "DRA: node " << o_.slices.params.node_name << ": " << node.status().ToString()
+                   << "; slices are published without the Node as owner";
     }
   }
   HCUDP_ASSIGN_OR_RETURN(publisher_, SlicePublisher::New(client_, o_.slices));
@@ -104,10 +104,10 @@ Status DraAgent::Impl::Build() {
   vhcus_ = std::make_unique<VhcuManager>(&backend_, o_.vhcus);
   PreparerOptions po = o_.preparer;
   po.on_change = [this] { RequestRefresh(); };
-  ClaimFetcher fetch = o_.fetch ? o_.fetch
-                               : KubeClaimFetcher(&client_, o_.claim_get_timeout, &stopping_);
-  preparer_ = std::make_unique<Preparer>(&backend_, vhcus_.get(), std::move(fetch), std::move(po),
-                                         clock_);
+  ClaimFetcher fetch =
+      o_.fetch ? o_.fetch : KubeClaimFetcher(&client_, o_.claim_get_timeout, &stopping_);
+  preparer_ =
+      std::make_unique<Preparer>(&backend_, vhcus_.get(), std::move(fetch), std::move(po), clock_);
   return OkStatus();
 }
 
@@ -249,7 +249,7 @@ std::vector<DeviceHealth> DraAgent::Impl::Health() const {
 }
 
 StatusOr<PrepareAnswer> DraAgent::Impl::Prepare(const ClaimRef& claim,
-                                                 std::optional<Clock::TimePoint> deadline) {
+                                                std::optional<Clock::TimePoint> deadline) {
   const uint64_t generation = state_.Current()->generation;
   bool known = false;
   for (const PreparedClaim& c : preparer_->Prepared()) known = known || c.uid == claim.uid;

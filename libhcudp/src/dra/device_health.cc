@@ -10,7 +10,8 @@
 namespace hcudp::dra {
 namespace {
 
-DeviceHealth PreparedVerdict(const PreparedDevice& d, DeviceHealthStatus health, std::string message) {
+DeviceHealth PreparedVerdict(const PreparedDevice& d, DeviceHealthStatus health,
+                             std::string message) {
   DeviceHealth h;
   h.pool_name = d.pool;
   h.device_name = d.device;
@@ -28,7 +29,7 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
       return PreparedVerdict(d, DeviceHealthStatus::kUnknown, card.why());
     case Certainty::kAbsent:
       return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
-                     "card " + d.card_bdf + " is no longer on the node");
+                             "card " + d.card_bdf + " is no longer on the node");
     case Certainty::kFound:
       break;
   }
@@ -41,28 +42,30 @@ DeviceHealth PreparedDeviceHealth(const PreparedDevice& d, const NodeInventory& 
         const Vhcu& now = v.value();
         // The id names another vHCU now (another card; for one we made,
         // another size): ours is gone.
-        const bool same = now.card_bdf == d.card_bdf &&
-                          (d.kind != PreparedKind::kDynamicVhcu ||
-                           (now.compute_units == d.compute_units && now.memory_mib == d.memory_mib));
+        const bool same =
+            now.card_bdf == d.card_bdf &&
+            (d.kind != PreparedKind::kDynamicVhcu ||
+             (now.compute_units == d.compute_units && now.memory_mib == d.memory_mib));
         if (same) break;
         [[fallthrough]];
       }
       case Certainty::kAbsent:
-        return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
-                       "vHCU " + std::to_string(d.vhcu_id) + " of " + d.device +
-                           " is no longer on the node");
+        return PreparedVerdict(
+            d, DeviceHealthStatus::kUnhealthy,
+            "vHCU " + std::to_string(d.vhcu_id) + " of " + d.device + " is no longer on the node");
     }
   }
   if (d.kind == PreparedKind::kMig &&
       std::none_of(inventory.mig_instances.begin(), inventory.mig_instances.end(),
                    [&](const MigInstance& m) { return m.uuid == d.mig_uuid; })) {
-    return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
-                   "MIG instance " + d.mig_uuid + " of " + d.device + " is no longer on the node");
+    return PreparedVerdict(
+        d, DeviceHealthStatus::kUnhealthy,
+        "MIG instance " + d.mig_uuid + " of " + d.device + " is no longer on the node");
   }
   const Health health = card.value().health;
   if (health != Health::kHealthy) {
     return PreparedVerdict(d, DeviceHealthStatus::kUnhealthy,
-                   "card " + d.card_bdf + " is " + std::string(HealthName(health)));
+                           "card " + d.card_bdf + " is " + std::string(HealthName(health)));
   }
   return PreparedVerdict(d, DeviceHealthStatus::kHealthy, "");
 }

@@ -92,10 +92,9 @@ StatusOr<PreparedClaim> AdoptedEntry(const HygonClaim& h, const NodeInventory& i
         return UnavailableError("vHCU " + std::to_string(v->id) + ": " + holders.why());
       }
       for (const Holder& other : holders.holders()) {
-        const bool itself =
-            (other.source == HolderSource::kHygonClaim && other.owner == h.uid) ||
-            (other.source == HolderSource::kHamiMark &&
-             other.path.substr(other.path.rfind('/') + 1) == hd.mark);
+        const bool itself = (other.source == HolderSource::kHygonClaim && other.owner == h.uid) ||
+                            (other.source == HolderSource::kHamiMark &&
+                             other.path.substr(other.path.rfind('/') + 1) == hd.mark);
         if (!itself) {
           return FailedPreconditionError("vHCU " + std::to_string(v->id) + " is held by " +
                                          other.describe);
@@ -180,8 +179,8 @@ bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
       // Unknown now (a card or vHCU that cannot be read): every tick tries
       // again. Otherwise not ours to free: left as it is.
       if (st.code() == StatusCode::kUnavailable) deferred = true;
-      LOG_EVERY_N(WARNING, 30) << "claim " << h.uid << " of Hygon's DRA driver not adopted: "
-                               << st.message()
+      LOG_EVERY_N(WARNING, 30) << "claim " << h.uid
+                               << " of Hygon's DRA driver not adopted: " << st.message()
                                << (st.code() == StatusCode::kUnavailable
                                        ? " (tried again on every tick)"
                                        : " (its devices are left as they are)");
@@ -206,7 +205,8 @@ Status Preparer::Impl::AdoptForUnprepare(const ClaimRef& ref) {
   std::optional<NodeInventory> cached = CachedInventory();
   StatusOr<NodeInventory> inventory =
       cached ? StatusOr<NodeInventory>(std::move(*cached)) : backend_->Discover();
-  if (!inventory.ok()) return UnavailableError("discovering the node: " + inventory.status().message());
+  if (!inventory.ok())
+    return UnavailableError("discovering the node: " + inventory.status().message());
   RecoverResult result;
   if (AdoptHygonClaims(*inventory, &result, ref.uid)) {
     return UnavailableError("claim " + ref.uid +

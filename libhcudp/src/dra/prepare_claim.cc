@@ -9,8 +9,8 @@
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
-#include "node/ledger_read.h"
 #include "hcudp_internal/file_util.h"
+#include "node/ledger_read.h"
 
 namespace hcudp::dra {
 namespace {
@@ -161,8 +161,7 @@ Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,
 }
 
 StatusOr<PreparedDevice> Preparer::Impl::CheckWholeCardFree(const NodeInventory& inventory,
-                                                            const Card& card,
-                                                            PreparedDevice d) {
+                                                            const Card& card, PreparedDevice d) {
   // A whole card is never handed out over a vHCU or MIG instance someone
   // holds on it (issue 28, repro 1): the ledger's holders, and the Prepares
   // in flight.

@@ -286,8 +286,8 @@ void Preparer::Impl::RecheckUnknown(RecoverResult* result) {
         }
         // Gone is no reason to unprepare: the health stream says Unhealthy.
         LOG(INFO) << "claim " << ref.namespace_name << "/" << ref.name << " (" << ref.uid
-                  << "): its devices are readable again"
-                  << (why.empty() ? "" : " (" + why + ")") << "; kept";
+                  << "): its devices are readable again" << (why.empty() ? "" : " (" + why + ")")
+                  << "; kept";
         bool rewritten = false;
         Status st = EnsureClaimSpec(*entry, &rewritten);
         if (!st.ok()) LOG(WARNING) << "claim " << ref.uid << ": CDI spec: " << st.ToString();

@@ -22,9 +22,8 @@ namespace {
 bool MadeForSomeone(const DeviceOffer& o, const Holdings& holdings) {
   if (o.reason != NotFree::kHeld) return false;
   Holders h = holdings.Of(o.device);
-  return !h.holders().empty() &&
-         std::all_of(h.holders().begin(), h.holders().end(),
-                     [](const Holder& x) { return x.dynamic; });
+  return !h.holders().empty() && std::all_of(h.holders().begin(), h.holders().end(),
+                                             [](const Holder& x) { return x.dynamic; });
 }
 
 }  // namespace

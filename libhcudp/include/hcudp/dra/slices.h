@@ -97,7 +97,8 @@ HCUDP_EXPORT std::string MigDeviceName(std::string_view card_bdf, int gpu_instan
 // then be offered whole), as tests and tools describe a node.
 struct SliceOffer {
   SliceOffer() = default;
-  SliceOffer(NodeInventory inv) : inventory(std::move(inv)) {}  // NOLINT(google-explicit-constructor)
+  // NOLINTNEXTLINE(google-explicit-constructor): a bare inventory is an offer
+  SliceOffer(NodeInventory inv) : inventory(std::move(inv)) {}
   NodeInventory inventory;
   // BDFs of cards that carry children held by a claim or a pod, or children
   // whose owners cannot be read: not offered whole (issue 28, repro 1).
