@@ -14,7 +14,6 @@
 #include <mutex>
 
 #include "hcudp/backend_wrapper.h"
-#include "hcudp/dra/slices.h"
 #include "hcudp/version.h"
 #include "metrics_server.h"
 
@@ -359,20 +358,7 @@ void DaemonMetrics::StopServing() {
   node_->set_registrations(nullptr);
 }
 
-void DaemonMetrics::OnDraPool(const NodeInventory& offered) {
-  ::hcudp::dra::SliceParams params;
-  params.node_name = options_.node_name;
-  params.driver_name = options_.dra_driver_name;
-  StatusOr<::hcudp::dra::PoolPlan> plan = ::hcudp::dra::BuildPoolPlan(offered, params);
-  if (!plan.ok()) {
-    // The slice publisher reports the same input; the series keep their last list.
-    VLOG(1) << "metrics: DRA devices: " << plan.status().ToString();
-    return;
-  }
-  std::vector<std::pair<std::string, bool>> devices;
-  devices.reserve(plan->devices.size());
-  // With taints on, a device is tainted exactly when its card is unhealthy.
-  for (const ::hcudp::dra::PoolDevice& d : plan->devices) devices.emplace_back(d.name, !d.tainted);
+void DaemonMetrics::OnDraPool(std::vector<std::pair<std::string, bool>> devices) {
   node_->set_dra_devices(options_.dra_driver_name, std::move(devices));
 }
 

@@ -81,10 +81,10 @@ class DaemonMetrics {
   // Every look of the node watcher (its inventory listener): the live vHCUs
   // per card.
   void OnInventory(const NodeInventory& inventory);
-  // DRA: the inventory the slices describe (DraMode::OnNodeChanged). Its
-  // pool's devices become hcudp_devices / hcudp_device_healthy, under the
-  // driver's name.
-  void OnDraPool(const NodeInventory& offered);
+  // DRA: the devices of the pool the agent computed for the slices, with
+  // whether each is healthy (DraAgentOptions::on_pool): hcudp_devices /
+  // hcudp_device_healthy, under the driver's name.
+  void OnDraPool(std::vector<std::pair<std::string, bool>> devices);
 
   void ObserveAllocate(const std::string& resource, bool ok, std::chrono::nanoseconds took);
   void ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took);

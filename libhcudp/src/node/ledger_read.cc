@@ -137,7 +137,7 @@ void ReadCheckpoint(const std::string& host_root, Holdings* out) {
 void ReadHygonState(const std::string& cdi_dir, Holdings* out) {
   if (cdi_dir.empty()) return;
   const std::string path = cdi_dir + "/" + std::string(dra::kHygonStateFileName);
-  StatusOr<std::string> text = file_util::ReadFile(path, dra::kMaxHygonStateBytes);
+  StatusOr<std::string> text = dra::ReadHygonState(path);  // never blocks on a FIFO
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return;
     out->gaps.push_back({path, "Hygon's DRA state cannot be read: " + text.status().message()});
