@@ -57,8 +57,9 @@ Status DraSut::Open() {
   };
   preparer_ = std::make_unique<dra::Preparer>(&node_->backend(), manager_.get(), options_.fetch,
                                               po, *options_.clock);
-  // DraMode::Start: OnNodeChanged (the first publish), then Recover.
-  Look();
+  // Before DraAgent, DraMode::Start published first (OnNodeChanged), then
+  // ran Recover; DraAgent publishes only once Recover has run.
+  if (!options_.republish_after_calls) Look();
   StatusOr<dra::RecoverResult> recovered = preparer_->Recover();
   if (!recovered.ok()) return recovered.status();
   if (options_.republish_after_calls) Republish();
@@ -125,12 +126,13 @@ void DraSut::Republish() {
 }
 
 void DraSut::Publish(const NodeInventory& inventory) {
-  NodeInventory offered =
-      dra::OfferableInventory(inventory, options_.root, preparer_->Prepared(), nullptr);
+  // DraAgent::Impl::Refresh: the one offer rule over the ledger read now.
+  dra::SliceOffer offer = dra::OfferSlices(inventory, node_->ReadHoldings());
   dra::SliceParams params;
   params.node_name = options_.node_name;
-  auto plan = dra::BuildPoolPlan(offered, params);
+  auto plan = dra::BuildPoolPlan(offer, params);
   if (!plan.ok()) return;
+  const NodeInventory& offered = offer.inventory;
   published_.clear();
   for (const dra::PoolDevice& d : plan->devices) {
     OfferedDevice o;

@@ -3,15 +3,20 @@
 // that knows how: when hcudp::Node and hcudp::DraAgent land, only this
 // adapter changes; the operations and invariants (model.h) stay.
 //
-// Today (main with the Node skeleton, before DraAgent) it mirrors
-// hcu-dp-daemon/dra_mode.cc on hcudp::Node:
+// Today (main with Node and DraAgent) it composes what DraAgent composes,
+// without its threads and publisher (which need an API server):
 //   Open():  Node (over the faulty sim backend) + VhcuManager + Preparer;
-//            the first publish from the node as looked at (before Recover,
-//            as DraMode::Start runs OnNodeChanged first), then Recover().
+//            Recover(), then the first publish (DraAgent publishes only
+//            once Recover has run).
 //   Look():  a watcher look: Node::Look() (fail closed, with memory); when
 //            the inventory changed, the whole-card spec is rewritten and
-//            the slices recomputed (OfferableInventory + BuildPoolPlan), as
-//            OnNodeChanged does.
+//            the slices recomputed as DraAgent::Impl::Refresh does
+//            (OfferSlices over the ledger + BuildPoolPlan).
+//   Prepare / Unprepare: the Preparer's, then the slices recomputed, as
+//            DraAgent does after each.
+//   as_daemon_today = false (republish_after_calls): the slices only on a
+//            node change and first before Recover, as dra_mode.cc did
+//            before DraAgent (issue 28 #4), kept to show that bug.
 //   Offers(mode): the one offer rule (Node::Offers) for every mode, which
 //            the invariants check beside the published slices.
 //   Prepare / Unprepare / Tick: the Preparer's; nothing is recomputed
@@ -67,8 +72,8 @@ struct SutOptions {
   dra::ClaimFetcher fetch;     // the API server's GET of a claim
   testing::SimClock* clock = nullptr;
   // The slices are recomputed after Recover, Prepare and Unprepare, as
-  // issue 28 specifies DraAgent. False: only on a node change, as
-  // dra_mode.cc does today (issue 28, reproduction 4).
+  // DraAgent does. False: only on a node change, and first before
+  // Recover, as dra_mode.cc did before DraAgent (issue 28 #4).
   bool republish_after_calls = true;
 };
 

@@ -46,74 +46,63 @@ constexpr NodeKind kMixed = NodeKind::kMixed;
 constexpr NodeKind kMig = NodeKind::kMig;
 
 // What CI runs (label model). Until the bugs of kKnownFailing are fixed,
-// each CI run leaves out the op kinds (`without`) that reach one of them,
-// and says which: every kind is still run by some seed.
-//   "2"  pre-split vHCU claims  -> issue 28 #1 (I2, I1)
-//   "3"  MIG claims             -> a held MIG instance offered (I2)
-//   "MG" cards missed, removed  -> issue 28 #2 (I3)
-//   "F"  with whole-card claims -> whole-card spec drops unknown cards (I3)
-//   "V"  with whole-card claims -> whole-card mark leaked (I4)
-//   "T"  torn confs             -> a torn pre-split vHCU offered (I5)
-//   "A"  HAMi pods beside DRA   -> the card offered whole beside them (I2)
-// When a fix lands, drop its letters here and move its list below to
-// kRegressionSeeds.
+// some CI runs leave out the op kinds (`without`) that reach one of them:
+//   "MG" with HAMi pods ("A")   -> a HAMi pod's mark dropped after a card
+//                                  renumbering (I4)
+//   "MGF" with whole-card claims -> the whole-card spec drops a missed or
+//                                  unknown card (I3)
+//   "V"  with whole-card claims -> a whole-card mark leaked (I4)
+// Every op kind is run by some seed. When a fix lands, drop its letters
+// here and move its entry below to kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
-    // Dynamic vHCU claims, with every fault but cards missed or removed.
-    {11, kMixed, 200, "02MGTA"}, {12, kMixed, 200, "02MGTA"}, {13, kMixed, 200, "02MGTA"},
-    {14, kMixed, 200, "02MGTA"}, {15, kMixed, 200, "02MGTA"},
-    // Whole-card claims, with restarts, kills, health, deletes.
-    {21, kMixed, 200, "12MGFVTA"}, {22, kMixed, 200, "12MGFVTA"}, {23, kMixed, 200, "12MGFVTA"},
-    {24, kMixed, 200, "12MGFVTA"}, {25, kMixed, 200, "12MGFVTA"},
+    // Every claim kind but whole cards, every fault; no HAMi pods.
+    {11, kMixed, 200, "0A"}, {12, kMixed, 200, "0A"}, {13, kMixed, 200, "0A"},
+    {14, kMixed, 200, "0A"}, {15, kMixed, 200, "0A"},
+    // Whole-card claims (and HAMi pods beside them), restarts, kills, torn
+    // confs, health, deletes.
+    {21, kMixed, 200, "123MGFV"}, {22, kMixed, 200, "123MGFV"}, {23, kMixed, 200, "123MGFV"},
+    {24, kMixed, 200, "123MGFV"}, {25, kMixed, 200, "123MGFV"},
     // A HAMi node (no DRA claims, no slices): HAMi pods' vHCUs made and
     // swept, with torn confs, /etc/vdev unreadable, failing cards, kills.
     {41, kMixed, 200, "0123MG", nullptr, false, "", false},
     {42, kMixed, 200, "0123MG", nullptr, false, "", false},
     {43, kMixed, 200, "0123MG", nullptr, false, "", false},
-    // The MIG node: what is offered under faults (I5), no MIG claims.
-    {31, kMig, 200, "3MGTA"}, {32, kMig, 200, "3MGTA"},
+    // The MIG node, every op kind.
+    {31, kMig, 200, ""}, {32, kMig, 200, ""},
 };
 
 // Seeds and lists that found a bug now fixed: they must pass for ever.
-const std::vector<Seed> kRegressionSeeds = {};
+const std::vector<Seed> kRegressionSeeds = {
+    {1, kMixed, 60, "", nullptr, false, "seed 1: issue 28 #1 first (I2)"},
+    {2, kMig, 60, "", nullptr, false, "seed 2: a held MIG instance offered (I2)"},
+    {1, kMixed, 0, "", "P10.15.15", false,
+     "I2, issue 28 #1: the only pre-split vHCU of 0000:0e:00.0 prepared, the card offered whole "
+     "(fixed by the offer rule in the slices, OfferSlices)"},
+    {2, kMig, 0, "", "P3.6.11", false, "I2: a held MIG instance offered free (fixed: OfferSlices)"},
+    {1010, kMixed, 0, "", "P1.0.0,M1.1.0", false,
+     "I3, issue 28 #2: a card missed at start, its dynamic-vHCU claim unprepared by Recover"},
+    {23, kMixed, 0, "", "A6.11.3", false,
+     "I2: a card offered whole beside a HAMi pod's vHCU (fixed: OfferSlices)"},
+    {0, kMixed, 0, "", "T0.0.0", false,
+     "I5: a torn pre-split vHCU offered from the look's last good state (fixed: OfferSlices)"},
+};
 
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
 // Each is the shortest list the shrinker found, with the seed that found it.
 const std::vector<Seed> kKnownFailing = {
-    // Every op kind, as the CI seeds will run once the bugs are fixed.
-    {1, kMixed, 60, "", nullptr, false, "seed 1, every op kind: issue 28 #1 first (I2)"},
-    {2, kMig, 60, "", nullptr, false, "seed 2, every op kind: a held MIG instance offered (I2)"},
-    {1, kMixed, 0, "", "P10.15.15", false,
-     "I2 (issue 28 #1; seed 1): a claim prepares the only pre-split vHCU of card 0000:0e:00.0 and "
-     "the card is offered whole at full capacity: dra/slice_inventory.cc drops the held vHCU, "
-     "dra/slice_builder.cc then sees a card without children. With a whole-card claim allocated "
-     "from it next (P13.9.8,P10.15.3,P4.9.13) the card is prepared under both claims (I1)."},
-    {2, kMig, 0, "", "P3.6.11", false,
-     "I2 (new; seed 2): a MIG instance a claim holds is still offered free: OfferableInventory "
-     "keeps every MIG instance, only vHCUs are checked for holders."},
-    {1010, kMixed, 0, "", "P1.0.0,M1.1.0", false,
-     "I3 (issue 28 #2; seed 1010): a dynamic vHCU claim on card 0000:0b:00.0; the card is missing "
-     "from the next start's discovery (another BDF answers at its index): Recover unprepares the "
-     "claim by itself and its CDI spec is deleted (dra/prepare_recover.cc, 'card ... is gone')."},
     {1008, kMixed, 0, "", "P8.3.8,M6.1.0", false,
      "I3 (new, beside issue 28 #2; seed 1008): a whole-card claim; the card is missed at the next "
-     "start: the whole-card CDI spec is rewritten without it, so the running pod's CDI id "
-     "dra.hygon.com/hcu=hcu-0000-4e-00-0 no longer resolves (Preparer::WriteWholeCardSpec "
-     "writes only the readable cards)."},
+     "start (or while running: P4.10.4,M9.8.9): the whole-card CDI spec is rewritten without it, "
+     "so the running pod's CDI id dra.hygon.com/hcu=hcu-0000-4e-00-0 no longer resolves "
+     "(Preparer::WriteWholeCardSpec writes only the readable cards)."},
     {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
-     "I3, I5 (new; seed 1002): a whole-card claim on card 2; after a restart with card 2's "
+     "I3 (new; seed 1002): a whole-card claim on card 2; after a restart with card 2's "
      "queries failing, card 3's fail too: the whole-card spec drops the unknown card 2, so the "
      "claim's CDI id no longer resolves (unknown written as absent)."},
     {1022, kMixed, 0, "", "P4.3.5,V11.13.5,U3.13.4", false,
      "I4 (new; seed 1022): a whole-card claim is unprepared while /etc/vdev is unreadable: "
      "Preparer::Impl::ReleaseDevice (dra/prepare_release.cc) takes a mark it cannot access() for "
      "'released before' and answers OK; the mark is leaked once /etc/vdev reads again."},
-    {23, kMixed, 0, "", "A6.11.3", false,
-     "I2 (new; seed 23): a HAMi pod's vHCU on card 0000:0e:00.0 (a vHCU of another owner than a "
-     "claim); the slices still offer the card whole, as a shared device at full capacity: "
-     "OfferableInventory counts the pod's vHCU as consumed capacity and drops the admin's vdev2 "
-     "('a lost mark?'), so BuildPoolPlan sees a card without children. A whole-card claim "
-     "allocated from it is then prepared on it (I1: Prepare of a whole card does not check the "
-     "card's vHCUs, issue 28 #1)."},
     {1011, kMixed, 0, "", "M14.6.8,A5.7.7", false,
      "I4 (new, HAMi node; seed 1011; to examine): card 0000:4e:00.0 (index 2) is missed, so "
      "0000:0b:00.0 answers at index 2 and a HAMi pod's vHCU 3 is made there (mark "
@@ -122,15 +111,6 @@ const std::vector<Seed> kKnownFailing = {
      "keeps its vHCU, which nothing reclaims once the pod ends (the mark names the card by index "
      "only; the sim reports the vHCU on the index's new card).",
      false},
-    {0, kMixed, 0, "", "T0.0.0", false,
-     "I5 (new, since the adapter looks through Node::Look): the admin's vdev0.conf is torn; the "
-     "fail-closed look keeps the last good vdev0, and the slices (OfferableInventory + "
-     "BuildPoolPlan, which never read vhcu_gaps) offer it free. The daemon publishes from its "
-     "watcher's snapshot, which keeps the last good vHCUs the same way."},
-    {0, kMixed, 0, "", "P2.0.0", true,
-     "I2 (issue 28 #4), as the daemon composes the library today: a pre-split vHCU a claim "
-     "prepared stays offered, as the slices are recomputed only on a node change "
-     "(hcu-dp-daemon/dra_mode.cc OnNodeChanged; also before Recover at start)."},
 };
 
 const char* Env(const char* name) {
