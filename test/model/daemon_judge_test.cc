@@ -289,7 +289,7 @@ class Judge {
   }
 
   std::string Restart() {
-    n_.StopDaemon();
+    StopDaemon();
     n_.StartDaemon();
     n_.RequireRegistrations(++registrations_);
     return "restart";
@@ -299,7 +299,7 @@ class Judge {
     static const char* kSteps[] = {"intent-recorded", "vhcu-created", "mark-written",
                                    "dra-device-made", "dra-claim-spec", "dra-prepared"};
     const char* step = kSteps[rng_() % 6];
-    n_.StopDaemon();
+    StopDaemon();
     n_.StartDaemon(BinaryPath("test/integration/hcu-dp-daemon-crashpoints"),
                    {std::string("HCUDP_TEST_ONLY_CRASH_AFTER=") + step});
     n_.RequireRegistrations(++registrations_);
@@ -307,7 +307,7 @@ class Judge {
     std::string what = Prepare();  // dies at `step` (or answers: no such step on its way)
     dying_ = false;
     if (!pending_) {  // not on this Prepare's way: back to the shipped binary
-      n_.StopDaemon();
+      StopDaemon();
       n_.StartDaemon();
       n_.RequireRegistrations(++registrations_);
       return "no kill (" + std::string(step) + "): " + what;
@@ -332,6 +332,22 @@ class Judge {
 
   bool Without(char kind) const { return without_.find(kind) != std::string::npos; }
 
+  // SIGTERM. A daemon that already ended by itself is a finding: the test
+  // fails naming how it ended, with the end of its log.
+  void StopDaemon() {
+    if (!n_.h().daemon().Running()) {
+      std::ifstream in(n_.h().log_path());
+      std::stringstream log;
+      log << in.rdbuf();
+      const std::string text = log.str();
+      auto exit = n_.h().daemon().WaitForExit(milliseconds(0));
+      BOOST_FAIL("the daemon ended by itself ("
+                 << (exit ? exit->ToString() : std::string("?")) << "); its log ends:\n"
+                 << text.substr(text.size() > 3000 ? text.size() - 3000 : 0));
+    }
+    n_.StopDaemon();
+  }
+
   // The whole card of index 3 (0000:0b:00.0, the last: the others keep
   // their index) is missing from discovery while the daemon starts, and
   // back right after.
@@ -340,7 +356,7 @@ class Judge {
     for (const YAML::Node& c : YAML::LoadFile(n_.h().node_path())["cards"]) {
       if (c["index"].as<int>() == 3) card = YAML::Clone(c);
     }
-    n_.StopDaemon();
+    StopDaemon();
     n_.h().RemoveCard(3);
     n_.StartDaemon();
     n_.RequireRegistrations(++registrations_);
@@ -352,7 +368,7 @@ class Judge {
   // daemon restarts; put back at the next step.
   std::string TearConf() {
     const bool restart = rng_() % 2 == 0;
-    if (restart) n_.StopDaemon();
+    if (restart) StopDaemon();
     torn_text_ = TearVhcuConf(n_.h().host_root(), 2, Tear::kEmpty);
     torn_ = 2;
     torn_device_ = "hcu-0000-0e-00-0-vdev2";
@@ -377,7 +393,7 @@ class Judge {
 
   std::string DeleteWhileDown() {
     if (held_.empty()) return "delete while down: none";
-    n_.StopDaemon();
+    StopDaemon();
     auto it = held_.begin();
     std::advance(it, static_cast<long>(rng_() % held_.size()));
     n_.DeleteClaim(it->second.claim);
