@@ -28,10 +28,12 @@
 #include "bench_util.h"
 #include "dra_daemon/dra_daemon_node.h"
 #include "dra_prepare/prepare_fixture.h"
+#include "image_env.h"
 
 namespace hcudp::testing {
 namespace {
 
+using hcudp::bench::DaemonMallocEnv;
 using hcudp::bench::EnvCount;
 using hcudp::bench::ProcKib;
 
@@ -84,25 +86,6 @@ void KeepSmaps(pid_t pid, const std::string& dir, const std::string& name) {
                           "/task/*; do echo \"$(cat $t/comm) $(cat $t/syscall)\"; done > " + dir +
                           "/" + name + ".threads";
   if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not keep %s\n", name.c_str());
-}
-
-// GLIBC_TUNABLES=<value> as the Dockerfile's ENV gives it to the daemon in
-// the image ("GLIBC_TUNABLES=" when it sets none: glibc's defaults), or
-// HCUDP_BENCH_GLIBC_TUNABLES's value when that is set.
-std::string DaemonMallocEnv() {
-  const std::string key = "GLIBC_TUNABLES=";
-  if (const char* v = std::getenv("HCUDP_BENCH_GLIBC_TUNABLES")) return key + v;
-  std::istringstream dockerfile(ReadFile(SourcePath("Dockerfile")));
-  std::string line, value;
-  while (std::getline(dockerfile, line)) {
-    if (line.rfind("ENV ", 0) != 0 && line.rfind(" ", 0) != 0) continue;  // ENV or continued
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) {
-      if (word.rfind(key, 0) == 0) value = word.substr(key.size());
-    }
-  }
-  return key + value;
 }
 
 bool Tainted(DraDaemonNode& n, const std::string& device, bool want) {
