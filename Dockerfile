@@ -82,7 +82,10 @@ ENV LD_LIBRARY_PATH=/usr/local/lib:/opt/hyhal/lib
 # the process starts; test/bench/dra_daemon_bench.cc reads it from here.
 ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=0
 # Fails the build if any shared library of the two binaries is missing.
-RUN ldconfig && hcu-dp-daemon --version && hcuctl version
+# /usr/local/hyhal: the host's, through the DaemonSets' read-only mount of the
+# host's /usr/local at /host/usr/local (dangling where the host has none).
+RUN ldconfig && hcu-dp-daemon --version && hcuctl version \
+ && ln -s /host/usr/local/hyhal /usr/local/hyhal
 # A non-root account for running hcuctl from this image (docker run --user
 # hcudp ... hcuctl devices). The default user stays root: the daemon creates
 # its sockets in kubelet's root-owned directory, and vendor manifests that do

@@ -256,7 +256,8 @@ int RunDaemon(const Options& options) {
             << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
             << ", socket dir " << options.device_plugin_path;
   AllocationBuilder builder(BuilderOptions(options, node.host_root()));
-  PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr);
+  PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr,
+                        hami ? hami->Ready() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
   DaemonMetrics* metrics_ptr = metrics.get();

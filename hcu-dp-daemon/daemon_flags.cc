@@ -65,10 +65,19 @@ void AddDaemonFlags(FlagSet& set, Options& o, bool& version) {
                        "Where CDI specs are written, in every mode: a host path, written "
                        "under --host-root (a path already under it is taken as given).",
                        &o.cdi_spec_dir));
-  set.Add(Flag::String("cdi-hook-path", "CDI_HOOK_PATH",
-                       "Host path of hcu-cdi-hook, the createContainer hook CDI specs run for "
-                       "/dev/dri/by-path links; left out while nothing is there. Empty: never.",
-                       &o.cdi_hook_path));
+  // The runtime runs a hook by its path on the host, from no known directory:
+  // a relative path would name nothing (or something else) there.
+  Flag hook = Flag::String("cdi-hook-path", "CDI_HOOK_PATH",
+                           "Host path of hcu-cdi-hook, the createContainer hook CDI specs run for "
+                           "/dev/dri/by-path links; left out while nothing is there. Empty: never.",
+                           &o.cdi_hook_path);
+  hook.set_string = [set_hook = hook.set_string](const std::string& v) {
+    if (!v.empty() && v.front() != '/') {
+      return InvalidArgumentError("\"" + v + "\" is not an absolute path");
+    }
+    return set_hook(v);
+  };
+  set.Add(std::move(hook));
   set.Add(Flag::Bool("cdi-debug-access", "CDI_DEBUG_ACCESS",
                      "CDI specs also give /dev/mem and /sys/kernel/debug (ro), as Hygon's "
                      "driver does; they break container isolation, so only on request.",

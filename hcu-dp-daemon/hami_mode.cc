@@ -118,7 +118,8 @@ Status HamiMode::Start() {
     }
   }
   if (!agent_->ready()) {
-    LOG(WARNING) << "HAMi: pod cache not synced yet; Allocate is refused until it is";
+    LOG(WARNING) << "HAMi: not ready yet (pod cache sync, node lock check, vHCU recovery): "
+                    "nothing is registered, and kubelet sees the devices unhealthy, until it is";
   }
   return OkStatus();
 }
@@ -128,6 +129,10 @@ void HamiMode::Stop() {
 }
 
 void HamiMode::RequestRegister() { agent_->RequestRegister(); }
+
+std::function<bool()> HamiMode::Ready() {
+  return [this] { return agent_->ready(); };
+}
 
 AllocateDelegate HamiMode::Delegate() {
   return [this](DeviceKind kind, const v1beta1::AllocateRequest& request,

@@ -46,6 +46,9 @@ class HamiMode {
   // The node changed (health, cards): re-register soon.
   void RequestRegister();
   AllocateDelegate Delegate();
+  // Whether the agent can serve an Allocate now (HamiAgent::ready): the
+  // devices towards kubelet are healthy only while it can.
+  std::function<bool()> Ready();
   // The mode's API client, shared with NodeOps (labels, events); lives as
   // long as the mode.
   KubeClient* client() const { return client_.get(); }

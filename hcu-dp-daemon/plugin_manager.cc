@@ -45,11 +45,12 @@ Status PluginManager::PrepareSocketDir(const std::string& dir) {
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
                              const AllocationBuilder& builder, AllocateDelegate allocate_delegate,
-                             Clock& clock)
+                             std::function<bool()> delegate_ready, Clock& clock)
     : options_(options),
       state_(state),
       builder_(builder),
       allocate_delegate_(std::move(allocate_delegate)),
+      delegate_ready_(std::move(delegate_ready)),
       dir_(options.device_plugin_path),
       kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))),
       clock_(clock) {}
@@ -130,7 +131,7 @@ Status PluginManager::Serve(Endpoint& e) {
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(
       e.resource_name, e.kind, state_, builder_, options_.device_list_strategy,
-      [this, name] { OnStreamEnd(name); }, allocate_delegate_);
+      [this, name] { OnStreamEnd(name); }, allocate_delegate_, delegate_ready_);
   HCUDP_ASSIGN_OR_RETURN(e.server, PluginServer::Start(std::move(service), e.socket_path));
   ++e.serve_generation;
   VLOG(2) << "serving " << e.resource_name << " on " << e.socket_path;

@@ -41,6 +41,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -66,9 +67,12 @@ class PluginManager {
   static constexpr std::chrono::milliseconds kStreamGrace{1000};
 
   // `state`, `builder` and `clock` must outlive the manager.
-  // `allocate_delegate` (optional) serves Allocate of the HAMi resources.
+  // `allocate_delegate` (optional) serves Allocate of the HAMi resources;
+  // `delegate_ready` (optional) says whether it can now: until it can, and
+  // whenever it cannot later, their devices are sent Unhealthy.
   PluginManager(const Options& options, NodeState& state, const AllocationBuilder& builder,
-                AllocateDelegate allocate_delegate = nullptr, Clock& clock = Clock::Real());
+                AllocateDelegate allocate_delegate = nullptr,
+                std::function<bool()> delegate_ready = nullptr, Clock& clock = Clock::Real());
   ~PluginManager();
 
   // Creates the socket directory if needed, removes stale sockets, serves
@@ -139,6 +143,7 @@ class PluginManager {
   NodeState& state_;
   const AllocationBuilder& builder_;
   const AllocateDelegate allocate_delegate_;
+  const std::function<bool()> delegate_ready_;
   const std::string dir_;
   const std::string kubelet_socket_;
   std::vector<Endpoint> endpoints_;  // manager thread only (after Start)

@@ -56,14 +56,16 @@ v1beta1::ListAndWatchResponse DeviceList(const Resource* resource) {
 
 PluginService::PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
                              const AllocationBuilder& builder, DeviceListStrategy list_strategy,
-                             std::function<void()> on_stream_end, AllocateDelegate delegate)
+                             std::function<void()> on_stream_end, AllocateDelegate delegate,
+                             std::function<bool()> delegate_ready)
     : resource_name_(std::move(resource_name)),
       kind_(kind),
       state_(state),
       builder_(builder),
       list_strategy_(list_strategy),
       on_stream_end_(std::move(on_stream_end)),
-      delegate_(std::move(delegate)) {}
+      delegate_(std::move(delegate)),
+      delegate_ready_(IsHamiKind(kind) ? std::move(delegate_ready) : nullptr) {}
 
 void PluginService::Stop() {
   stopping_ = true;
@@ -84,14 +86,31 @@ grpc::Status PluginService::ListAndWatch(
   const uint64_t id = ++next_stream_;
   if (expect_kubelet_.exchange(false)) kubelet_stream_ = id;
   auto snapshot = state_.Current();
-  v1beta1::ListAndWatchResponse sent = DeviceList(snapshot->FindResource(resource_name_));
+  // Sent Unhealthy while the delegate cannot serve (see delegate_ready_).
+  auto list = [this](const NodeSnapshot& s, bool servable) {
+    v1beta1::ListAndWatchResponse out = DeviceList(s.FindResource(resource_name_));
+    if (!servable) {
+      for (auto& d : *out.mutable_devices())
+        d.set_health(std::string(HealthName(Health::kUnhealthy)));
+    }
+    return out;
+  };
+  bool servable = !delegate_ready_ || delegate_ready_();
+  v1beta1::ListAndWatchResponse sent = list(*snapshot, servable);
   bool ok = writer->Write(sent);
   VLOG(2) << resource_name_ << ": ListAndWatch opened, sent " << sent.devices_size() << " devices";
   while (ok && !stopping_ && !context->IsCancelled()) {
     uint64_t seen = snapshot->generation;
     snapshot = state_.WaitNewer(seen, kStreamPoll);
-    if (snapshot->generation == seen) continue;  // woken by the poll, nothing new
-    v1beta1::ListAndWatchResponse next = DeviceList(snapshot->FindResource(resource_name_));
+    const bool now_servable = !delegate_ready_ || delegate_ready_();
+    // Woken by the poll, nothing new.
+    if (snapshot->generation == seen && now_servable == servable) continue;
+    if (now_servable != servable) {
+      LOG(INFO) << resource_name_ << ": devices " << (now_servable ? "offered" : "withdrawn")
+                << ": the HAMi agent is " << (now_servable ? "ready" : "not ready");
+    }
+    servable = now_servable;
+    v1beta1::ListAndWatchResponse next = list(*snapshot, servable);
     if (google::protobuf::util::MessageDifferencer::Equals(next, sent)) continue;
     ok = writer->Write(next);
     if (ok) {

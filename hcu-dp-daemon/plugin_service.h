@@ -36,7 +36,8 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   // it (kubelet_stream_open() tells whether kubelet's own is still open).
   PluginService(std::string resource_name, DeviceKind kind, NodeState& state,
                 const AllocationBuilder& builder, DeviceListStrategy list_strategy,
-                std::function<void()> on_stream_end, AllocateDelegate delegate = nullptr);
+                std::function<void()> on_stream_end, AllocateDelegate delegate = nullptr,
+                std::function<bool()> delegate_ready = nullptr);
 
   // Makes every ListAndWatch return promptly; call before shutting the server.
   void Stop();
@@ -75,6 +76,11 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   const DeviceListStrategy list_strategy_;
   const std::function<void()> on_stream_end_;
   const AllocateDelegate delegate_;  // HAMi kinds only; may be empty
+  // HAMi kinds only, may be empty: whether the delegate can serve an
+  // Allocate now. While it cannot, every device is sent Unhealthy (nothing
+  // is offered before the state it depends on is recovered, and an offer
+  // whose state is lost later is withdrawn).
+  const std::function<bool()> delegate_ready_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_streams_{0};
   std::atomic<bool> expect_kubelet_{false};

@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 
@@ -50,6 +49,49 @@ Link ParseLink(const std::string& spec, std::string* why) {
   return link;
 }
 
+// Deeper nesting than any OCI state or config has; RapidJSON's recursive
+// parser overflows the stack on about a million '[' (4 MiB allows that).
+constexpr int kMaxJsonDepth = 64;
+
+// Whether `text` nests arrays and objects deeper than kMaxJsonDepth, looking
+// past brackets inside strings.
+bool TooDeep(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+bool ParseJson(const std::string& text, rapidjson::Document* doc, const std::string& what,
+               std::string* why) {
+  if (TooDeep(text)) {
+    *why = what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return false;
+  }
+  // Iterative: no recursion even if the depth check above were wrong.
+  doc->Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+  if (doc->HasParseError() || !doc->IsObject()) {
+    *why = what + " is not a JSON object";
+    return false;
+  }
+  return true;
+}
+
 bool ReadJson(std::istream& in, rapidjson::Document* doc, const std::string& what,
               std::string* why) {
   std::string text;
@@ -61,12 +103,40 @@ bool ReadJson(std::istream& in, rapidjson::Document* doc, const std::string& wha
       return false;
     }
   }
-  doc->Parse(text.c_str(), text.size());
-  if (doc->HasParseError() || !doc->IsObject()) {
-    *why = what + " is not a JSON object";
+  return ParseJson(text, doc, what, why);
+}
+
+// Reads `path` as JSON: a regular file only, opened without blocking, so a
+// FIFO or a device at that name is refused instead of waited on forever.
+bool ReadJsonFile(const std::string& path, rapidjson::Document* doc, std::string* why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = "cannot read " + path + ": " + std::strerror(errno);
     return false;
   }
-  return true;
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *why = path + " is not a regular file";
+  } else {
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        *why = "cannot read " + path + ": " + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      text.append(buf, static_cast<size_t>(n));
+      if (text.size() > kMaxJsonBytes) {
+        *why = path + " is larger than " + std::to_string(kMaxJsonBytes) + " bytes";
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return why->empty() && ParseJson(text, doc, path, why);
 }
 
 std::string StringField(const rapidjson::Value& obj, const char* key) {
@@ -75,9 +145,9 @@ std::string StringField(const rapidjson::Value& obj, const char* key) {
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 
-// The container's root file system from the OCI state: <bundle>/config.json's
-// root.path, relative to the bundle unless absolute.
-std::string RootFs(std::istream& state, std::string* why) {
+// The bundle from the OCI state on stdin; empty with `why` when the state is
+// not one (the caller broke the hook's contract).
+std::string Bundle(std::istream& state, std::string* why) {
   rapidjson::Document doc;
   if (!ReadJson(state, &doc, "the OCI state on stdin", why)) return "";
   const std::string bundle = StringField(doc, "bundle");
@@ -85,13 +155,14 @@ std::string RootFs(std::istream& state, std::string* why) {
     *why = "the OCI state on stdin has no absolute \"bundle\"";
     return "";
   }
-  std::ifstream config(bundle + "/config.json");
-  if (!config) {
-    *why = "cannot read " + bundle + "/config.json: " + std::strerror(errno);
-    return "";
-  }
+  return bundle;
+}
+
+// The container's root file system: <bundle>/config.json's root.path,
+// relative to the bundle unless absolute.
+std::string RootFs(const std::string& bundle, std::string* why) {
   rapidjson::Document cfg;
-  if (!ReadJson(config, &cfg, bundle + "/config.json", why)) return "";
+  if (!ReadJsonFile(bundle + "/config.json", &cfg, why)) return "";
   auto root = cfg.FindMember("root");
   const std::string path = root == cfg.MemberEnd() || !root->value.IsObject()
                                ? std::string()
@@ -176,17 +247,17 @@ int RunCdiHook(const std::vector<std::string>& args, std::istream& state, std::o
     }
   }
   std::string why;
-  const std::string rootfs = RootFs(state, &why);
-  if (rootfs.empty()) {
+  const std::string bundle = Bundle(state, &why);
+  if (bundle.empty()) {
     err << "hcu-cdi-hook: " << why << "\n";
     return 2;
   }
   if (links.empty()) return 0;
-  why = MakeLinks(rootfs, links);
-  if (!why.empty()) {
-    err << "hcu-cdi-hook: " << why << "\n";
-    return 1;
-  }
+  // The links are a convenience: a container starts without them, as with
+  // Hygon's and NVIDIA's hooks, so from here on a failure is a warning.
+  const std::string rootfs = RootFs(bundle, &why);
+  if (!rootfs.empty()) why = MakeLinks(rootfs, links);
+  if (!why.empty()) err << "hcu-cdi-hook: warning: no /dev/dri/by-path links: " << why << "\n";
   return 0;
 }
 

@@ -28,8 +28,12 @@ namespace hcuctl {
 
 // `args`: the words after the program (or `hcuctl cdi-hook`):
 // "create-symlinks" and its --link TARGET::LINK pairs. Reads the OCI state
-// from `state`. Returns 0 on success, 1 when a link cannot be made, 2 on bad
-// arguments or state; says why on `err`.
+// from `state`. Returns 2 on bad usage (arguments, or a state on stdin that is
+// not an OCI state: larger than 4 MiB, nested deeper than 64, no absolute
+// bundle), saying why on `err`; else 0, with a warning on `err` when the
+// links cannot be made (config.json unreadable, not a regular file, or bad;
+// the root's /dev/dri a link): a missing convenience link must not keep a
+// workload from starting.
 int RunCdiHook(const std::vector<std::string>& args, std::istream& state, std::ostream& err);
 
 }  // namespace hcuctl

@@ -31,9 +31,12 @@ fi
 # buildah builds the image without a daemon, mmdebstrap makes the base images
 # from Debian's archive, file/dpkg-dev serve cpack's shlibdeps, lintian checks
 # the .debs; prometheus brings promtool, which tests the chart's alerts
-# (deploy_alerts; skipped without it).
+# (deploy_alerts; skipped without it). podman, runc and busybox-static run
+# real containers with the devices of our CDI specs (test/runtime, label
+# runtime): runc because crun cannot run on hosts with hybrid cgroups,
+# busybox-static for an image made without a registry.
 if [[ "${HCUDP_EXTRAS:-}" == *release* ]]; then
-  packages+=(buildah mmdebstrap file dpkg-dev lintian prometheus)
+  packages+=(buildah mmdebstrap file dpkg-dev lintian prometheus podman runc busybox-static)
 fi
 
 missing=()

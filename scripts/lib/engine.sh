@@ -8,7 +8,13 @@
 # overrides the driver.
 
 # engine_detect [auto|docker|podman|buildah]: the first engine that works.
-# A docker client without a reachable daemon is not an engine.
+# A docker client without a reachable daemon is not an engine. With auto,
+# docker and podman must also prove that they can build a RUN step and run a
+# container of the result, as build-image.sh and its smoke test do
+# (_engine_runs): a podman whose OCI runtime cannot start a container here
+# (crun on a host with hybrid cgroups; runc refused podman's default
+# nofile rlimit) answers `podman info` and fails later, so auto goes on to
+# buildah.
 engine_detect() {
   local want=${1:-auto} e
   for e in docker podman buildah; do
@@ -19,10 +25,40 @@ engine_detect() {
       podman) podman info >/dev/null 2>&1 || continue ;;
       buildah) _buildah version >/dev/null 2>&1 || continue ;;
     esac
+    if [[ "$want" == auto && "$e" != buildah ]] && ! _engine_runs "$e"; then
+      echo "engine: $e is installed but cannot build and run a container here; trying the next engine" >&2
+      continue
+    fi
     ENGINE=$e
     return 0
   done
   return 1
+}
+
+# _engine_runs <docker|podman>: builds a one-RUN image FROM scratch whose
+# root is the host's /bin/sh and the libraries it loads (no registry, no
+# base image), runs a container of it, then removes both. True when the RUN
+# step ran and the container saw its result; at most 120 s each.
+_engine_runs() {
+  local e=$1 dir tag lib rc=0
+  dir=$(mktemp -d) || return 1
+  tag=localhost/hcudp-engine-probe:$$
+  mkdir -p "$dir/root/bin"
+  cp -L /bin/sh "$dir/root/bin/sh"
+  for lib in $(ldd /bin/sh 2>/dev/null | grep -o '/[^ ]*'); do
+    mkdir -p "$dir/root$(dirname "$lib")"
+    cp -L "$lib" "$dir/root$lib"
+  done
+  printf 'FROM scratch\nCOPY root/ /\nRUN ["/bin/sh", "-c", "echo ran >/probe"]\n' \
+    >"$dir/Containerfile"
+  timeout 120 "$e" build -q -f "$dir/Containerfile" -t "$tag" "$dir" >/dev/null 2>&1 || rc=1
+  if ((rc == 0)); then
+    timeout 120 "$e" run --rm --network=host --entrypoint /bin/sh "$tag" -c 'test -f /probe' \
+      >/dev/null 2>&1 || rc=1
+  fi
+  "$e" rmi -f "$tag" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+  return $rc
 }
 
 _buildah() { buildah --storage-driver="${HCUDP_BUILDAH_STORAGE_DRIVER:-vfs}" "$@"; }

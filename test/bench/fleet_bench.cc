@@ -229,6 +229,27 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
       out.median, out.max, r.after.seconds(), aft.mean, aft.max, aft_lists.mean,
       NodesWith(log, names, r.after, "list"), n_nodes);
   const FirstRequests first = PrintRecovery(r, log, names, out.median);
+  // The relists after the outage (a restart: every resume gets 410): when
+  // each node's first LIST came, and whether it asked for
+  // resourceVersion=0 (the API server's watch cache, not etcd).
+  std::vector<FakeRequest> lists;
+  for (const FakeRequest& q : log) {
+    if (q.verb == "list" && r.after.Holds(q.t)) lists.push_back(q);
+  }
+  const FirstRequests relists = FirstRequestsIn(lists, names, r.after);
+  int from_cache = 0;
+  for (const FakeRequest& q : lists) {
+    if (("&" + q.query + "&").find("&resourceVersion=0&") != std::string::npos) ++from_cache;
+  }
+  if (relists.nodes > 0) {
+    std::printf(
+        "relists after recovery: %d nodes spread over %.2f s (first +%.2f s, median +%.2f s, "
+        "last +%.2f s); %d of %d LISTs at resourceVersion=0\n",
+        relists.nodes, relists.spread(), relists.first, relists.median, relists.last, from_cache,
+        static_cast<int>(lists.size()));
+  } else {
+    std::printf("relists after recovery: none in %.0f s\n", r.after.seconds());
+  }
   if (r.without_inotify > 0) {
     std::printf(
         "note: %d daemons had no inotify instance (fs.inotify.max_user_instances): "
@@ -256,10 +277,12 @@ void Report(FleetMode mode, const Run& r, const std::vector<FakeRequest>& log,
   std::printf(
       "FLEET mode=%s nodes=%d steady_req_per_node_min=%.2f non_watch_per_node_min=%.2f "
       "open_watches=%.2f clean_lists=%.2f outage_req_mean=%.2f outage_req_max=%.0f "
-      "after_req_mean=%.2f after_lists=%.2f restart=%d recovery_spread_s=%.2f rss_mib=%.1f "
+      "after_req_mean=%.2f after_lists=%.2f restart=%d recovery_spread_s=%.2f "
+      "relist_nodes=%d relist_spread_s=%.2f relists_rv0=%d/%d rss_mib=%.1f "
       "private_dirty_mib=%.1f\n",
       m, n_nodes, rates.at("total").mean, non_watch, ws.mean, clean_lists.mean, out.mean, out.max,
-      aft.mean, aft_lists.mean, r.p.restart ? 1 : 0, first.spread(), r.memory.rss_kib / 1024,
+      aft.mean, aft_lists.mean, r.p.restart ? 1 : 0, first.spread(), relists.nodes,
+      relists.spread(), from_cache, static_cast<int>(lists.size()), r.memory.rss_kib / 1024,
       r.memory.private_dirty_kib / 1024);
   if (EnvCount("HCUDP_BENCH_FLEET_PER_NODE", 0, 0) != 0) PrintPerNode(r, log, names);
   std::fflush(stdout);

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(spec_lists_each_device_once_with_common_edits_on_top) {
   CdiSpec spec = BuildCdiSpec(inv, resources, builder);
   BOOST_TEST(spec.skipped.empty());
   BOOST_TEST(spec.json.find("\"kind\": \"hygon.com/hcu\"") != std::string::npos);
-  BOOST_TEST(spec.json.find("\"cdiVersion\": \"0.6.0\"") != std::string::npos);
+  BOOST_TEST(spec.json.find("\"cdiVersion\": \"0.5.0\"") != std::string::npos);
   size_t first = spec.json.find("\"name\": \"0000:09:00.0\"");
   BOOST_TEST(first != std::string::npos);
   BOOST_TEST(spec.json.find("\"name\": \"0000:09:00.0\"", first + 1) == std::string::npos);
@@ -205,6 +205,32 @@ BOOST_AUTO_TEST_CASE(a_missing_hook_or_local_hyhal_is_left_out) {
   for (const auto& m : spec["containerEdits"]["mounts"].GetArray()) {
     BOOST_TEST(std::string(m["hostPath"].GetString()) != "/usr/local/hyhal");
   }
+}
+
+// containerd and CRI-O create a missing hostPath: a host without hyhal got
+// an empty /usr/local/hyhal, and every workload then had it mounted over its
+// image's own copy. Only a vendor tree (hy-smi, or the DMI / SMI libraries)
+// is mounted.
+BOOST_AUTO_TEST_CASE(local_hyhal_is_mounted_only_when_it_is_a_vendor_tree) {
+  auto mounts_local_hyhal = [](const CdiNode& n) {
+    auto spec = n.Spec();
+    for (const auto& m : spec["containerEdits"]["mounts"].GetArray()) {
+      if (std::string(m["hostPath"].GetString()) == "/usr/local/hyhal") return true;
+    }
+    return false;
+  };
+  CdiNode n;
+  std::filesystem::remove_all(n.root.Join("usr/local/hyhal"));
+  std::filesystem::create_directories(n.root.Join("usr/local/hyhal/lib"));
+  BOOST_TEST(!mounts_local_hyhal(n), "an empty tree, as a created hostPath");
+  std::filesystem::create_directories(n.root.Join("usr/local/hyhal/bin/hy-smi"));
+  BOOST_TEST(!mounts_local_hyhal(n), "a directory named hy-smi");
+  std::filesystem::remove(n.root.Join("usr/local/hyhal/bin/hy-smi"));
+  testing::WriteFile(n.root.Join("usr/local/hyhal/bin/hy-smi"), "");
+  BOOST_TEST(mounts_local_hyhal(n), "bin/hy-smi");
+  std::filesystem::remove(n.root.Join("usr/local/hyhal/bin/hy-smi"));
+  testing::WriteFile(n.root.Join("usr/local/hyhal/lib/librocm_smi64.so"), "");
+  BOOST_TEST(mounts_local_hyhal(n), "lib/librocm_smi64.so");
 }
 
 // /dev/mem and /sys/kernel/debug, which Hygon's driver gives every

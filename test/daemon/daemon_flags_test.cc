@@ -389,6 +389,28 @@ BOOST_AUTO_TEST_CASE(cdi_hook_and_debug_access_flags_default_to_the_daemonset_la
   BOOST_TEST(set->options.cdi_debug_access);
 }
 
+// A runtime runs the spec's hook by its host path from no known directory:
+// a relative one is refused at start-up (exit 2), naming where it came from.
+BOOST_AUTO_TEST_CASE(a_cdi_hook_path_that_is_not_absolute_is_refused) {
+  const std::vector<std::tuple<std::vector<std::string>, std::map<std::string, std::string>,
+                               std::string>>
+      cases = {
+          {{"--cdi-hook-path=bin/hcu-cdi-hook"},
+           {},
+           "--cdi-hook-path: \"bin/hcu-cdi-hook\" is not an absolute path"},
+          {{},
+           {{"CDI_HOOK_PATH", "./hcu-cdi-hook"}},
+           "--cdi-hook-path (env CDI_HOOK_PATH): \"./hcu-cdi-hook\" is not an absolute path"},
+      };
+  for (const auto& [args, env, message] : cases) {
+    auto r = Parse(args, env);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_TEST((r.status().code() == StatusCode::kInvalidArgument));
+    BOOST_TEST(r.status().message() == message);
+  }
+  BOOST_TEST(Parse({"--cdi-hook-path=/opt/hcu-cdi-hook"}).ok());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

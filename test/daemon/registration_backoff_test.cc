@@ -164,7 +164,8 @@ BOOST_AUTO_TEST_CASE(a_refusing_kubelet_is_retried_on_the_backoff_schedule_in_si
       milliseconds(700),  milliseconds(1500),  milliseconds(3100),
       milliseconds(6300), milliseconds(11300), milliseconds(16300)};
   Fixture f;
-  f.manager = std::make_unique<PluginManager>(f.options, f.state, f.builder, nullptr, f.clock);
+  f.manager =
+      std::make_unique<PluginManager>(f.options, f.state, f.builder, nullptr, nullptr, f.clock);
   BOOST_REQUIRE(f.manager->Start().ok());
   BOOST_REQUIRE(WaitFor([&] { return f.kubelet->attempts() == 1; }));
   milliseconds backstop(5000);  // the 5 s stat backstop also wakes the manager

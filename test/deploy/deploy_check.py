@@ -488,6 +488,23 @@ def cmd_helm(args):
     fx.check(len(hook) == 1 and "/var/lib/hcu-device-plugin/bin" in mounts and
              "/var/lib/hcu-device-plugin/bin/hcu-cdi-hook" in " ".join(hook[0]["command"]),
              "deviceListStrategy=cdi puts hcu-cdi-hook on the host where --cdi-hook-path looks")
+    # The device-plugin CDI spec carries /usr/local/hyhal as the DRA ones do:
+    # the daemon sees the host's tree through /host/usr/local (the image's
+    # /usr/local/hyhal links there); no DaemonSet names /usr/local/hyhal as a
+    # hostPath, which containerd and CRI-O would create empty.
+    ds_volumes = {v["name"]: v for v in daemonset_of(docs)[1]["volumes"]}
+    fx.check("/host/usr/local" in mounts and
+             ds_volumes.get("host-usr-local", {}).get("hostPath") ==
+             {"path": "/usr/local", "type": "Directory"},
+             "deviceListStrategy=cdi mounts the host's /usr/local (type Directory) at /host/usr/local")
+    for values in (("strategy=mixed", "deviceListStrategy=both"), ("strategy=dra",)):
+        vdocs = load_docs_text(helm_template(args.tools, *values).stdout)
+        created = [v["hostPath"]["path"] for d in vdocs if d.get("kind") == "DaemonSet"
+                   for v in d["spec"]["template"]["spec"].get("volumes", [])
+                   if "hostPath" in v and v["hostPath"]["path"].startswith("/usr/local")
+                   and v["hostPath"].get("type") != "Directory"]
+        fx.check(not created, f"{' '.join(values)}: no hostPath under /usr/local that the runtime "
+                 f"would create (got {created})")
     # kubelet's device-plugin directory is the constant /var/lib/kubelet/device-plugins/
     # whatever its --root-dir (kubelet-contract.md section 1, kubernetes#120626);
     # pod-resources follows the root directory.

@@ -365,7 +365,9 @@ DRA_MOUNTS = {
     "/etc/vdev": ("/etc/vdev", True, None),
     "/etc/dmi_mig_config": ("/etc/dmi_mig_config", False, None),
     "/opt/hyhal": ("/opt/hyhal", False, None),
-    "/usr/local/hyhal": ("/usr/local/hyhal", False, None),
+    # The host's /usr/local/hyhal is seen through this (the image links it),
+    # never mounted itself: a hostPath of it is created empty where missing.
+    "/host/usr/local": ("/usr/local", False, None),
 }
 
 

@@ -12,7 +12,7 @@ with preconditions, and errors in the Kubernetes Status shape.
 Test control (needs the token too):
   POST   /_fake/faults         {"method","path","query","status","count",
                                 "delay_ms","retry_after","hang","body",
-                                "lose_answer"}  (regexes; status 0 = delay
+                                "lose_answer", "interim_retry_after"}  (regexes; status 0 = delay
                                 only; "user_agent": a regex on the User-Agent header, so a
                                 fault can spare the test's own requests; "hang": true accepts
                                 the request and never answers it
@@ -315,6 +315,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         headers = []
         if fault.get("retry_after") is not None:
             headers.append(("Retry-After", str(fault["retry_after"])))
+        if fault.get("interim_retry_after") is not None:
+            # An interim response first (103 Early Hints, as a proxy or a
+            # CDN may send), carrying a Retry-After of its own: only the
+            # final response's headers count.
+            self.send_response_only(103)
+            self.send_header("Retry-After", str(fault["interim_retry_after"]))
+            self.end_headers()
         self._send_error(ApiError(status, reasons.get(status, "InternalError"),
                                   "injected fault %d" % status), headers)
         return True
@@ -538,6 +545,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         fsel = parse_selector(q.get("fieldSelector"), True, resource)
         lsel = parse_selector(q.get("labelSelector"), False)
         limit = int(q.get("limit") or 0)
+        if q.get("resourceVersion") == "0":
+            # Served from the watch cache, as the real server does: whole,
+            # the limit ignored (no continue token).
+            limit = 0
         after = None  # (namespace, name) of the last item already returned
         if q.get("continue"):
             try:

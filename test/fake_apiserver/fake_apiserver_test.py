@@ -123,6 +123,15 @@ class FakeApiServerBehaviour(unittest.TestCase):
         self.assertEqual([i["metadata"]["name"] for i in rest["items"]], ["p2"])
         self.assertNotIn("continue", rest["metadata"])
 
+    def test_list_at_resource_version_0_is_served_whole_from_the_cache(self):
+        # As the real server's watch cache: the limit is ignored, no continue.
+        for i in range(3):
+            self.api.must("POST", "/api/v1/namespaces/cached/pods",
+                          {"metadata": {"name": "p%d" % i}})
+        whole = self.api.must("GET", "/api/v1/namespaces/cached/pods?resourceVersion=0&limit=2")
+        self.assertEqual([i["metadata"]["name"] for i in whole["items"]], ["p0", "p1", "p2"])
+        self.assertNotIn("continue", whole["metadata"])
+
     def test_watch_streams_changes_after_resource_version_then_bookmarks(self):
         n = self.node()
         rv = n["metadata"]["resourceVersion"]

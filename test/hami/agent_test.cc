@@ -2,6 +2,7 @@
 // the pieces the end-to-end suite does not pin down (pending-pod choice,
 // exact lock release, handshake refresh, the opt-in pod killer, RBAC).
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -205,6 +206,28 @@ BOOST_AUTO_TEST_CASE(hcucores_allocations_are_one_response_of_kfd_and_mkfd) {
   for (const auto& d : r->front().devices) devices.insert(d.host_path + " " + d.permissions);
   BOOST_TEST(devices == (std::set<std::string>{"/dev/kfd rwm", "/dev/mkfd rwm"}),
              boost::test_tools::per_element());
+}
+
+// containerd fails every container whose device node is missing: on a node
+// without /dev/mkfd, HAMi's answers leave it out, as the other Allocate paths
+// and Hygon's plugin do.
+BOOST_AUTO_TEST_CASE(hami_allocations_name_mkfd_only_where_the_node_has_it) {
+  AgentFixture f;
+  std::filesystem::remove(f.root_.Join("dev/mkfd"));
+  auto cores = HamiAgent(f.backend_.get(), f.client_.get(), f.options_).AllocateCores();
+  BOOST_REQUIRE_MESSAGE(cores.ok(), cores.status().ToString());
+  BOOST_REQUIRE_EQUAL(cores->size(), 1u);
+  for (const auto& d : cores->front().devices) BOOST_TEST(d.host_path != "/dev/mkfd");
+  f.CreatePod("default", "nomkfd", std::string(kSn0) + ",HCU,8192,30:;", 1740796800);
+  f.Start();
+  auto r = f.agent_->AllocateCount({1});
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  bool kfd = false;
+  for (const auto& d : r->front().devices) {
+    BOOST_TEST(d.host_path != "/dev/mkfd");
+    kfd = kfd || d.host_path == "/dev/kfd";
+  }
+  BOOST_TEST(kfd);
 }
 
 // HAMi mode's Allocate envs too leave Hygon's runtime injecting nothing into

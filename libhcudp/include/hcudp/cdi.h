@@ -1,7 +1,8 @@
 // CDI (Container Device Interface) spec for the node's HCU devices, for
 // --device-list-strategy=cdi|both (DESIGN.md §4.3). One spec file
-// <cdi-spec-dir>/hygon.com-hcu.json, kind "hygon.com/hcu", cdiVersion
-// "0.6.0": one device per allocatable unit (card, vHCU, MIG instance) named
+// <cdi-spec-dir>/hygon.com-hcu.json, kind "hygon.com/hcu", cdiVersion the
+// lowest its content needs (0.5.0 today, which podman 4.3 and containerd
+// 1.7.0-1.7.12 know; they refuse 0.6.0): one device per allocatable unit (card, vHCU, MIG instance) named
 // by its device ID in the CDI name charset, with the DRI nodes and conf mount
 // of that unit; the common edits (kfd, mkfd, hyhal) sit at the top level.
 // Paths in the spec are host paths (never prefixed with host-root).
@@ -21,7 +22,6 @@
 namespace hcudp {
 
 inline constexpr std::string_view kCdiKind = "hygon.com/hcu";
-inline constexpr std::string_view kCdiVersion = "0.6.0";
 inline constexpr std::string_view kCdiSpecFileName = "hygon.com-hcu.json";
 
 // A device ID in the CDI name charset [A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?:

@@ -37,6 +37,11 @@
 // Deadlines: every API call carries a deadline and the agent's stop flag
 // (KubeClient CallOptions), so Stop() aborts calls in flight within ~50 ms.
 //
+// Ready before advertised: the registration annotations are published only
+// once ready() (below); an Allocate that comes before waits up to
+// allocate_ready_wait for it. While the pod cache is not current (its
+// history lost, a relist pending), the cards are registered unhealthy.
+//
 // Allocate (hcunum) finds the pod being bound from the node lock and the
 // pod cache (never a LIST), serves the first container still to allocate,
 // creates its vHCU (or marks whole cards), patches the pod and, after the
@@ -95,6 +100,11 @@ struct HamiAgentOptions {
   std::chrono::milliseconds register_interval{30000};
   std::chrono::milliseconds sweep_interval{30000};
   std::chrono::milliseconds allocate_deadline{10000};
+  // How long an Allocate that comes before the agent can serve it (not
+  // ready, or the pod cache not current) waits for that, inside
+  // allocate_deadline. Kubelet sets no deadline and admits one pod at a
+  // time: keep it short. Default 4 s.
+  std::chrono::milliseconds allocate_ready_wait{4000};
   // The part of allocate_deadline kept for the failure path.
   std::chrono::milliseconds failure_reserve{2500};
   // Deadline of each background API call (registration, sweep, lock checks).
@@ -146,7 +156,10 @@ class HCUDP_EXPORT HamiAgent {
   // Aborts API calls in flight (Allocates fail with Cancelled), stops the
   // background work and joins the threads; idempotent, any thread.
   void Stop();
-  // True once the pod cache synced and Recover ran.
+  // True while Allocate can succeed: the pod cache synced and current (no
+  // relist pending after a 410), the node lock checked and Recover done.
+  // Nothing is registered before; what is registered says when it is lost
+  // (the cards registered unhealthy).
   bool ready() const;
   // True once ready() and the first registration went through.
   bool settled() const;

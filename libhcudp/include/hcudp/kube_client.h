@@ -14,10 +14,14 @@
 //   nested deeper than 512 levels InvalidArgument (hostile servers).
 // 429, 500, 502, 503, 504 and connection failures are retried up to
 // max_retries (per call: CallOptions::max_retries), each retry after the
-// pause of the process's RetryPolicy (retry_policy.h: one jittered ladder,
-// 1 s doubling to 30 s, honouring Retry-After, with a retry budget) that the
-// loops built on the client share: a loop that tries again continues the
-// ladder, it never restarts it. A POST (not idempotent: a retry after an
+// pause of a ladder (retry_policy.h: jittered, 1 s doubling to 30 s,
+// honouring Retry-After, under the process's retry budget): a fresh one per
+// call, as client-go's REST client retries apart from a reflector's backoff,
+// or the one the caller hands in CallOptions::backoff. The loops built on
+// the client step a ladder of their own once per failed attempt; one loop's
+// failures never move another loop's ladder.
+// Retry-After is read from the final response of a transfer only (not from
+// an interim 1xx one), as seconds or an HTTP-date. A POST (not idempotent: a retry after an
 // answer that was lost could create the object twice) is retried only when
 // the server cannot have applied it: no connection was made, or it answered
 // 429 or 503.
@@ -106,8 +110,12 @@ struct CallOptions {
   bool within_deadline = false;
   // When set, receives the Retry-After (seconds) of the last refusal of the
   // call (429, 503), or is reset: a caller's own retry loop waits at least
-  // that long (RetryPolicy::Pause). Not owned.
+  // that long (Backoff::Pause). Not owned.
   std::optional<int>* retry_after_s = nullptr;
+  // A ladder the call's own retries continue (a caller whose every attempt
+  // is one call). Null: a fresh ladder for this call. Ignored with
+  // within_deadline. Not owned.
+  Backoff* backoff = nullptr;
 };
 
 enum class PatchType {
@@ -149,8 +157,9 @@ struct KubeClientOptions {
   int watch_stall_timeout_s = 90;
   // Retries after the first attempt on 429/5xx/connection failure. Default 4.
   int max_retries = 4;
-  // The process's retry policy, shared by every client and loop of the
-  // process (give all clients of a process the same one). Default (null): the
+  // The process's retry policy: the options of every loop's ladder and the
+  // retry budget they share (give all clients of a process the same one).
+  // Default (null): the
   // client makes its own from the three fields below (initial step, cap,
   // longest Retry-After honoured; defaults 1000 / 30000 / 60000), with the
   // default jitter and stable period and a budget of 6 retries refilled one
@@ -187,7 +196,8 @@ class HCUDP_EXPORT KubeClient {
 
   // The process's retry policy (KubeClientOptions::retry_policy, or the
   // client's own): every loop that calls the API server through this client
-  // waits its pauses after a failure.
+  // takes its own ladder from it (RetryPolicy::NewBackoff) and waits that
+  // ladder's pauses after a failure.
   RetryPolicy& retry_policy() const;
 
   // Each returns the response body (an object or list as JSON).
@@ -213,9 +223,9 @@ class HCUDP_EXPORT KubeClient {
   // becomes true (Cancelled; checked at least every 100 ms), or an error.
   // An ERROR event with code 410 ends the watch with OutOfRange: relist.
   // Not retried: the caller (e.g. PodCache) owns the relist/rewatch policy;
-  // when the server refused the watch with a Retry-After header (429, 503)
-  // its seconds are stored in `*retry_after_s` (else it is reset), for that
-  // policy to honour.
+  // when the server refused the watch with a Retry-After header (429, 503;
+  // seconds or an HTTP-date) its seconds are stored in `*retry_after_s` (else it is reset), for
+  // that policy to honour.
   Status Watch(const ResourcePath& collection, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& on_event,
                const std::atomic<bool>* cancel = nullptr,

@@ -1,7 +1,8 @@
 // PodCache: a local, watch-maintained copy of the pods matching a field
 // selector (typically spec.nodeName=<node>), the "reflector" of client-go.
 //
-// One background thread LISTs (paged), then WATCHes from the list's
+// One background thread LISTs (resourceVersion=0: the API server answers
+// from its watch cache, as client-go's reflector asks), then WATCHes from the list's
 // resourceVersion with bookmarks, and re-watches from the last seen
 // resourceVersion when the server ends the stream: at steady state the cache
 // costs one open watch and no other request. It LISTs again only when the
@@ -11,7 +12,11 @@
 // transient failure (the server unreachable or answering 503, a 429, a
 // stalled stream: DeadlineExceeded, no byte for the client's
 // watch_stall_timeout_s) is watched again from the last version after the
-// pause of the client's RetryPolicy (raised to a Retry-After). A relist
+// pause of the cache's own ladder (one per cache, shared by its LIST and
+// WATCH as a client-go reflector's: another loop's failures never delay it;
+// raised to a Retry-After). A relist after a 410 on a resumed watch waits a
+// random part of relist_jitter first, so that a fleet whose watches all
+// expired at once (an API server restart) does not relist together. A relist
 // diffs against the cache and reports the differences as events, so a
 // consumer never misses a deletion that happened while the watch was down.
 //
@@ -21,6 +26,7 @@
 #ifndef HCUDP_POD_CACHE_H_
 #define HCUDP_POD_CACHE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,10 +59,13 @@ struct PodCacheOptions {
   // Server-side watch duration per stream; 0 uses the client's default.
   int watch_timeout_s = 0;
   std::function<void(const PodEvent&)> on_event;
-  // What the pauses after a failure wait on (their length is the client's
-  // RetryPolicy's). Not owned; must outlive the cache. Default (null):
-  // Clock::Real(). Give the client the same clock.
+  // What the pauses after a failure wait on (their length is the cache's
+  // ladder's, from the client's RetryPolicy). Not owned; must outlive the
+  // cache. Default (null): Clock::Real(). Give the client the same clock.
   Clock* clock = nullptr;
+  // A relist after a 410 Gone on a resumed watch first waits a random time
+  // in (0, relist_jitter]. Default 2 s; 0: at once.
+  std::chrono::milliseconds relist_jitter{2000};
 };
 
 class HCUDP_EXPORT PodCache {
@@ -76,6 +85,10 @@ class HCUDP_EXPORT PodCache {
   // True once the first LIST has been applied and its kAdded events have
   // been delivered to on_event.
   bool HasSynced() const;
+  // True while the contents can be trusted: synced, and no event can have
+  // been missed (false from a 410 Gone, the history lost, until the relist
+  // that follows has been applied).
+  bool Current() const;
 
   std::optional<Pod> Get(const std::string& namespace_name, const std::string& name) const;
   // Every cached pod, ordered by namespace then name.

@@ -1,6 +1,7 @@
 // What a CDI spec carries beyond a device-plugin Allocate response, for
 // parity with Hygon's DRA driver and toolkit where a workload may need it
-// (DESIGN §9; reference/hcu-hardware.md §2.6): /usr/local/hyhal, the card's
+// (DESIGN §9; reference/hcu-hardware.md §2.6): /usr/local/hyhal (when it is
+// a vendor tree), the card's
 // sysfs directory, the /dev/dri/by-path links, and on request /dev/mem and
 // /sys/kernel/debug. Host files are looked at under host-root when the spec
 // is built: a runtime fails a container whose mount source or hook is
@@ -20,6 +21,23 @@ constexpr char kDebugFs[] = "/sys/kernel/debug";
 bool IsDir(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// A vendor hyhal tree, not merely a directory: a runtime that creates a
+// missing hostPath (containerd, CRI-O) leaves an empty /usr/local/hyhal on a
+// host without one, and mounting that over an image's own copy hides it
+// (Hygon's tools search /usr/local/hyhal/bin before /opt/hyhal/bin). Real
+// trees hold hy-smi or the DMI / SMI libraries (reference/hcu-hardware.md §1).
+bool IsHyhalTree(const std::string& dir) {
+  for (const char* file : {"/bin/hy-smi", "/lib/libhydmi.so", "/lib/librocm_smi64.so"}) {
+    if (IsRegularFile(dir + file)) return true;
+  }
+  return false;
 }
 
 bool IsCharDevice(const std::string& path) {
@@ -43,7 +61,7 @@ std::string LinkKind(const std::string& node) {
 ContainerAllocation AllocationBuilder::CdiCommonEdits(const NodeInventory& inventory) const {
   ContainerAllocation out = CommonEdits(inventory);
   const std::string& root = options_.host_root;
-  if (IsDir(HostPath(root, std::string(kLocalHyhalPath)))) {
+  if (IsHyhalTree(HostPath(root, std::string(kLocalHyhalPath)))) {
     out.mounts.push_back({std::string(kLocalHyhalPath), std::string(kLocalHyhalPath), true});
   }
   if (options_.cdi_debug_access) {

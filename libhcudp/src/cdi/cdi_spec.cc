@@ -105,8 +105,6 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
   CdiJsonWriter w(buffer);
   w.SetIndent(' ', 2);
   w.StartObject();
-  w.Key("cdiVersion");
-  w.String(kCdiVersion.data(), static_cast<rapidjson::SizeType>(kCdiVersion.size()));
   w.Key("kind");
   w.String(kCdiKind.data(), static_cast<rapidjson::SizeType>(kCdiKind.size()));
   w.Key("containerEdits");
@@ -132,7 +130,7 @@ CdiSpec BuildCdiSpec(const NodeInventory& inventory, const std::vector<Resource>
   }
   w.EndArray();
   w.EndObject();
-  spec.json = std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  spec.json = WithMinimumCdiVersion(std::string_view(buffer.GetString(), buffer.GetSize()));
   return spec;
 }
 

@@ -9,8 +9,6 @@ namespace {
 
 void Header(CdiJsonWriter& w, const std::string& kind, const NodeInventory& inventory,
             const AllocationBuilder& builder) {
-  w.Key("cdiVersion");
-  w.String(kDraCdiVersion.data(), static_cast<rapidjson::SizeType>(kDraCdiVersion.size()));
   w.Key("kind");
   w.String(kind.c_str());
   w.Key("containerEdits");
@@ -90,7 +88,7 @@ std::string BuildWholeCardSpec(const std::string& driver, const NodeInventory& i
   }
   w.EndArray();
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  return WithMinimumCdiVersion(std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
 StatusOr<std::string> BuildClaimSpec(const std::string& driver, const PreparedClaim& claim,
@@ -117,7 +115,7 @@ StatusOr<std::string> BuildClaimSpec(const std::string& driver, const PreparedCl
   w.EndArray();
   w.EndObject();
   if (count == 0) return std::string();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  return WithMinimumCdiVersion(std::string_view(buffer.GetString(), buffer.GetSize()));
 }
 
 Status WriteSpecFile(const std::string& dir, const std::string& file_name,

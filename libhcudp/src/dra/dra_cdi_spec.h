@@ -5,9 +5,10 @@
 //                                       instances of one prepared claim, named
 //                                       <uid>-vdev<N> / <uid>-<device> (claim
 //                                       UID in the name: never reused).
-// cdiVersion 0.5.0: the lowest version that allows deviceNodes[].hostPath and
-// device names starting with a digit (claim UIDs), the only non-0.3.0 fields
-// used; runtimes back to containerd 1.7 accept it.
+// cdiVersion: the lowest the spec's content needs (cdi/cdi_edits.h,
+// CdiMinimumVersion); 0.5.0 for deviceNodes[].hostPath and device names
+// starting with a digit (claim UIDs), which runtimes back to containerd 1.7
+// and podman 4.3 accept.
 #ifndef HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
 #define HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
 
@@ -20,8 +21,6 @@
 #include "hcudp/status.h"
 
 namespace hcudp::dra {
-
-inline constexpr std::string_view kDraCdiVersion = "0.5.0";
 
 std::string CardCdiKind(const std::string& driver);  // "<driver>/hcu"
 std::string VhcuCdiKind(const std::string& driver);  // "<driver>/vhcu"

@@ -47,6 +47,8 @@ class SlicePublisher::Impl {
       : client_(client),
         options_(std::move(options)),
         clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()),
+        watch_backoff_(client_.retry_policy().NewBackoff()),
+        sync_backoff_(client_.retry_policy().NewBackoff()),
         node_uid_(options_.params.node_uid) {}
 
   ~Impl() { Stop(); }
@@ -270,7 +272,7 @@ class SlicePublisher::Impl {
     ListOptions list;
     list.field_selector = "spec.nodeName=" + options_.params.node_name +
                           ",spec.driver=" + options_.params.driver_name;
-    RetryPolicy& policy = client_.retry_policy();
+    Backoff& policy = *watch_backoff_;  // this loop's own ladder
     std::string version;
     bool listed = false;
     bool just_listed = false;  // no watch has accepted the last LIST's version yet
@@ -281,7 +283,10 @@ class SlicePublisher::Impl {
         call.deadline = clock_.Now() + options_.sync_timeout;
         std::optional<int> retry_after_s;
         call.retry_after_s = &retry_after_s;
-        StatusOr<std::string> json = client_.List(ResourceSlicesPath(), list, call);
+        // From the API server's watch cache, as client-go's reflector asks.
+        ListOptions from_cache = list;
+        from_cache.resource_version = "0";
+        StatusOr<std::string> json = client_.List(ResourceSlicesPath(), from_cache, call);
         StatusOr<std::string> listed_version =
             json.ok() ? watched_.ApplyList(*json) : StatusOr<std::string>(json.status());
         if (!listed_version.ok()) {
@@ -392,13 +397,16 @@ class SlicePublisher::Impl {
       // request unless something differs.
       next = clock_.Now() + (status.ok() ? options_.resync_interval
                                          : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               client_.retry_policy().Pause(retry_after_s)));
+                                               sync_backoff_->Pause(retry_after_s)));
     }
   }
 
   KubeClient& client_;
   const SlicePublisherOptions options_;
   Clock& clock_;
+  // One ladder per loop (retry_policy.h): the watch's and the sync's.
+  const std::unique_ptr<Backoff> watch_backoff_;
+  const std::unique_ptr<Backoff> sync_backoff_;
   std::atomic<bool> cancel_{false};
   std::thread worker_;
   std::thread watcher_;

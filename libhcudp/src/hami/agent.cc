@@ -52,6 +52,7 @@ Status HamiAgent::Impl::Start() {
   PodCacheOptions cache;
   cache.field_selector = "spec.nodeName=" + options.node_name;
   cache.on_event = [this](const PodEvent& e) { OnPodEvent(e); };
+  cache.clock = &ctx_.clock;  // the agent's clock throughout (tests: simulated)
   ctx_.pods = std::make_unique<PodCache>(ctx_.client, std::move(cache));
   ctx_.pods->Start();
   sweeper_.Start();

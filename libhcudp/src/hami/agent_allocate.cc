@@ -30,12 +30,13 @@ std::string Annotation(const Pod& pod, std::string_view key) {
 
 std::string PodName(const Pod& pod) { return PodKey(pod); }
 
-// kfd and mkfd, and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds
-// no card of its own (DESIGN §4.5).
-ContainerAllocation CommonEdits() {
+// kfd, mkfd where the node has it (containerd fails a container whose device
+// is missing), and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds no
+// card of its own (DESIGN §4.5).
+ContainerAllocation CommonEdits(const NodeInventory& inventory) {
   ContainerAllocation out;
   out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
-  out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
+  if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
   out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
 }
@@ -101,21 +102,34 @@ std::optional<CreatedVhcu> Allocator::MarkedVhcu(const VhcuOwner& owner,
 }
 
 StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCores() const {
-  return std::vector<ContainerAllocation>{CommonEdits()};
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, ctx_.inventory.Get(/*fresh=*/false));
+  return std::vector<ContainerAllocation>{CommonEdits(inventory)};
 }
 
 StatusOr<std::vector<ContainerAllocation>> Allocator::AllocateCount(
     const std::vector<int>& device_counts) {
   if (ctx_.stopping) return UnavailableError("HAMi: the device plugin is stopping");
-  if (!ctx_.ready) {
-    return UnavailableError("HAMi: node " + ctx_.options.node_name +
-                            " is not ready yet (pod cache sync, node lock check, vHCU "
-                            "recovery); retry");
-  }
   // The whole Allocate, failure path included, ends by `hard`; the work
   // leaves failure_reserve of it for marking the pod failed and releasing
   // the lock.
   const auto start = ctx_.clock.Now();
+  // Kubelet does not retry a failed Allocate (the pod fails admission), and
+  // admits pods one at a time: one that comes before the agent can serve it
+  // (nothing is advertised before, but kubelet may ask anyway) waits a
+  // short, bounded time for readiness.
+  const auto ready_by =
+      start + std::min(ctx_.options.allocate_ready_wait, ctx_.options.allocate_deadline);
+  while (!ctx_.Servable() && !stop_.stopped() && ctx_.clock.Now() < ready_by) {
+    stop_.WaitUntil(std::min(ready_by, ctx_.clock.Now() + std::chrono::milliseconds(50)));
+  }
+  if (stop_.stopped()) return Status(StatusCode::kCancelled, "HAMi: the device plugin is stopping");
+  if (!ctx_.Servable()) {
+    return UnavailableError("HAMi: node " + ctx_.options.node_name + " is not ready (" +
+                            (ctx_.ready ? "pod cache not current: relisting"
+                                        : "pod cache sync, node lock check, vHCU recovery") +
+                            ") after waiting " +
+                            std::to_string(ctx_.options.allocate_ready_wait.count()) + " ms");
+  }
   const auto hard = start + ctx_.options.allocate_deadline;
   const auto work = std::max(start, hard - ctx_.options.failure_reserve);
   std::vector<ContainerAllocation> out;
@@ -275,7 +289,7 @@ Status Allocator::ServeContainer(PendingPod& pending, int device_count, Clock::T
     planned = hami::PlanContainerDevices(served, inventory);
   }
   HCUDP_ASSIGN_OR_RETURN(std::vector<hami::DevicePlan> plans, std::move(planned));
-  *out = CommonEdits();
+  *out = CommonEdits(inventory);
   out->mounts.push_back({ctx_.options.hyhal_path, std::string(kHyhalContainerPath), true});
   const VhcuOwner owner{pod.metadata.uid, container};
   for (const hami::DevicePlan& plan : plans) {

@@ -117,7 +117,7 @@ struct AgentContext {
   // with its own deadline (Allocate): CallOptions::within_deadline.
   CallOptions CallBy(Clock::TimePoint deadline) const;
   // A background call: background_call_deadline from now; its retries wait
-  // the process's retry policy.
+  // a fresh ladder unless the caller sets CallOptions::backoff (its loop's).
   CallOptions BackgroundCall() const;
   // Live in the cache (not Succeeded or Failed) and not failed here.
   bool IsLive(const std::string& uid, const std::set<std::string>& live) const;
@@ -137,8 +137,13 @@ struct AgentContext {
   SeenNode seen_node;
   // Set by Stop(): the cancel flag of every API call.
   std::atomic<bool> stopping{false};
-  // The pod cache synced and Recover ran.
+  // The pod cache synced, the node lock was checked and Recover ran (once;
+  // never cleared).
   std::atomic<bool> ready{false};
+
+  // Allocate can succeed now: ready, and the pod cache current (no event
+  // missed: PodCache::Current). What the agent advertises follows it.
+  bool Servable() const { return ready.load() && pods != nullptr && pods->Current(); }
 };
 
 bool PodEnded(const Pod& pod);

@@ -19,7 +19,7 @@ class HamiAgent::Impl {
 
   Status Start();
   void Stop();
-  bool ready() const { return ctx_.ready.load(); }
+  bool ready() const { return ctx_.Servable(); }
   bool settled() const { return ready() && registrar_.registered(); }
   internal::Allocator& allocator() { return allocator_; }
   const internal::Allocator& allocator() const { return allocator_; }

@@ -33,7 +33,10 @@ std::optional<std::string> NodeCapacity(const std::string& node_json, const std:
 }  // namespace
 
 Registrar::Registrar(AgentContext& ctx, std::function<void()> on_first)
-    : ctx_(ctx), on_first_(std::move(on_first)), wake_(ctx.clock) {
+    : ctx_(ctx),
+      on_first_(std::move(on_first)),
+      wake_(ctx.clock),
+      backoff_(ctx.client->retry_policy().NewBackoff()) {
   Request();  // the first registration, at once
 }
 
@@ -49,6 +52,9 @@ void Registrar::Stop() {
 }
 
 Clock::TimePoint Registrar::NextDue() const {
+  // Not ready: nothing to register. The sweep thread requests a
+  // registration once the agent is ready; a second is the backstop.
+  if (!ctx_.ready) return ctx_.clock.Now() + std::chrono::seconds(1);
   if (next_retry_ != Clock::TimePoint{}) return next_retry_;  // backing off
   if (last_handshake_ == Clock::TimePoint{}) return ctx_.clock.Now();
   return last_handshake_ + ctx_.options.register_interval;
@@ -63,6 +69,10 @@ void Registrar::Run() {
 }
 
 void Registrar::RegisterIfDue(bool requested) {
+  // Advertise only what can be served: no registration before the pod
+  // cache synced, the node lock was checked and the vHCUs recovered.
+  // (The first registration after it is due anyway: no handshake yet.)
+  if (!ctx_.ready) return;
   const Clock::TimePoint now = ctx_.clock.Now();
   const bool failed_before = next_retry_ != Clock::TimePoint{};
   if (failed_before && now < next_retry_) return;  // backing off
@@ -75,9 +85,10 @@ void Registrar::RegisterIfDue(bool requested) {
     next_retry_ = {};
     if (!registered_.exchange(true) && on_first_) on_first_();
   } else {
-    // The process's retry pause: a loop that tries again continues its
-    // ladder (1 s doubling to 30 s, jittered), never restarts it.
-    const std::chrono::milliseconds pause = ctx_.client->retry_policy().Pause(retry_after_s_);
+    // The registration loop's own ladder: a loop that tries again continues
+    // it (1 s doubling to 30 s, jittered), never restarts it, and no other
+    // loop's failures move it.
+    const std::chrono::milliseconds pause = backoff_->Pause(retry_after_s_);
     LOG(WARNING) << "HAMi: registering node " << ctx_.options.node_name << " failed (retry in "
                  << pause.count() << " ms): " << st.ToString();
     next_retry_ = ctx_.clock.Now() + pause;
@@ -93,6 +104,19 @@ Status Registrar::Register(bool lists_only_if_changed) {
       std::optional<Health> verdict = ctx_.options.card_health(card.bdf);
       card.health = verdict.value_or(Health::kUnhealthy);
     }
+  }
+  // The pod cache cannot be trusted (its history lost, a relist pending):
+  // Allocate would wait or fail, so the cards are registered unhealthy until
+  // it is current again, as the device plugins of the vendor and NVIDIA mark
+  // their devices.
+  const bool servable = ctx_.Servable();
+  if (!servable) {
+    for (Card& card : inventory.cards) card.health = Health::kUnhealthy;
+  }
+  if (servable != last_servable_) {
+    LOG(INFO) << "HAMi: node " << ctx_.options.node_name << " registered as "
+              << (servable ? "servable" : "not servable (pod cache not current)");
+    last_servable_ = servable;
   }
   hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;

@@ -88,6 +88,12 @@ void Sweeper::Run() {
       changed = true;
     }
     if (ctx_.vhcus.Tick().destroyed > 0) changed = true;
+    // The pod cache lost or regained its footing: registration says so.
+    const bool servable = ctx_.Servable();
+    if (servable != last_servable_) {
+      last_servable_ = servable;
+      changed = true;
+    }
     if (changed && on_change_) on_change_();
   }
 }

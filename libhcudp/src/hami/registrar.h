@@ -29,6 +29,8 @@ class Registrar {
   void Start();
   void Stop();
   // Registers soon: the lists when they changed, the handshake when due.
+  // Nothing is registered before the agent is ready (AgentContext::ready):
+  // the scheduler must not place a pod that Allocate cannot serve yet.
   void Request() { wake_.Request(1); }
   // The first registration went through.
   bool registered() const { return registered_.load(); }
@@ -47,8 +49,11 @@ class Registrar {
   Wakeup wake_;
   std::atomic<bool> registered_{false};
   std::thread thread_;
+  // The registration loop's own ladder (retry_policy.h).
+  const std::unique_ptr<Backoff> backoff_;
 
   // The registration thread only.
+  bool last_servable_ = false;  // the cards were last registered as servable
   std::string last_full_;
   std::string last_remaining_;
   Clock::TimePoint last_handshake_{};

@@ -39,6 +39,7 @@ class Sweeper {
 
   AgentContext& ctx_;
   const std::function<void()> on_ready_;
+  bool last_servable_ = false;  // the sweep thread's: AgentContext::Servable at the last tick
   const std::function<void()> on_change_;
   Wakeup wake_;
   StaleLock stale_lock_;

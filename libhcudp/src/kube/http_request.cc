@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -119,26 +120,39 @@ struct Transfer {
   HttpResponse* response = nullptr;
   bool stopped_by_consumer = false;
   bool body_too_large = false;
+  // The Retry-After and Date headers of the response being received: libcurl
+  // hands over the headers of every response of a transfer (an interim
+  // 1xx, a redirect), and only the final one's count.
+  std::string retry_after;
+  std::string date;
 };
+
+// The value of header `name` (lower case, with the colon) in `line`, or
+// nullopt when the line is another header.
+std::optional<std::string_view> HeaderValue(std::string_view line, std::string_view name) {
+  if (line.size() < name.size()) return std::nullopt;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return std::nullopt;
+  }
+  std::string_view value = line.substr(name.size());
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
+    value.remove_suffix(1);
+  }
+  return value;
+}
 
 size_t OnHeader(char* data, size_t size, size_t nitems, void* user) {
   auto* t = static_cast<Transfer*>(user);
   size_t n = size * nitems;
   std::string_view line(data, n);
-  constexpr std::string_view kRetryAfter = "retry-after:";
-  if (line.size() > kRetryAfter.size()) {
-    bool match = true;
-    for (size_t i = 0; i < kRetryAfter.size() && match; ++i) {
-      match = std::tolower(static_cast<unsigned char>(line[i])) == kRetryAfter[i];
-    }
-    if (match) {
-      std::string value(line.substr(kRetryAfter.size()));
-      char* end = nullptr;
-      long seconds = std::strtol(value.c_str(), &end, 10);  // NOLINT(runtime/int)
-      if (end != value.c_str() && seconds >= 0 && seconds < 86400) {
-        t->response->retry_after_s = static_cast<int>(seconds);
-      }
-    }
+  if (line.rfind("HTTP/", 0) == 0) {  // a status line: a new response begins
+    t->retry_after.clear();
+    t->date.clear();
+  } else if (auto v = HeaderValue(line, "retry-after:")) {
+    t->retry_after = std::string(*v);
+  } else if (auto d = HeaderValue(line, "date:")) {
+    t->date = std::string(*d);
   }
   return n;
 }
@@ -303,7 +317,7 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
   curl_easy_reset(curl);  // keeps live connections and the TLS session cache
 
   HttpResponse response;
-  Transfer transfer{curl, &request, &response, false, false};
+  Transfer transfer{curl, &request, &response, false, false, {}, {}};
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
   curl_slist* headers = nullptr;
@@ -400,9 +414,35 @@ StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMater
     return MapCurlError(result, error_buffer, what);
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  if (!transfer.retry_after.empty()) {
+    response.retry_after_s = ParseRetryAfter(transfer.retry_after, transfer.date,
+                                             static_cast<int64_t>(std::time(nullptr)));
+  }
   return response;
 }
 
 }  // namespace
+
+std::optional<int> ParseRetryAfter(std::string_view value, std::string_view date, int64_t now) {
+  constexpr int64_t kDay = 86400;
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    if (value.size() > 6) return std::nullopt;
+    const int64_t seconds = std::stoll(std::string(value));
+    if (seconds >= kDay) return std::nullopt;
+    return static_cast<int>(seconds);
+  }
+  const time_t at = curl_getdate(std::string(value).c_str(), nullptr);
+  if (at == static_cast<time_t>(-1)) return std::nullopt;
+  int64_t from = now;
+  if (!date.empty()) {
+    const time_t server_now = curl_getdate(std::string(date).c_str(), nullptr);
+    if (server_now != static_cast<time_t>(-1)) from = static_cast<int64_t>(server_now);
+  }
+  const int64_t seconds = std::max<int64_t>(0, static_cast<int64_t>(at) - from);
+  if (seconds >= kDay) return std::nullopt;
+  return static_cast<int>(seconds);
+}
 
 }  // namespace hcudp::kube

@@ -99,6 +99,14 @@ class HttpChannelPool {
 // status is not a failure here.
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
 
+// The seconds a Retry-After header value asks for: delay-seconds ("120") or
+// an HTTP-date ("Wed, 21 Oct 2026 07:28:00 GMT", and the obsolete RFC 850
+// and asctime forms), the latter counted from the response's Date header
+// when it has one (`date`; the server's own clock, so a skewed local clock
+// does not matter), else from `now` (seconds since the epoch). A date in
+// the past is 0. Nullopt for a value that is neither, or a day or more.
+std::optional<int> ParseRetryAfter(std::string_view value, std::string_view date, int64_t now);
+
 // Percent-escapes one URL path segment or query value.
 std::string UrlEscape(std::string_view text);
 

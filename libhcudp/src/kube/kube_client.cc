@@ -165,12 +165,18 @@ class KubeClient::Impl {
     return r;
   }
 
-  // The pause before retry `attempt` (0-based) of a call: the process's
-  // shared ladder, or for a caller with its own deadline a short ladder of
-  // its own (see CallOptions::within_deadline).
+  // The pause before retry `attempt` (0-based) of a call: the ladder of the
+  // loop making it, a fresh one of the call's own (`*own`, made on first
+  // use), or for a caller with its own deadline a short ladder of its own
+  // (see CallOptions::within_deadline).
   std::chrono::milliseconds RetryPause(int attempt, const std::optional<int>& retry_after_s,
-                                       const CallOptions& call) {
-    if (!call.within_deadline || !call.deadline) return policy_->Pause(retry_after_s);
+                                       const CallOptions& call,
+                                       std::unique_ptr<hcudp::Backoff>* own) {
+    if (!call.within_deadline || !call.deadline) {
+      if (call.backoff != nullptr) return call.backoff->Pause(retry_after_s);
+      if (*own == nullptr) *own = policy_->NewBackoff();
+      return (*own)->Pause(retry_after_s);
+    }
     int64_t step_ms = 100;
     for (int i = 0; i < attempt && step_ms < 1000; ++i) step_ms *= 2;
     step_ms = std::min<int64_t>(step_ms, 1000);
@@ -200,6 +206,7 @@ class KubeClient::Impl {
     const int max_retries = std::max(0, call.max_retries.value_or(options_.max_retries));
     if (call.retry_after_s != nullptr) call.retry_after_s->reset();
     bool reauthenticated = false;
+    std::unique_ptr<hcudp::Backoff> own_backoff;  // a one-off call's ladder
     for (int attempt = 0;; ++attempt) {
       if (call.cancel != nullptr && call.cancel->load()) {
         return Status(StatusCode::kCancelled, what + ": cancelled");
@@ -261,7 +268,7 @@ class KubeClient::Impl {
       if (attempt >= max_retries) {
         return failure.WithContext("gave up after " + std::to_string(attempt + 1) + " attempts");
       }
-      const std::chrono::milliseconds delay = RetryPause(attempt, retry_after, call);
+      const std::chrono::milliseconds delay = RetryPause(attempt, retry_after, call, &own_backoff);
       if (call.deadline && clock_.Now() + delay >= *call.deadline) {
         return failure.WithContext("no time left for a retry before the deadline");
       }

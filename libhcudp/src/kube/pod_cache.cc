@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <map>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "hcudp/kube_ops.h"
@@ -28,7 +29,9 @@ class PodCache::Impl {
   Impl(KubeClient* client, PodCacheOptions options)
       : client_(client),
         options_(std::move(options)),
-        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
+        clock_(options_.clock != nullptr ? *options_.clock : Clock::Real()),
+        backoff_(client_->retry_policy().NewBackoff()),
+        rng_(std::random_device{}()) {}
 
   ~Impl() { Stop(); }
 
@@ -50,6 +53,11 @@ class PodCache::Impl {
   bool HasSynced() const {
     MutexLock lock(mu_);
     return synced_;
+  }
+
+  bool Current() const {
+    MutexLock lock(mu_);
+    return synced_ && !history_lost_;
   }
 
   std::optional<Pod> Get(const std::string& ns, const std::string& name) const {
@@ -107,7 +115,13 @@ class PodCache::Impl {
         continue;
       }
       if (IsGone(s) && !gone_right_after_list) {
-        VLOG(2) << "pod cache: " << s.message() << "; relisting";
+        // Events may have been missed: the contents are not current until
+        // the relist. A fleet meets this together (an API server restart):
+        // spread the relists.
+        SetHistoryLost();
+        const auto spread = RelistSpread();
+        VLOG(2) << "pod cache: " << s.message() << "; relisting in " << spread.count() << " ms";
+        SleepMs(static_cast<int>(spread.count()));
         need_list = true;
         continue;
       }
@@ -120,6 +134,7 @@ class PodCache::Impl {
         continue;
       }
       need_list = true;
+      SetHistoryLost();
       PauseAfter(s, retry_after_s, "watch failed", "relisting");
     }
   }
@@ -130,10 +145,22 @@ class PodCache::Impl {
            s.code() == StatusCode::kResourceExhausted;
   }
 
-  // Waits the process's retry pause (raised to a Retry-After) after `s`.
+  void SetHistoryLost() {
+    MutexLock lock(mu_);
+    history_lost_ = true;
+  }
+
+  std::chrono::milliseconds RelistSpread() {
+    if (options_.relist_jitter.count() <= 0) return std::chrono::milliseconds(0);
+    return std::chrono::milliseconds(
+        std::uniform_int_distribution<int64_t>(1, options_.relist_jitter.count())(rng_));
+  }
+
+  // Waits the pause of the cache's own ladder (raised to a Retry-After)
+  // after `s`.
   void PauseAfter(const Status& s, const std::optional<int>& retry_after_s, const char* what,
                   const char* next) {
-    const std::chrono::milliseconds pause = client_->retry_policy().Pause(retry_after_s);
+    const std::chrono::milliseconds pause = backoff_->Pause(retry_after_s);
     LOG(WARNING) << "pod cache: " << what << (s.ok() ? "" : ": " + s.ToString()) << "; " << next
                  << " in " << pause.count() << " ms";
     SleepMs(static_cast<int>(pause.count()));
@@ -157,9 +184,12 @@ class PodCache::Impl {
   // Replaces the contents with a fresh LIST and reports the difference.
   Status Relist() {
     ListOptions o = BaseOptions();
+    // From the API server's watch cache, as client-go's reflector asks (the
+    // server then serves it whole: no paging at resourceVersion=0).
+    o.resource_version = "0";
     o.limit = options_.page_size;
     CallOptions call;
-    call.cancel = &stop_;  // Stop() aborts a LIST in flight
+    call.cancel = &stop_;           // Stop() aborts a LIST in flight
     HCUDP_ASSIGN_OR_RETURN(PodList list, ListPods(*client_, options_.namespace_name, o, call));
     std::map<std::string, Pod> fresh;
     for (Pod& pod : list.items) fresh.emplace(Key(pod), std::move(pod));
@@ -179,6 +209,7 @@ class PodCache::Impl {
       }
       pods_ = std::move(fresh);
       resource_version_ = list.resource_version;
+      history_lost_ = false;
     }
     Emit(events);
     {
@@ -252,6 +283,11 @@ class PodCache::Impl {
   std::map<std::string, Pod> pods_ HCUDP_GUARDED_BY(mu_);  // key "ns/name"
   std::string resource_version_ HCUDP_GUARDED_BY(mu_);
   bool synced_ HCUDP_GUARDED_BY(mu_) = false;
+  // A 410 (or an error that needs a relist) until the relist is applied.
+  bool history_lost_ HCUDP_GUARDED_BY(mu_) = false;
+  // The cache's own ladder (retry_policy.h); the cache thread's.
+  const std::unique_ptr<Backoff> backoff_;
+  std::minstd_rand rng_;  // the cache thread's: the relist spread
   // Set under mu_ (for cv_ waiters); read without it, and by
   // KubeClient::Watch as its cancel flag.
   std::atomic<bool> stop_{false};
@@ -264,6 +300,7 @@ PodCache::~PodCache() { Stop(); }
 void PodCache::Start() { impl_->Start(); }
 void PodCache::Stop() { impl_->Stop(); }
 bool PodCache::HasSynced() const { return impl_->HasSynced(); }
+bool PodCache::Current() const { return impl_->Current(); }
 std::optional<Pod> PodCache::Get(const std::string& ns, const std::string& name) const {
   return impl_->Get(ns, name);
 }

@@ -63,6 +63,7 @@ class EventRecorder::Impl {
       options_.reporting_instance = options_.reporting_controller + "-" + options_.node_name;
     }
     options_.reporting_instance = internal::CutUtf8(options_.reporting_instance, 128);
+    if (options_.client != nullptr) backoff_ = options_.client->retry_policy().NewBackoff();
   }
 
   Status Start() {
@@ -277,11 +278,11 @@ class EventRecorder::Impl {
       if (st.ok() || !Retriable(st) || attempt == options_.max_tries) break;
       // At least retry_delay, spread at random so that a fleet whose Events
       // all failed in one outage does not retry them all together, and the
-      // process's retry pause (its ladder, budget and the server's
-      // Retry-After) when that is longer.
+      // pause of the Events loop's own ladder (under the process's budget,
+      // raised to the server's Retry-After) when that is longer.
       RetryPolicy& policy = options_.client->retry_policy();
       const std::chrono::milliseconds pause = std::max<std::chrono::milliseconds>(
-          policy.Spread(options_.retry_delay), policy.Pause(retry_after_s));
+          policy.Spread(options_.retry_delay), backoff_->Pause(retry_after_s));
       const Clock::TimePoint next = clock_.Now() + pause;
       if (next > give_up) break;
       MutexLock lock(mu_);
@@ -368,6 +369,8 @@ class EventRecorder::Impl {
 
   EventRecorderOptions options_;
   Clock& clock_;
+  // The Events loop's own ladder (retry_policy.h); set when there is a client.
+  std::unique_ptr<Backoff> backoff_;
   mutable Mutex mu_;  // a leaf: no call is made and nothing else is locked under it
   std::condition_variable cv_;
   mutable std::condition_variable_any idle_cv_;

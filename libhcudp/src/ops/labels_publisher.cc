@@ -83,9 +83,15 @@ std::optional<std::string> NodeLabelPatch(const NodeLabels& have, const NodeLabe
 // bounded Stop() (a write stuck in the kernel) keeps it alive and, once the
 // write returns, sees `stopping` and ends without touching anything else.
 struct PublisherState {
-  PublisherState(NodeLabelPublisherOptions o, Clock& c) : options(std::move(o)), clock(c) {}
+  PublisherState(NodeLabelPublisherOptions o, Clock& c)
+      : options(std::move(o)),
+        clock(c),
+        backoff(options.client != nullptr ? options.client->retry_policy().NewBackoff() : nullptr) {
+  }
   const NodeLabelPublisherOptions options;
   Clock& clock;
+  // The labels loop's own ladder (retry_policy.h); null without a client.
+  const std::unique_ptr<Backoff> backoff;
   mutable Mutex mu;
   std::condition_variable cv;
   std::condition_variable_any exited_cv;
@@ -266,11 +272,11 @@ class NodeLabelPublisher::Impl {
           check = s.clock.Now() + options.retry;
         }
       } else {
-        // A failed API call also waits the process's retry pause: the
-        // labels do not retry faster than every other loop of the process.
+        // A failed API call also waits the pause of the labels loop's own
+        // ladder (jittered, under the process's retry budget).
         std::chrono::milliseconds pause = backoff;
-        if (options.mode == NodeLabelMode::kNode && options.client != nullptr) {
-          pause = std::max(pause, options.client->retry_policy().Pause());
+        if (options.mode == NodeLabelMode::kNode && s.backoff != nullptr) {
+          pause = std::max(pause, s.backoff->Pause());
         }
         LOG(WARNING) << "node labels (" << NodeLabelModeName(options.mode) << "): " << st.ToString()
                      << "; retrying in " << pause.count() << " ms";

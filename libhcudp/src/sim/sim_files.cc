@@ -4,7 +4,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -19,6 +21,8 @@ constexpr mode_t kDirMode = 0755;
 constexpr mode_t kFileMode = 0644;
 
 std::string ErrnoText() { return std::strerror(errno); }
+
+std::atomic<uint64_t> g_link_counter{0};  // temporary link names of this process
 
 }  // namespace
 
@@ -39,10 +43,20 @@ Status WriteSymlinkIfChanged(const std::string& path, const std::string& target)
   if (n >= 0 && std::string(buf, static_cast<size_t>(n)) == target) return OkStatus();
   HCUDP_RETURN_IF_ERROR(MakeDirs(file_util::ParentDir(path)));
   // Made beside it and renamed over it: a reader sees the old link or the new.
-  const std::string tmp = file_util::ParentDir(path) + "/.link.tmp";
-  ::unlink(tmp.c_str());
-  if (::symlink(target.c_str(), tmp.c_str()) != 0) {
-    return InternalError("cannot make the link " + tmp + ": " + ErrnoText());
+  // The temporary name is this process's and this call's own: the daemon and
+  // hcuctl render one host-root at once, and a shared name let one remove or
+  // rename the other's link.
+  const std::string dir = file_util::ParentDir(path);
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  std::string tmp;
+  for (int attempt = 0;; ++attempt) {
+    tmp = dir + "/." + base + "." + std::to_string(::getpid()) + "." +
+          std::to_string(g_link_counter.fetch_add(1)) + ".link.tmp";
+    if (::symlink(target.c_str(), tmp.c_str()) == 0) break;
+    // A leftover of a dead process with our pid is skipped, never removed.
+    if (errno != EEXIST || attempt >= 100) {
+      return InternalError("cannot make the link " + tmp + ": " + ErrnoText());
+    }
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status st = InternalError("cannot rename " + tmp + " to " + path + ": " + ErrnoText());

@@ -21,7 +21,9 @@ std::string StateDir(const std::string& host_root);
 // already holds it.
 Status WriteFileIfChanged(const std::string& path, const std::string& content);
 // Makes `path` a symbolic link to `target` (atomically: link beside it, then
-// rename) unless it already is one; `path` must not be a directory.
+// rename; the temporary name is unique to the process and call, so any
+// number of processes may render one host-root) unless it already is one;
+// `path` must not be a directory.
 Status WriteSymlinkIfChanged(const std::string& path, const std::string& target);
 // "mkdir -p" with mode 0755.
 Status MakeDirs(const std::string& path);
