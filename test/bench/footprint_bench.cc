@@ -120,23 +120,41 @@ void RequireEvent(const FakeApiServer& api) {
       seconds(10)));
 }
 
+// The floor process, stopped on every way out of its scope (a failed
+// check included, which would otherwise leave it holding CTest's output).
+class FloorProcess {
+ public:
+  explicit FloorProcess(const std::string& socket)
+      : pid_(hcudp::bench::Spawn({HCUDP_BENCH_FLOOR_SERVER, socket})) {
+    BOOST_REQUIRE_MESSAGE(pid_ > 0, "cannot start " HCUDP_BENCH_FLOOR_SERVER);
+  }
+  ~FloorProcess() {
+    if (pid_ > 0) hcudp::bench::Terminate(pid_);
+  }
+  FloorProcess(const FloorProcess&) = delete;
+  FloorProcess& operator=(const FloorProcess&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  const pid_t pid_;
+};
+
 Footprint Floor() {
   TempDir dir;
   const std::string sock = dir.Join("floor.sock");
-  const pid_t pid = hcudp::bench::Spawn({HCUDP_BENCH_FLOOR_SERVER, sock});
-  BOOST_REQUIRE(PollUntil([&] { return ::access(sock.c_str(), F_OK) == 0; }, seconds(10)));
+  FloorProcess floor(sock);
   auto stub = v1beta1::DevicePlugin::NewStub(
       grpc::CreateChannel("unix:" + sock, grpc::InsecureChannelCredentials()));
   for (int i = 0; i < 100; ++i) {
     grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);  // the socket may not be listening yet
+    ctx.set_deadline(std::chrono::system_clock::now() + seconds(10));
     v1beta1::Empty e;
     v1beta1::DevicePluginOptions o;
     BOOST_REQUIRE(stub->GetDevicePluginOptions(&ctx, e, &o).ok());
   }
   std::this_thread::sleep_for(milliseconds(500));  // a measurement pause
-  Footprint f = Measure("floor (bench_floor_server)", pid);
-  hcudp::bench::Terminate(pid);
-  return f;
+  return Measure("floor (bench_floor_server)", floor.pid());
 }
 
 Footprint Mixed(const std::vector<std::string>& env) {
