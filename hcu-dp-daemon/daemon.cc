@@ -118,14 +118,17 @@ int WaitForTermination(const NodeWatcher& watcher) {
 
 // Events follow the watcher's health verdicts; node labels every look at
 // the node (the publisher writes only when a labelled value changed, which
-// a changed resource set alone would miss: a driver upgrade).
-void ConnectNodeOps(NodeWatcher& watcher, NodeOps* node_ops) {
+// a changed resource set alone would miss: a driver upgrade), and so do the
+// metrics' vHCU counts (`metrics` null when off).
+void ConnectNodeOps(NodeWatcher& watcher, NodeOps* node_ops, DaemonMetrics* metrics) {
   watcher.set_health_listener(
       [node_ops](const Card& card, Health health, const std::string& reason) {
         node_ops->OnHealthChanged(card, health, reason);
       });
-  watcher.set_inventory_listener(
-      [node_ops](const NodeInventory& inventory) { node_ops->OnInventory(inventory); });
+  watcher.set_inventory_listener([node_ops, metrics](const NodeInventory& inventory) {
+    node_ops->OnInventory(inventory);
+    if (metrics != nullptr) metrics->OnInventory(inventory);
+  });
 }
 
 // Stops the watcher; if a look is stuck in a vendor call past the watcher's
@@ -177,7 +180,7 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
     if (metrics != nullptr) metrics->OnPublish(*snapshot);
   });
   NodeWatcher watcher(options, &node, &state);
-  ConnectNodeOps(watcher, node_ops);
+  ConnectNodeOps(watcher, node_ops, metrics);
   watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy dra, backend "
             << BackendKindName(options.backend) << ", driver " << options.dra_driver_name
@@ -275,7 +278,7 @@ int RunDaemon(const Options& options) {
     watcher_options.cdi_spec_dir = *cdi_dir;
   }
   NodeWatcher watcher(watcher_options, &node, &state);
-  ConnectNodeOps(watcher, node_ops);
+  ConnectNodeOps(watcher, node_ops, metrics.get());
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
   watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
   if (Status st = watcher.Start(); !st.ok()) {

@@ -1,21 +1,19 @@
 #include "dra_mode.h"
 
 #include <glog/logging.h>
-#include <malloc.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <map>
-#include <set>
+#include <optional>
+#include <thread>
 #include <utility>
 
 #include "cdi_dir.h"
 #include "hcudp/kube_config.h"
-#include "hcudp/kube_ops.h"
-#include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"
 
 namespace hcudp::daemon {
@@ -68,18 +66,25 @@ std::function<bool(VhcuCreateStep)> VhcuCrashHook() {
 }
 #endif  // HCUDP_TEST_CRASH_POINTS
 
+// When a Prepare's claim GET must have ended, from kubelet's deadline: a
+// fifth of what is left (at most 1 s) is kept for the answer to reach
+// kubelet, as a per-claim error it can retry rather than its own timeout.
+std::optional<Clock::TimePoint> GetDeadline(const dra::CallContext& call) {
+  if (call.deadline == std::chrono::system_clock::time_point::max()) return std::nullopt;
+  using Duration = Clock::TimePoint::duration;
+  const auto left =
+      std::chrono::duration_cast<Duration>(call.deadline - std::chrono::system_clock::now());
+  const Duration margin =
+      std::max(std::min<Duration>(left / 5, std::chrono::seconds(1)), Duration(0));
+  return Clock::Real().Now() + left - margin;
+}
+
 }  // namespace
 
 struct DraMode::RegistrationView {
   Mutex mu;
   const dra::DraPlugin* plugin HCUDP_GUARDED_BY(mu) = nullptr;
 };
-
-DraMode::DraMode(const Options& options, Backend& backend, const NodeState& state)
-    : options_(options),
-      backend_(backend),
-      state_(state),
-      registration_view_(std::make_shared<RegistrationView>()) {}
 
 StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend& backend,
                                                 const NodeState& state) {
@@ -108,71 +113,47 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(*resolved), client_options));
   HCUDP_ASSIGN_OR_RETURN(std::string cdi_dir,
                          CdiSpecHostPath(backend.host_root(), options.cdi_spec_dir));
-  std::unique_ptr<DraMode> mode(new DraMode(options, backend, state));
+  std::unique_ptr<DraMode> mode(new DraMode(options));
   DraMode* m = mode.get();
   mode->client_ = std::move(client);
+  mode->registration_view_ = std::make_shared<RegistrationView>();
 
-  // The Node's UID makes the slices garbage-collected with it. The API may
-  // be down: publish without the owner rather than not at all.
-  std::string node_uid;
-  CallOptions call;
-  call.deadline = Clock::Real().Now() + kNodeGetTimeout;
-  call.cancel = &mode->stopping_;
-  StatusOr<Node> node = GetNode(*mode->client_, options.node_name, call);
-  if (node.ok()) {
-    node_uid = node->metadata.uid;
-  } else {
-    LOG(WARNING) << "DRA: node " << options.node_name << ": " << node.status().ToString()
-                 << "; slices are published without the Node as owner";
-  }
+  hdra::DraAgentOptions ao;
+  ao.preparer.host_root = backend.host_root();
+  ao.preparer.driver_name = options.dra_driver_name;
+  ao.preparer.pool_name = options.node_name;
+  ao.preparer.cdi_dir = cdi_dir;
+  ao.preparer.hyhal_path = options.hyhal_path;
+  ao.preparer.cdi_hook_path = options.cdi_hook_path;
+  ao.preparer.cdi_debug_access = options.cdi_debug_access;
+  ao.slices.params.node_name = options.node_name;
+  ao.slices.params.driver_name = options.dra_driver_name;
+  ao.slices.params.max_vhcus_per_card = options.device_split_count;
+  ao.slices.owned_by_node = true;
+#ifdef HCUDP_TEST_CRASH_POINTS
+  ao.preparer.crash_after = PrepareCrashHook();
+  ao.vhcus.crash_after = VhcuCrashHook();
+#endif
+  ao.on_health_changed = [m] {
+    if (m->plugin_ != nullptr) m->plugin_->NotifyHealthChanged();
+  };
+  ao.on_pool = [](const std::vector<std::pair<std::string, bool>>& devices) {
+    if (DaemonMetrics* metrics = DaemonMetrics::Active()) metrics->OnDraPool(devices);
+  };
+  HCUDP_ASSIGN_OR_RETURN(mode->agent_,
+                         hdra::DraAgent::New(backend, state, *mode->client_, std::move(ao)));
   LOG(INFO) << "DRA: API server " << mode->client_->server() << ", node " << options.node_name
-            << (node_uid.empty() ? "" : " (uid " + node_uid + ")") << ", driver "
-            << options.dra_driver_name;
-
-  VhcuManagerOptions vo;
-  vo.host_root = backend.host_root();
-#ifdef HCUDP_TEST_CRASH_POINTS
-  vo.crash_after = VhcuCrashHook();
-#endif
-  mode->vhcus_ = std::make_unique<VhcuManager>(&backend, vo);
-
-  hdra::PreparerOptions po;
-  po.host_root = backend.host_root();
-  po.driver_name = options.dra_driver_name;
-  po.pool_name = options.node_name;
-  po.cdi_dir = cdi_dir;
-  po.hyhal_path = options.hyhal_path;
-  po.cdi_hook_path = options.cdi_hook_path;
-  po.cdi_debug_access = options.cdi_debug_access;
-  po.on_change = [m] { m->RefreshHealth(); };
-#ifdef HCUDP_TEST_CRASH_POINTS
-  po.crash_after = PrepareCrashHook();
-#endif
-  hdra::ClaimFetcher fetch =
-      hdra::KubeClaimFetcher(mode->client_.get(), kClaimGetTimeout, &mode->stopping_);
-  mode->preparer_ = std::make_unique<hdra::Preparer>(&backend, mode->vhcus_.get(), std::move(fetch),
-                                                     std::move(po));
-
-  hdra::SlicePublisherOptions so;
-  so.params.node_name = options.node_name;
-  so.params.node_uid = node_uid;  // the first guess: the publisher reads it again when needed
-  so.owned_by_node = true;
-  so.params.driver_name = options.dra_driver_name;
-  so.params.max_vhcus_per_card = options.device_split_count;
-  HCUDP_ASSIGN_OR_RETURN(mode->publisher_,
-                         hdra::SlicePublisher::New(*mode->client_, std::move(so)));
+            << ", driver " << options.dra_driver_name;
 
   dra::DraPluginOptions plugin_options = dra::DraPluginOptionsFrom(options);
   // kubelet deletes the node's slices when it starts, then registers us.
   plugin_options.on_registered = [m] {
-    m->publisher_->RequestResync();
+    m->agent_->RequestResync();
     m->ServeMetrics();
   };
   mode->plugin_ = std::make_unique<dra::DraPlugin>(std::move(plugin_options), *m);
-  {
-    MutexLock lock(mode->registration_view_->mu);
-    mode->registration_view_->plugin = mode->plugin_.get();
-  }
+  MutexLock lock(mode->registration_view_->mu);
+  mode->registration_view_->plugin = mode->plugin_.get();
   return mode;
 }
 
@@ -190,14 +171,13 @@ void DraMode::ServeMetrics() {
 DraMode::~DraMode() { Stop(); }
 
 Status DraMode::Start() {
-  OnNodeChanged();
-  publisher_->Start();
-  // Recover before serving. It GETs recorded claims, which may wait for an
-  // API server that does not answer; a SIGTERM meanwhile is taken here.
+  // Recover before publishing or serving. It GETs recorded claims, which may
+  // wait for an API server that does not answer; a SIGTERM meanwhile is
+  // taken here.
   std::atomic<bool> done{false};
   StatusOr<hdra::RecoverResult> recovered = UnavailableError("not run");
   std::thread recover([&] {
-    recovered = preparer_->Recover();
+    recovered = agent_->Recover();
     done = true;
   });
   sigset_t termination;
@@ -212,7 +192,7 @@ Status DraMode::Start() {
       signal = s;
       LOG(INFO) << "received " << (s == SIGTERM ? "SIGTERM" : "SIGINT")
                 << " while recovering the DRA checkpoint";
-      stopping_ = true;  // the claim GET in flight ends now
+      agent_->Cancel();  // the claim GET in flight ends now
     }
   }
   recover.join();
@@ -223,118 +203,25 @@ Status DraMode::Start() {
             << " CDI spec(s) recreated, " << r.rolled_back << " interrupted prepare(s) undone, "
             << r.unprepared << " deleted claim(s) unprepared, " << r.pending << " to check again";
   for (const std::string& bad : r.bad_entries) LOG(WARNING) << "DRA checkpoint: " << bad;
-  RefreshHealth();
+  agent_->Start();
   HCUDP_RETURN_IF_ERROR(plugin_->Start());
-  started_ = true;
-  ticker_ = std::thread([this] { TickLoop(); });
   LOG(INFO) << "DRA: serving " << plugin_->service_socket_path() << ", registration socket "
             << plugin_->registration_socket_path();
   return OkStatus();
 }
 
 bool DraMode::Stop() {
-  if (stopped_) return true;
+  if (stopped_ || agent_ == nullptr) return true;
   stopped_ = true;
-  stopping_ = true;  // cancels every API call in flight
-  {
-    MutexLock lock(mu_);
-    tick_stop_ = true;
-  }
-  cv_.notify_all();
+  stopping_ = true;
+  agent_->Cancel();  // every API call in flight ends
   {
     MutexLock lock(registration_view_->mu);
     registration_view_->plugin = nullptr;  // scrapes from now on: not registered
   }
   const bool clean = plugin_ == nullptr || plugin_->Stop();
-  if (ticker_.joinable()) ticker_.join();
-  if (publisher_) publisher_->Stop();
+  agent_->Stop();
   return clean;
-}
-
-void DraMode::OnNodeChanged() {
-  if (stopping_) return;
-  std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
-  if (Status st = preparer_->WriteWholeCardSpec(snapshot->inventory); !st.ok()) {
-    LOG(ERROR) << "DRA whole-card CDI spec: " << st.ToString();
-  }
-  NodeInventory offered = hdra::OfferableInventory(snapshot->inventory, backend_.host_root(),
-                                                   preparer_->Prepared(), nullptr);
-  if (DaemonMetrics* m = DaemonMetrics::Active()) m->OnDraPool(offered);
-  publisher_->SetInventory(std::move(offered));
-  RefreshHealth();
-}
-
-void DraMode::RefreshHealth() {
-  MutexLock refresh(refresh_mu_);
-  std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
-  std::map<std::string, dra::DeviceHealth> by_device;
-  for (const hdra::PreparedClaim& claim : preparer_->Prepared()) {
-    for (const hdra::PreparedDevice& d : claim.devices) {
-      dra::DeviceHealth h;
-      h.pool_name = d.pool;
-      h.device_name = d.device;
-      const NodeInventory& inv = snapshot->inventory;
-      const Card* card = inv.FindCardByBdf(d.card_bdf);
-      // A pre-split vHCU or a MIG instance is a device of its own: gone
-      // (destroyed under its claim, a driver reset), it is unhealthy too.
-      Lookup<Vhcu> vhcu = inv.LookupVhcu(d.vhcu_id);
-      const bool vhcu_gone =
-          d.kind == hdra::PreparedKind::kVhcu &&
-          (vhcu.certainty() == Certainty::kAbsent ||
-           (vhcu.certainty() == Certainty::kFound && vhcu.value().card_bdf != d.card_bdf));
-      const bool mig_gone =
-          d.kind == hdra::PreparedKind::kMig &&
-          std::none_of(inv.mig_instances.begin(), inv.mig_instances.end(),
-                       [&](const MigInstance& mig) { return mig.uuid == d.mig_uuid; });
-      Lookup<Card> card_now = inv.LookupCardByBdf(d.card_bdf);
-      if (card_now.certainty() == Certainty::kUnknown) {
-        h.health = dra::DeviceHealthStatus::kUnknown;
-        h.message = card_now.why();
-      } else if (card == nullptr) {
-        h.health = dra::DeviceHealthStatus::kUnhealthy;
-        h.message = "card " + d.card_bdf + " is no longer on the node";
-      } else if (vhcu_gone || mig_gone) {
-        h.health = dra::DeviceHealthStatus::kUnhealthy;
-        h.message = d.device + " is no longer on the node";
-      } else if (card->health == Health::kHealthy) {
-        h.health = dra::DeviceHealthStatus::kHealthy;
-      } else {
-        h.health = dra::DeviceHealthStatus::kUnhealthy;
-        h.message = "card " + d.card_bdf + " is " + std::string(HealthName(card->health));
-      }
-      by_device.emplace(d.pool + "/" + d.device, std::move(h));
-    }
-  }
-  std::vector<dra::DeviceHealth> list;
-  for (auto& [key, h] : by_device) list.push_back(std::move(h));
-  bool changed;
-  {
-    MutexLock lock(mu_);
-    changed = list != health_;
-    if (changed) health_ = std::move(list);
-  }
-  if (changed && plugin_ != nullptr) plugin_->NotifyHealthChanged();
-}
-
-std::vector<dra::DeviceHealth> DraMode::HealthSnapshot() {
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::seconds>(Clock::Real().WallNow().time_since_epoch())
-          .count();
-  MutexLock lock(mu_);
-  std::vector<dra::DeviceHealth> out = health_;
-  for (dra::DeviceHealth& h : out) h.last_updated_unix_seconds = now;
-  return out;
-}
-
-std::optional<Clock::TimePoint> DraMode::GetDeadline(const dra::CallContext& call) {
-  if (call.deadline == std::chrono::system_clock::time_point::max()) return std::nullopt;
-  const auto left = std::chrono::duration_cast<Clock::TimePoint::duration>(
-      call.deadline - std::chrono::system_clock::now());
-  // Keep a fifth of what is left (at most kAnswerMargin) for the answer to
-  // reach kubelet: a per-claim error it can retry, not its own timeout.
-  const auto margin = std::min<Clock::TimePoint::duration>(left / 5, kAnswerMargin);
-  return Clock::Real().Now() + left -
-         std::max<Clock::TimePoint::duration>(margin, Clock::TimePoint::duration(0));
 }
 
 StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
@@ -345,8 +232,7 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
     const auto start = std::chrono::steady_clock::now();
-    StatusOr<hdra::PrepareAnswer> answer =
-        preparer_->Prepare({c.namespace_name, c.name, c.uid}, GetDeadline(call));
+    StatusOr<hdra::PrepareAnswer> answer = agent_->Prepare(c, GetDeadline(call));
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObservePrepare(answer.ok() && answer->error.empty(),
                         std::chrono::steady_clock::now() - start);
@@ -356,21 +242,11 @@ StatusOr<std::map<std::string, dra::PrepareResult>> DraMode::Prepare(
                    << "): " << answer.status().ToString();
       return answer.status().WithContext("ResourceClaim " + c.namespace_name + "/" + c.name);
     }
-    dra::PrepareResult& r = out[c.uid];
-    r.error = std::move(answer->error);
-    if (!r.error.empty()) {
+    if (!answer->error.empty()) {
       LOG(WARNING) << "NodePrepareResources " << c.namespace_name << "/" << c.name
-                   << ": will be retried: " << r.error;
+                   << ": will be retried: " << answer->error;
     }
-    for (hdra::PreparedDeviceAnswer& d : answer->devices) {
-      dra::PreparedDevice p;
-      p.request_names = std::move(d.request_names);
-      p.pool_name = std::move(d.pool_name);
-      p.device_name = std::move(d.device_name);
-      p.cdi_device_ids = std::move(d.cdi_device_ids);
-      p.share_id = std::move(d.share_id);
-      r.devices.push_back(std::move(p));
-    }
+    out[c.uid] = std::move(*answer);
   }
   return out;
 }
@@ -383,7 +259,7 @@ StatusOr<std::map<std::string, std::string>> DraMode::Unprepare(
       return Status(StatusCode::kCancelled, "the call was cancelled");
     }
     const auto start = std::chrono::steady_clock::now();
-    Status st = preparer_->Unprepare({c.namespace_name, c.name, c.uid});
+    Status st = agent_->Unprepare(c);
     if (DaemonMetrics* m = DaemonMetrics::Active()) {
       m->ObserveUnprepare(st.ok(), std::chrono::steady_clock::now() - start);
     }
@@ -393,44 +269,7 @@ StatusOr<std::map<std::string, std::string>> DraMode::Unprepare(
     }
     out[c.uid] = st.ok() ? "" : st.message();
   }
-  {
-    MutexLock lock(mu_);
-    trim_requested_ = true;
-  }
-  cv_.notify_all();
   return out;
-}
-
-void DraMode::TickLoop() {
-  Clock& clock = Clock::Real();
-  Clock::TimePoint next_tick = clock.Now() + kTickPeriod;
-  for (;;) {
-    bool trim = false;
-    {
-      MutexLock lock(mu_);
-      WaitUntil(clock, mu_, cv_, next_tick,
-                [this]() HCUDP_REQUIRES(mu_) { return tick_stop_ || trim_requested_; });
-      if (tick_stop_) return;
-      trim = std::exchange(trim_requested_, false);
-    }
-    // An Unprepare ended a claim's work (its GET, the vHCU's destroy, the
-    // spec and checkpoint rewrites): what it allocated is free again but
-    // scattered between live chunks, and glibc gives only a heap's top back
-    // to the kernel by itself. malloc_trim returns every whole free page of
-    // every arena; here, not on the call's thread, as it takes ~0.7 ms
-    // (BENCHMARKS.md, "Private memory, re-measured").
-    if (trim) malloc_trim(0);
-    if (clock.Now() < next_tick) continue;
-    next_tick = clock.Now() + kTickPeriod;
-    // The vHCU destroys a failed Unprepare queued: nothing else drives that
-    // queue in DRA mode (the HAMi agent's sweeper does in HAMi mode).
-    vhcus_->Tick();
-    hdra::RecoverResult r = preparer_->Tick();
-    if (r.unprepared > 0 || r.rolled_back > 0) {
-      LOG(INFO) << "DRA: " << r.unprepared << " deleted claim(s) unprepared, " << r.pending
-                << " to check again";
-    }
-  }
 }
 
 }  // namespace hcudp::daemon

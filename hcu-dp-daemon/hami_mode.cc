@@ -62,15 +62,10 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(config), client_options));
   LOG(INFO) << "HAMi: API server " << client->server() << ", node " << options.node_name;
 
-  auto inventory = backend.Discover();
   HamiAgentOptions o;
   o.node_name = options.node_name;
   o.split_count = options.device_split_count;
   o.resource_multiple = options.resource_multiple;
-  if (inventory.ok()) {
-    o.hcumem_resource =
-        "hygon.com/" + HamiDerivedName(HamiCountName(*inventory, options.naming_policy), "hcumem");
-  }
   o.topology_register = options.topology_register;
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
   o.on_recovered = std::move(on_recovered);
@@ -89,15 +84,27 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   };
   o.start_wait = std::chrono::milliseconds(0);  // Start() below waits, signals in view
 
-  std::unique_ptr<HamiMode> mode(new HamiMode());
+  std::unique_ptr<HamiMode> mode(new HamiMode(backend, state, options.naming_policy));
   mode->client_ = std::move(client);
-  mode->agent_ = std::make_unique<HamiAgent>(&backend, mode->client_.get(), std::move(o));
+  mode->agent_options_ = std::move(o);
   return mode;
 }
 
 HamiMode::~HamiMode() { Stop(); }
 
 Status HamiMode::Start() {
+  {
+    // The node watcher's first look is in `state_` by now: the hcumem
+    // resource is named after its cards, as the plugins' names are.
+    std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
+    if (!snapshot->inventory.cards.empty()) {
+      agent_options_.hcumem_resource =
+          "hygon.com/" +
+          HamiDerivedName(HamiCountName(snapshot->inventory, naming_policy_), "hcumem");
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    agent_ = std::make_unique<HamiAgent>(&backend_, client_.get(), std::move(agent_options_));
+  }
   HCUDP_RETURN_IF_ERROR(agent_->Start());
   // Wait for the first sync and registration, but not past a SIGTERM: it
   // is taken here (the signals are blocked in every thread) and the caller
@@ -124,14 +131,27 @@ Status HamiMode::Start() {
   return OkStatus();
 }
 
-void HamiMode::Stop() {
-  if (agent_) agent_->Stop();
+HamiAgent* HamiMode::agent() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return agent_.get();  // never reset once made: usable after the lock
 }
 
-void HamiMode::RequestRegister() { agent_->RequestRegister(); }
+void HamiMode::Stop() {
+  if (HamiAgent* agent = this->agent()) agent->Stop();
+}
+
+void HamiMode::RequestRegister() {
+  // Before Start (a node change during the watcher's first look): the
+  // agent's start registers anyway.
+  if (HamiAgent* agent = this->agent()) agent->RequestRegister();
+}
 
 std::function<bool()> HamiMode::Ready() {
-  return [this] { return agent_->ready(); };
+  // Not ready before Start() made the agent.
+  return [this] {
+    HamiAgent* agent = this->agent();
+    return agent != nullptr && agent->ready();
+  };
 }
 
 AllocateDelegate HamiMode::Delegate() {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
@@ -27,7 +28,9 @@ inline constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
 class HamiMode {
  public:
   // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
-  // and builds the agent; nothing is started. The registration publishes
+  // and the agent's options; nothing is started, the agent is built by
+  // Start() (after the node watcher's first look, whose cards name the
+  // hcumem resource). The registration publishes
   // the card health of `state` (the verdict ListAndWatch sends); `state`
   // must outlive the mode.
   // `on_recovered` gets the start-up vHCU journal recovery's result.
@@ -36,8 +39,9 @@ class HamiMode {
       std::function<void(const VhcuSweepResult&)> on_recovered = nullptr);
   ~HamiMode();
 
-  // Starts the agent (pod cache, registration) and waits up to 10 s for it
-  // to settle; call before serving. A SIGTERM/SIGINT (blocked, as the
+  // Builds and starts the agent (pod cache, registration) and waits up to
+  // 10 s for it to settle; call once, after the node watcher started and
+  // before serving. A SIGTERM/SIGINT (blocked, as the
   // daemon keeps them) ends the wait at once: Cancelled.
   Status Start();
   // Aborts API calls in flight (an Allocate waiting on the API server
@@ -54,11 +58,22 @@ class HamiMode {
   KubeClient* client() const { return client_.get(); }
 
  private:
-  HamiMode() = default;
+  HamiMode(Backend& backend, const NodeState& state, NamingPolicy naming_policy)
+      : backend_(backend), state_(state), naming_policy_(naming_policy) {}
+  // The agent once Start() made it, else null.
+  HamiAgent* agent();
   grpc::Status Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
                         v1beta1::AllocateResponse* response);
 
+  Backend& backend_;
+  const NodeState& state_;
+  const NamingPolicy naming_policy_;
   std::unique_ptr<KubeClient> client_;
+  HamiAgentOptions agent_options_;  // moved into the agent by Start()
+  // Guards agent_'s creation against RequestRegister and Stop, which the
+  // node watcher's thread and the signal path may call at any time; held
+  // only for the pointer (and Stop), never across the agent's Start.
+  std::mutex mu_;
   std::unique_ptr<HamiAgent> agent_;
 };
 

@@ -13,7 +13,7 @@
 #include <cctype>
 #include <mutex>
 
-#include "hcudp/dra/slices.h"
+#include "hcudp/backend_wrapper.h"
 #include "hcudp/version.h"
 #include "metrics_server.h"
 
@@ -231,36 +231,23 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
 namespace {
 
 // Forwards everything; counts vHCU creates and destroys by result.
-class MeteredBackend final : public Backend {
+class MeteredBackend final : public BackendWrapper {
  public:
-  MeteredBackend(Backend& inner, DaemonMetrics& metrics) : inner_(inner), metrics_(metrics) {}
-  StatusOr<NodeInventory> Discover() override {
-    StatusOr<NodeInventory> found = inner_.Discover();
-    if (found.ok()) metrics_.OnDiscover(*found);
-    return found;
-  }
-  StatusOr<std::vector<CardHealthReport>> QueryHealth() override { return inner_.QueryHealth(); }
+  MeteredBackend(Backend& inner, DaemonMetrics& metrics)
+      : BackendWrapper(inner), metrics_(metrics) {}
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
     auto start = std::chrono::steady_clock::now();
-    StatusOr<Vhcu> made = inner_.CreateVhcu(card, compute_units, memory_mib);
+    StatusOr<Vhcu> made = target().CreateVhcu(card, compute_units, memory_mib);
     metrics_.ObserveVhcuCreate(made.ok(), std::chrono::steady_clock::now() - start);
     return made;
   }
   Status DestroyVhcu(int id) override {
-    Status st = inner_.DestroyVhcu(id);
+    Status st = target().DestroyVhcu(id);
     metrics_.ObserveVhcuDestroy(st.ok());
     return st;
   }
-  const std::string& host_root() const override { return inner_.host_root(); }
-  std::vector<std::string> WatchPaths() const override { return inner_.WatchPaths(); }
-  Status RestartRequired() const override { return inner_.RestartRequired(); }
-  Status StartEvents(std::function<void(const BackendEvent&)> on_event) override {
-    return inner_.StartEvents(std::move(on_event));
-  }
-  void StopEvents() override { inner_.StopEvents(); }
 
  private:
-  Backend& inner_;
   DaemonMetrics& metrics_;
 };
 
@@ -371,20 +358,7 @@ void DaemonMetrics::StopServing() {
   node_->set_registrations(nullptr);
 }
 
-void DaemonMetrics::OnDraPool(const NodeInventory& offered) {
-  ::hcudp::dra::SliceParams params;
-  params.node_name = options_.node_name;
-  params.driver_name = options_.dra_driver_name;
-  StatusOr<::hcudp::dra::PoolPlan> plan = ::hcudp::dra::BuildPoolPlan(offered, params);
-  if (!plan.ok()) {
-    // The slice publisher reports the same input; the series keep their last list.
-    VLOG(1) << "metrics: DRA devices: " << plan.status().ToString();
-    return;
-  }
-  std::vector<std::pair<std::string, bool>> devices;
-  devices.reserve(plan->devices.size());
-  // With taints on, a device is tainted exactly when its card is unhealthy.
-  for (const ::hcudp::dra::PoolDevice& d : plan->devices) devices.emplace_back(d.name, !d.tainted);
+void DaemonMetrics::OnDraPool(std::vector<std::pair<std::string, bool>> devices) {
   node_->set_dra_devices(options_.dra_driver_name, std::move(devices));
 }
 
@@ -431,7 +405,7 @@ void DaemonMetrics::OnPublish(const NodeSnapshot& snapshot) {
   }
 }
 
-void DaemonMetrics::OnDiscover(const NodeInventory& inventory) {
+void DaemonMetrics::OnInventory(const NodeInventory& inventory) {
   std::map<std::string, int> counts;
   for (const Card& c : inventory.cards) counts[c.bdf] = inventory.VhcuCount(c.index);
   node_->set_vhcus(std::move(counts));

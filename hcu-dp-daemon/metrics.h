@@ -11,7 +11,7 @@
 //   - gauges that describe the node (device health, registration) are
 //     computed at scrape time from the NodeState snapshot and the
 //     registration view, so they cost nothing between scrapes; vHCUs per
-//     card come from the last discovery through Wrap()'s backend; in DRA
+//     card come from the node watcher's last look (OnInventory); in DRA
 //     mode the devices are the pool's (OnDraPool).
 // Every counter series whose label values are known at start (each result,
 // each resource and card of the first snapshot) exists at 0 from the start.
@@ -78,12 +78,13 @@ class DaemonMetrics {
   // A published snapshot (the NodeState listener): seeds the counters of new
   // resources and cards, counts card health transitions.
   void OnPublish(const NodeSnapshot& snapshot);
-  // A successful Backend::Discover (through Wrap()): the live vHCUs per card.
-  void OnDiscover(const NodeInventory& inventory);
-  // DRA: the inventory the slices describe (DraMode::OnNodeChanged). Its
-  // pool's devices become hcudp_devices / hcudp_device_healthy, under the
-  // driver's name.
-  void OnDraPool(const NodeInventory& offered);
+  // Every look of the node watcher (its inventory listener): the live vHCUs
+  // per card.
+  void OnInventory(const NodeInventory& inventory);
+  // DRA: the devices of the pool the agent computed for the slices, with
+  // whether each is healthy (DraAgentOptions::on_pool): hcudp_devices /
+  // hcudp_device_healthy, under the driver's name.
+  void OnDraPool(std::vector<std::pair<std::string, bool>> devices);
 
   void ObserveAllocate(const std::string& resource, bool ok, std::chrono::nanoseconds took);
   void ObserveVhcuCreate(bool ok, std::chrono::nanoseconds took);

@@ -1,4 +1,6 @@
-// hcuctl devices: cards, vHCUs and MIG instances of the node.
+// hcuctl devices: cards, vHCUs and MIG instances of the node. A card whose
+// state cannot be read is listed as unknown, with why; what cannot be read
+// (a torn conf, the MIG mode) is said, never left out.
 #include <string>
 
 #include "command.h"
@@ -54,6 +56,39 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
                        c.dri_nodes.empty() ? "none: " + c.dri_error : Join(c.dri_nodes, ",")});
   }
 
+  // Unknown is not absent: a card seen but unreadable, or missed by this
+  // look, is listed with its last known identity and why.
+  Value unknown_cards = Value::MakeArray();
+  for (const hcudp::UnknownCard& u : inv.unknown_cards) {
+    const hcudp::Card& c = u.last_known;
+    const std::string why =
+        std::string(hcudp::UnknownReasonName(u.reason)) + (u.detail.empty() ? "" : ": " + u.detail);
+    unknown_cards.Push(Value::MakeObject()
+                           .Set("index", c.index)
+                           .Set("bdf", c.bdf)
+                           .Set("model", c.model)
+                           .Set("serial", c.serial)
+                           .Set("reason", std::string(hcudp::UnknownReasonName(u.reason)))
+                           .Set("detail", u.detail)
+                           .Set("missed", u.missed));
+    card_table.AddRow({c.index >= 0 ? std::to_string(c.index) : "?", c.bdf.empty() ? "?" : c.bdf,
+                       c.model.empty() ? "?" : c.model,
+                       c.compute_units > 0 ? std::to_string(c.compute_units) : "?",
+                       c.memory_bytes > 0 ? std::to_string(c.memory_mib()) + " MiB" : "?",
+                       NumaText(c.numa_node), "Unknown", "unknown: " + why});
+    r.notes.push_back("card " + (c.bdf.empty() ? std::to_string(c.index) : c.bdf) +
+                      " is unknown (" + why +
+                      "): nothing on it is offered or destroyed until "
+                      "it reads again");
+  }
+  for (const hcudp::VhcuStateGap& g : inv.vhcu_gaps) {
+    r.notes.push_back("cannot read vHCU state " + g.path + ": " + g.reason +
+                      (g.card >= 0 ? " (card " + std::to_string(g.card) + ")" : ""));
+  }
+  for (const hcudp::MigStateGap& g : inv.mig_gaps) {
+    r.notes.push_back("cannot read MIG state " + g.path + ": " + g.reason);
+  }
+
   Value vhcus = Value::MakeArray();
   Table vhcu_table(VhcuHeaders());
   for (const hcudp::Vhcu& v : inv.vhcus) {
@@ -84,14 +119,18 @@ Report DevicesReport(const hcudp::NodeInventory& inv) {
       .Set("kfd", inv.has_kfd)
       .Set("mkfd", inv.has_mkfd)
       .Set("cards", std::move(cards))
+      .Set("unknownCards", std::move(unknown_cards))
       .Set("vhcus", std::move(vhcus))
       .Set("mig", Value::MakeObject()
                       .Set("enabled", inv.mig_enabled)
+                      .Set("modeKnown", inv.LookupMigMode().certainty() == hcudp::Certainty::kFound)
                       .Set("instances", std::move(migs)));
 
   r.tables.emplace_back("", std::move(card_table));
   if (!vhcu_table.empty()) r.tables.emplace_back("vHCUs:", std::move(vhcu_table));
-  if (inv.mig_enabled) r.tables.emplace_back("MIG instances:", std::move(mig_table));
+  if (inv.mig_enabled || !inv.mig_instances.empty()) {
+    r.tables.emplace_back("MIG instances:", std::move(mig_table));
+  }
   return r;
 }
 

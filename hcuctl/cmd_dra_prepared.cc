@@ -1,8 +1,6 @@
 // hcuctl dra prepared: the claims DRA mode prepared on this node, from its
 // checkpoint (<host-root>/var/lib/hcu-device-plugin/dra): claim, state,
 // devices, vHCUs, CDI IDs. Reads files only: works with the daemon down.
-#include "cmd_dra_prepared.h"
-
 #include <string>
 
 #include "command.h"
@@ -89,24 +87,6 @@ int RunDraPrepared(Context& ctx, const std::vector<std::string>& args) {
 }
 
 }  // namespace
-
-std::string DraClaimsHoldingVhcu(const std::string& host_root, int vhcu_id) {
-  hcudp::dra::CheckpointStore store(host_root);
-  auto claims = store.ReadAll(nullptr);
-  if (!claims.ok()) return "";
-  std::string out;
-  for (const hcudp::dra::PreparedClaim& c : *claims) {
-    for (const hcudp::dra::PreparedDevice& d : c.devices) {
-      const bool vhcu = d.kind == hcudp::dra::PreparedKind::kVhcu ||
-                        d.kind == hcudp::dra::PreparedKind::kDynamicVhcu;
-      if (!vhcu || d.vhcu_id != vhcu_id) continue;
-      out += (out.empty() ? "" : "; ") + std::string("claim ") + c.namespace_name + "/" + c.name +
-             " (uid " + c.uid + ")";
-      break;
-    }
-  }
-  return out;
-}
 
 // A sub-command of `hcuctl dra` (the dispatcher in cmd_dra.cc lists it).
 const Command kDraPreparedCommand = {

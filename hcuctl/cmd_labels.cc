@@ -28,9 +28,7 @@ int RunLabels(Context& ctx, const std::vector<std::string>& args) {
   hcudp::StatusOr<hcudp::Strategy> strategy = hcudp::ParseStrategy(strategy_text);
   if (!strategy.ok()) return UsageError(ctx, self, "--strategy: " + strategy.status().message());
 
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  auto inv = (*backend)->Discover();
+  auto inv = ctx.Look();
   if (!inv.ok()) return Fail(ctx, self.name, inv.status());
   const hcudp::NodeLabels labels = hcudp::ComputeNodeLabels(*inv, *strategy);
   if (nfd) {

@@ -123,12 +123,19 @@ int RunNames(Context& ctx, const std::vector<std::string>& args) {
     ctx.Print(DraNamesReport(*plan));
     return kExitOk;
   }
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, self.name, backend.status());
-  auto inv = (*backend)->Discover();
+  auto inv = ctx.Look();
   if (!inv.ok()) return Fail(ctx, self.name, inv.status());
-  auto resources = hcudp::BuildResources(*inv, params);
+  // As the daemon's node watcher lists them: by the one offer rule.
+  auto node = ctx.node();
+  if (!node.ok()) return Fail(ctx, self.name, node.status());
+  const hcudp::OfferPlan plan = (*node)->Offers(*inv, hcudp::OfferMode::kDevicePlugin);
+  auto resources = hcudp::BuildResources(*inv, params, plan);
   if (!resources.ok()) return Fail(ctx, self.name, resources.status());
+  for (hcudp::Resource& r : *resources) {
+    for (hcudp::ResourceDevice& d : r.devices) {
+      if (!d.offered) d.health = hcudp::Health::kUnhealthy;  // listed for its holder only
+    }
+  }
   ctx.Print(NamesReport(*resources, params.strategy, params.policy));
   return kExitOk;
 }

@@ -4,6 +4,7 @@
 #ifndef HCUCTL_COMMAND_H_
 #define HCUCTL_COMMAND_H_
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "hcudp/backend.h"
+#include "hcudp/node.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 #include "hcudp_cli/flags.h"
@@ -35,8 +37,17 @@ class Context {
   std::ostream& out() { return out_; }
   std::ostream& err() { return err_; }
 
-  // The node backend of --backend, opened on first use.
+  // The node (hcudp/node.h) of --backend, opened on first use: the one way
+  // a command reaches it. Holders include kubelet's pod-resources (asked
+  // within a second).
+  hcudp::StatusOr<hcudp::Node*> node();
+  // The node's health query (hy-smi on a real node; a failed query leaves
+  // the cards as discovered), then a fresh fail-closed look.
+  hcudp::StatusOr<hcudp::NodeInventory> Look();
+  // The node's backend, for what the node watcher takes (hcuctl watch).
   hcudp::StatusOr<hcudp::Backend*> backend();
+  // The longest wait for the host-wide vHCU lock; set before node().
+  void set_vhcu_lock_wait(std::chrono::seconds wait) { vhcu_lock_wait_ = wait; }
 
   void Print(const Report& report) { PrintReport(report, format_, out_); }
   void set_format(OutputFormat format) { format_ = format; }
@@ -46,7 +57,8 @@ class Context {
   OutputFormat format_;
   std::ostream& out_;
   std::ostream& err_;
-  std::unique_ptr<hcudp::Backend> backend_;
+  std::chrono::seconds vhcu_lock_wait_{10};
+  std::unique_ptr<hcudp::Node> node_;
 };
 
 struct Command {
@@ -78,7 +90,7 @@ std::optional<std::vector<std::string>> ParseCommandArgs(Context& ctx, const Com
                                                          int* exit_code);
 
 // The common shape of read-only commands: no flags of their own beyond -o,
-// no positional arguments, discover the node and print build(inventory).
+// no positional arguments, look at the node and print build(inventory).
 int RunInventoryReport(Context& ctx, const Command& command, const std::vector<std::string>& args,
                        Report (*build)(const hcudp::NodeInventory&));
 

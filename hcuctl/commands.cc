@@ -1,18 +1,45 @@
 #include <iostream>
 
 #include "command.h"
+#include "hcudp/vhcu_lock.h"
+#include "pod_holders.h"
 
 namespace hcuctl {
 
-hcudp::StatusOr<hcudp::Backend*> Context::backend() {
-  if (!backend_) {
+hcudp::StatusOr<hcudp::Node*> Context::node() {
+  if (!node_) {
+    hcudp::NodeOptions o;
+    o.options = options_;
+    o.vhcu_lock_timeout = vhcu_lock_wait_;
+    const std::string socket = options_.pod_resources_socket;
+    o.pod_resources = [socket] { return PodResourcesHolders(socket); };
+    const std::string lock = hcudp::VhcuLockPath(hcudp::EffectiveHostRoot(options_));
+    const long wait_s = static_cast<long>(vhcu_lock_wait_.count());
+    std::ostream& err = err_;
+    o.on_lock_wait = [&err, lock, wait_s](const std::string& holder) {
+      err << "hcuctl: the vHCU lock " << lock << " is held by " << holder << "; waiting up to "
+          << wait_s << " s (--lock-wait)" << std::endl;
+    };
     // A bad node file, host root or vendor path is InvalidArgument: exit 2
     // (ExitCodeFor), as the daemon does at start-up.
-    auto opened = hcudp::OpenBackend(options_);
+    auto opened = hcudp::Node::Open(std::move(o));
     if (!opened.ok()) return opened.status();
-    backend_ = std::move(opened).value();
+    node_ = std::move(opened).value();
   }
-  return backend_.get();
+  return node_.get();
+}
+
+hcudp::StatusOr<hcudp::NodeInventory> Context::Look() {
+  HCUDP_ASSIGN_OR_RETURN(hcudp::Node * node, this->node());
+  // Health is its own question (hy-smi on a real node); the look reports
+  // the answer. A failed query leaves the cards as discovered.
+  (void)node->backend().QueryHealth();
+  return node->Look();
+}
+
+hcudp::StatusOr<hcudp::Backend*> Context::backend() {
+  HCUDP_ASSIGN_OR_RETURN(hcudp::Node * node, this->node());
+  return &node->backend();
 }
 
 const std::vector<Command>& CommandTable() {
@@ -85,12 +112,7 @@ int RunInventoryReport(Context& ctx, const Command& command, const std::vector<s
   if (!rest->empty()) {
     return UsageError(ctx, command, "unexpected argument \"" + rest->front() + "\"");
   }
-  auto backend = ctx.backend();
-  if (!backend.ok()) return Fail(ctx, command.name, backend.status());
-  // Health is its own question (hy-smi on a real node); Discover reports the
-  // answer. A failed query leaves the cards as discovered.
-  (void)(*backend)->QueryHealth();
-  auto inventory = (*backend)->Discover();
+  auto inventory = ctx.Look();
   if (!inventory.ok()) return Fail(ctx, command.name, inventory.status());
   ctx.Print(build(*inventory));
   return kExitOk;

@@ -25,25 +25,12 @@ hcudp::StatusOr<hcudp::dra::PoolPlan> BuildDraPlan(Context& ctx, const std::stri
   hcudp::dra::SliceParams params;
   params.node_name = node_name;
   params.taints_supported = taints_supported;
-  auto backend = ctx.backend();
-  if (!backend.ok()) return backend.status();
-  // Health is its own question (hy-smi on a real node): a failed query
-  // leaves the cards as discovered, as in the daemon's first publication.
-  (void)(*backend)->QueryHealth();
-  auto inventory = (*backend)->Discover();
+  // Health first, as in the daemon's first publication (Context::Look).
+  auto inventory = ctx.Look();
   if (!inventory.ok()) return inventory.status();
-  // As the daemon publishes (hcudp::dra::OfferableInventory): the vHCUs made
-  // for claims (or HAMi pods) are capacity consumed from their card, not
-  // devices; one that may be someone's is left out rather than offered.
-  std::vector<std::string> bad;
-  auto prepared = hcudp::dra::CheckpointStore((*backend)->host_root()).ReadAll(&bad);
-  std::vector<hcudp::dra::LeftOutDevice> left_out;
-  hcudp::NodeInventory offered = hcudp::dra::OfferableInventory(
-      *inventory, (*backend)->host_root(),
-      prepared.ok() ? *prepared : std::vector<hcudp::dra::PreparedClaim>{}, &left_out);
-  auto plan = hcudp::dra::BuildPoolPlan(offered, params);
-  if (plan.ok()) plan->left_out.insert(plan->left_out.end(), left_out.begin(), left_out.end());
-  return plan;
+  // As the daemon publishes: the one offer rule over the ledger.
+  return hcudp::dra::BuildPoolPlan(
+      hcudp::dra::OfferSlices(*inventory, hcudp::EffectiveHostRoot(ctx.options()), ""), params);
 }
 
 }  // namespace hcuctl

@@ -17,44 +17,20 @@
 #include <string>
 #include <vector>
 
+#include "hcudp/dra/agent.h"
 #include "hcudp/status.h"
 
 namespace hcudp::daemon::dra {
 
 // A ResourceClaim as kubelet names it in NodePrepareResources.
-struct Claim {
-  std::string namespace_name;
-  std::string uid;
-  std::string name;
-};
+using Claim = ::hcudp::dra::ClaimRef;
 
-// One prepared device of a claim (DRAPlugin v1 Device).
-struct PreparedDevice {
-  // Request names of the allocation results this device serves. The wire
-  // layer sends only the base name (drops "/<subrequest>"), as kubelet
-  // matches container requests by it.
-  std::vector<std::string> request_names;
-  std::string pool_name;
-  std::string device_name;
-  // Fully qualified CDI device names, e.g. "dra.hygon.com/hcu=<name>".
-  std::vector<std::string> cdi_device_ids;
-  // The allocation result's shareID (consumable capacity). Sent on v1 only:
-  // v1beta1 has no such field.
-  std::optional<std::string> share_id;
-
-  bool operator==(const PreparedDevice& o) const {
-    return request_names == o.request_names && pool_name == o.pool_name &&
-           device_name == o.device_name && cdi_device_ids == o.cdi_device_ids &&
-           share_id == o.share_id;
-  }
-};
-
-// The outcome for one claim. A non-empty `error` is for what a retry may fix
-// (kubelet retries the claim later and ignores `devices`).
-struct PrepareResult {
-  std::vector<PreparedDevice> devices;
-  std::string error;
-};
+// One prepared device of a claim (DRAPlugin v1 Device) and a claim's
+// outcome: the library's answers (hcudp/dra/preparer.h). The wire layer
+// sends only the base request name (drops "/<subrequest>"), and the shareID
+// on v1 only. A non-empty `error` is for what a retry may fix.
+using PreparedDevice = ::hcudp::dra::PreparedDeviceAnswer;
+using PrepareResult = ::hcudp::dra::PrepareAnswer;
 
 // The gRPC call being served, for handlers that block (API server calls).
 struct CallContext {
@@ -64,23 +40,10 @@ struct CallContext {
   std::function<bool()> cancelled = [] { return false; };
 };
 
-enum class DeviceHealthStatus { kUnknown, kHealthy, kUnhealthy };
-
-// One device's health as the DRAResourceHealth stream reports it.
-struct DeviceHealth {
-  std::string pool_name;
-  std::string device_name;
-  DeviceHealthStatus health = DeviceHealthStatus::kUnknown;
-  // When the driver last checked the device, Unix seconds (0: unknown).
-  int64_t last_updated_unix_seconds = 0;
-  // Why (shown to users; the wire layer cuts it at 1024 characters).
-  std::string message;
-
-  bool operator==(const DeviceHealth& o) const {
-    return pool_name == o.pool_name && device_name == o.device_name && health == o.health &&
-           last_updated_unix_seconds == o.last_updated_unix_seconds && message == o.message;
-  }
-};
+// One device's health as the DRAResourceHealth stream reports it: the
+// library's verdict (hcudp/dra/agent.h).
+using DeviceHealthStatus = ::hcudp::dra::DeviceHealthStatus;
+using DeviceHealth = ::hcudp::dra::DeviceHealth;
 
 class DraHandler {
  public:

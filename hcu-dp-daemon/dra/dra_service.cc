@@ -35,8 +35,8 @@ StatusOr<std::vector<Claim>> ReadClaims(const ClaimList& claims, const char* cal
                                   "/" + Cut(c.name()) + "): empty uid");
     }
     if (!seen.insert(c.uid()).second) continue;
-    Claim claim{c.namespace_(), c.uid(), c.name()};
-    Status valid = hcudp::dra::CheckClaimRef({claim.namespace_name, claim.name, claim.uid});
+    Claim claim{c.namespace_(), c.name(), c.uid()};
+    Status valid = hcudp::dra::CheckClaimRef(claim);
     if (!valid.ok()) {
       LOG(WARNING) << call << ": claims[" << i << "] refused: " << valid.message();
       (*rejected)[claim.uid] = "hcu-dp-daemon: " + valid.message();

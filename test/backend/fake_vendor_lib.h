@@ -39,6 +39,7 @@ class FakeVendorLib : public VendorLib {
   Status card_count_error;      // non-OK: CardCount fails
   std::string driver_version = "6.3.27-V1.2.5";
   bool mig_enabled = false;
+  bool mig_mode_fails = false;                    // MigEnabled() answers Unavailable
   std::map<std::pair<int, int>, RsmiLink> links;  // unlisted pairs: PCIE, hops 2, weight 40
   std::map<int, DmiDeviceInfo> vhcus;             // VhcuInfo answers; others NotFound
   bool vhcu_info_unavailable = false;             // VhcuInfo fails with Unavailable
@@ -143,7 +144,10 @@ class FakeVendorLib : public VendorLib {
     return destroy_result;
   }
 
-  StatusOr<bool> MigEnabled() override { return mig_enabled; }
+  StatusOr<bool> MigEnabled() override {
+    if (mig_mode_fails) return UnavailableError("nvmlGetSystemMigMode: UNKNOWN");
+    return mig_enabled;
+  }
 
   StatusOr<std::vector<CardHealthReport>> QueryHealth() override {
     if (!health_error.ok()) return health_error;

@@ -149,13 +149,16 @@ BOOST_AUTO_TEST_CASE(a_ci_path_that_is_a_directory_is_skipped) {
   BOOST_TEST(node.Discover().mig_instances.size() == 3u);
 }
 
-BOOST_AUTO_TEST_CASE(unparsable_confs_and_names_are_skipped) {
+BOOST_AUTO_TEST_CASE(unparsable_confs_are_gaps_and_other_names_are_skipped) {
   MigNode node;
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev1gi2ci0.conf"), "pci: nonsense\n");
   std::string copy = Dev3Gi1Ci0();
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev3-copy.conf"), copy);
   testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/README"), "not a conf");
-  BOOST_TEST(node.Discover().mig_instances.size() == 3u);
+  NodeInventory inv = node.Discover();
+  BOOST_TEST(inv.mig_instances.size() == 3u);
+  BOOST_REQUIRE(inv.mig_gaps.size() == 1u);  // dev1gi2ci0.conf: it may be an instance
+  BOOST_TEST(inv.mig_gaps[0].path.find("dev1gi2ci0.conf") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(without_a_kfd_gpu_node_no_instance_can_be_named) {
@@ -188,6 +191,34 @@ BOOST_AUTO_TEST_CASE(mig_mode_with_no_instances_is_an_empty_list) {
   BOOST_REQUIRE(inv.ok());
   BOOST_TEST(inv->mig_enabled);
   BOOST_TEST(inv->mig_instances.empty());
+}
+
+// Issue 28: main logged "MIG mode unknown, assuming off" and offered whole
+// cards. Unknown, never off: the instances the node records are still read.
+BOOST_AUTO_TEST_CASE(a_failed_mig_mode_query_is_unknown_not_off) {
+  MigNode node;
+  node.fake->mig_mode_fails = true;
+  NodeInventory inv = node.Discover();
+  BOOST_TEST((inv.LookupMigMode().certainty() == Certainty::kUnknown));
+  BOOST_TEST(inv.LookupMigMode().why().find("UNKNOWN") != std::string::npos);
+  BOOST_TEST(!inv.MigStateKnown());
+  BOOST_TEST(!inv.AllKnown());
+  BOOST_TEST(inv.mig_instances.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_ci_conf_that_does_not_read_is_a_gap_not_a_missing_instance) {
+  MigNode node;
+  testing::WriteFile(node.root.Join("etc/dmi_mig_config/ci/dev1gi0ci0.conf"), "torn");
+  NodeInventory inv = node.Discover();
+  BOOST_TEST((inv.LookupMigMode().certainty() == Certainty::kFound));
+  BOOST_REQUIRE(inv.mig_gaps.size() == 1u);
+  BOOST_TEST((inv.mig_gaps[0].kind == UnknownReason::kMigConfUnreadable));
+  BOOST_TEST(inv.mig_gaps[0].path.find("dev1gi0ci0.conf") != std::string::npos);
+  // What the torn conf hides may be any instance.
+  BOOST_TEST((inv.LookupMig("MIG-00000000-0000-0000-0000-000000000000").certainty() ==
+              Certainty::kUnknown));
+  BOOST_TEST(
+      (inv.LookupMig("90c192cf-d3ac-44af-8f21-ddb66cad4a26").certainty() == Certainty::kFound));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

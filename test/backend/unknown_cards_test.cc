@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(rechecks_never_count_as_looks) {
     BOOST_REQUIRE(inv.unknown_cards.size() == 1u);
     BOOST_TEST(inv.unknown_cards[0].missed == 1);
   }
-  node.Discover();  // the second look
+  node.Discover();                                    // the second look
   BOOST_TEST(node.Discover().unknown_cards.empty());  // the third, long after the first
 }
 

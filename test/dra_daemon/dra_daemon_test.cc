@@ -122,12 +122,16 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
   DraDaemonNode n(kProbeOrder, {"--pulse=0"});
   n.Start();
   const std::string card1 = DeviceOf("0000:09:00.0");  // index 1
+  const std::string card0 = DeviceOf("0000:69:00.0");  // index 0
   n.RequireDevices([&](const auto& d) { return Find(d, card1) != nullptr; }, seconds(5),
                    "card index 1");
   AllocatedClaim whole = n.CreateAllocatedClaim("whole", ExactRequest("hcu"));
   BOOST_REQUIRE_EQUAL(whole.devices.size(), 1u);
   BOOST_REQUIRE_EQUAL(whole.devices[0], card1);
   n.MustPrepare(whole);
+  // Held whole, the card leaves the pool (the one offer rule, issue 28).
+  n.RequireDevices([&](const auto& d) { return Find(d, card1) == nullptr; }, seconds(2),
+                   card1 + " out of the pool while held");
   const std::string key = std::string(kDraNode) + "/" + card1;
   BOOST_REQUIRE(n.kubelet().WaitFor(
       [&](const WatcherSnapshot& s) {
@@ -137,14 +141,17 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
       },
       seconds(3)));
 
+  // Card 1 (held) and card 0 (free) fail: card 0 is tainted in the pool and
+  // the held card's device is Unhealthy on the stream, each within 2 s.
   const auto fault = std::chrono::steady_clock::now();
   n.h().SetCardHealth(1, "Unhealthy");
+  n.h().SetCardHealth(0, "Unhealthy");
   n.RequireDevices(
       [&](const auto& d) {
-        const SliceDevice* c = Find(d, card1);
+        const SliceDevice* c = Find(d, card0);
         return c != nullptr && c->tainted;
       },
-      seconds(2), "the taint on " + card1);
+      seconds(2), "the taint on " + card0);
   auto unhealthy = n.kubelet().WaitFor(
       [&](const WatcherSnapshot& s) {
         auto h = s.health.find(kDraDriver);
@@ -156,19 +163,20 @@ BOOST_AUTO_TEST_CASE(slices_and_health_follow_the_node, *boost::unit_test::timeo
   BOOST_REQUIRE_MESSAGE(unhealthy.has_value(), "health stream not Unhealthy within 2 s");
   // Only that card.
   for (const SliceDevice& d : n.Devices()) {
-    if (d.name != card1) BOOST_TEST(!d.tainted, d.name << " tainted too");
+    if (d.name != card0) BOOST_TEST(!d.tainted, d.name << " tainted too");
   }
 
   // Back to Healthy: the taint goes and the stream says HEALTHY again, each
   // within 2 s of the fix.
   const auto fixed = std::chrono::steady_clock::now();
   n.h().SetCardHealth(1, "Healthy");
+  n.h().SetCardHealth(0, "Healthy");
   n.RequireDevices(
       [&](const auto& d) {
-        const SliceDevice* c = Find(d, card1);
+        const SliceDevice* c = Find(d, card0);
         return c != nullptr && !c->tainted;
       },
-      seconds(2), "the taint gone from " + card1);
+      seconds(2), "the taint gone from " + card0);
   auto healthy = n.kubelet().WaitFor(
       [&](const WatcherSnapshot& s) {
         auto h = s.health.find(kDraDriver);

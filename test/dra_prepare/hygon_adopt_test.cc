@@ -3,6 +3,8 @@
 // answered by a re-Prepare; a file that cannot be trusted destroys nothing.
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -239,6 +241,70 @@ BOOST_AUTO_TEST_CASE(a_state_file_that_cannot_be_trusted_destroys_nothing) {
   BOOST_TEST(r->adopted == 1);
   BOOST_TEST(!dra::CheckpointStore(node.Root()).Read("uid-hv").ok());
   BOOST_TEST(node.Inventory().vhcus.size() == vhcus);
+}
+
+// Issue 28, repro 6: the cards are unknown when Recover runs. Nothing is
+// adopted then; kubelet's Unprepare of one claim adopts and frees it (no
+// "never prepared here" leak), and a tick adopts the other once it reads.
+BOOST_AUTO_TEST_CASE(claims_on_cards_unknown_at_start_are_adopted_by_unprepare_or_a_tick) {
+  SimDraNode node("k100ai-8.yaml");
+  HygonDriverNode hygon(node.Root());
+  Migrated m = PrepareWithHygon(node, hygon);
+  const size_t vhcus_before = node.Inventory().vhcus.size();
+  node.faults->Fail(m.vhcu[0].card);
+  node.faults->Fail(m.whole[0].card);
+  node.Restart();
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(r->adopted == 0);
+  // Still unknown: Unprepare is an error to retry, and destroys nothing.
+  BOOST_TEST(!node.preparer->Unprepare(m.vhcu_ref).ok());
+  BOOST_TEST(node.Inventory().vhcus.size() == vhcus_before);
+
+  node.faults->Heal(m.vhcu[0].card);
+  node.faults->Heal(m.whole[0].card);
+  BOOST_REQUIRE(node.preparer->WriteWholeCardSpec(node.Inventory()).ok());  // the watcher's news
+  BOOST_REQUIRE(node.preparer->Unprepare(m.vhcu_ref).ok());
+  BOOST_TEST(node.Inventory().vhcus.size() == vhcus_before - 1, "Hygon's vHCU leaked");
+  BOOST_TEST(!PathExists(node.Path("/etc/vdev/dynamic/" + m.vhcu[0].mark)));
+  auto left = dra::ParseHygonState(ReadFile(hygon.StatePath()));
+  BOOST_REQUIRE(left.ok());
+  BOOST_REQUIRE_EQUAL(left->size(), 1u);
+  BOOST_TEST((*left)[0].uid == "uid-hw");
+
+  dra::RecoverResult tick = node.preparer->Tick();
+  BOOST_TEST(tick.adopted == 1);
+  BOOST_TEST(dra::CheckpointStore(node.Root()).Read("uid-hw").ok());
+  BOOST_TEST(node.preparer->Tick().adopted == 0);  // once
+}
+
+// Hygon's file is rewritten before our entry goes; a rewrite that fails
+// fails the Unprepare (kubelet retries), so the claim is never adopted
+// again at the next start.
+BOOST_AUTO_TEST_CASE(a_failed_rewrite_of_hygons_file_keeps_the_entry_until_a_retry) {
+  SimDraNode node("k100ai-8.yaml");
+  HygonDriverNode hygon(node.Root());
+  Migrated m = PrepareWithHygon(node, hygon);
+  node.Restart();
+  BOOST_REQUIRE(node.preparer->Recover().ok());
+  const std::string text = ReadFile(hygon.StatePath());
+  BOOST_REQUIRE(std::remove(hygon.StatePath().c_str()) == 0);
+  BOOST_REQUIRE(std::filesystem::create_directory(hygon.StatePath()));  // unreadable now
+  BOOST_TEST(!node.preparer->Unprepare(m.vhcu_ref).ok());
+  BOOST_TEST(dra::CheckpointStore(node.Root()).Read("uid-hv").ok(), "our entry went first");
+
+  std::filesystem::remove(hygon.StatePath());
+  WriteFile(hygon.StatePath(), text);
+  BOOST_REQUIRE(node.preparer->Unprepare(m.vhcu_ref).ok());
+  BOOST_TEST(!dra::CheckpointStore(node.Root()).Read("uid-hv").ok());
+  auto left = dra::ParseHygonState(ReadFile(hygon.StatePath()));
+  BOOST_REQUIRE(left.ok());
+  BOOST_REQUIRE_EQUAL(left->size(), 1u);
+  BOOST_TEST((*left)[0].uid == "uid-hw");
+  node.Restart();
+  auto r = node.preparer->Recover();
+  BOOST_REQUIRE(r.ok());
+  BOOST_TEST(r->adopted == 0);
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "hami/fake_backend.h"
-#include "vhcu/vhcu_manager_impl.h"
 #include "testing/sim_clock.h"
 #include "testing/testutil.h"
+#include "vhcu/vhcu_manager_impl.h"
 
 namespace hcudp {
 namespace {

@@ -75,7 +75,7 @@ class HamiNode {
   FakeApiServer& api() { return api_; }
   DaemonHarness& h() { return *harness_; }
 
-  Node GetNode() const {
+  NodeObject GetNode() const {
     auto node = ParseNode(api_.MustRequest("GET", "/api/v1/nodes/node1"));
     BOOST_REQUIRE(node.ok());
     return *node;

@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(get_returns_the_object) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("get-node"));
   StatusOr<std::string> json = client->Get(NodePath("get-node"));
   BOOST_REQUIRE_MESSAGE(json.ok(), json.status().ToString());
-  StatusOr<Node> node = ParseNode(*json);
+  StatusOr<NodeObject> node = ParseNode(*json);
   BOOST_REQUIRE(node.ok());
   BOOST_TEST(node->metadata.name == "get-node");
   BOOST_TEST(!node->metadata.uid.empty());
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(patch_sends_each_content_type) {
       client->Patch(NodePath("patch-node"), PatchType::kJson,
                     R"([{"op":"replace","path":"/metadata/annotations/b","value":"two"}])");
   BOOST_REQUIRE_MESSAGE(last.ok(), last.status().ToString());
-  StatusOr<Node> node = ParseNode(*last);
+  StatusOr<NodeObject> node = ParseNode(*last);
   BOOST_REQUIRE(node.ok());
   BOOST_TEST(
       (node->metadata.annotations == std::map<std::string, std::string>{{"b", "two"}, {"c", "3"}}));
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(a_body_larger_than_the_limit_is_refused_not_collected) {
 BOOST_AUTO_TEST_CASE(a_body_nested_beyond_any_object_is_an_error_not_a_crash) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/deep$","status":200,"body":")" +
                std::string(1000000, '[') + R"("})");
-  StatusOr<Node> node = GetNode(*client, "deep");
+  StatusOr<NodeObject> node = GetNode(*client, "deep");
   BOOST_REQUIRE(!node.ok());
   BOOST_TEST(Code(node.status()) == "INVALID_ARGUMENT", node.status().ToString());
 }

@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(a_cancel_aborts_a_transfer_in_flight_and_a_backoff) {
       std::atomic<bool> cancel{false};
       CallOptions call;
       call.cancel = &cancel;
-      StatusOr<Node> patched = InternalError("not run");
+      StatusOr<NodeObject> patched = InternalError("not run");
       std::thread caller([&] { patched = PatchNodeAnnotations(*client, "cancelled", {}, call); });
       BOOST_REQUIRE(testing::Eventually([&] {
         return testing::CountRequests(api.Requests(), "PATCH", "/api/v1/nodes/cancelled") > 0;

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(node_metadata_and_raw_json_are_kept) {
   const char json[] =
       R"({"metadata":{"name":"n1","resourceVersion":"7","annotations":{"hami.io/mutex.lock":
       "2026-03-01T10:00:00+08:00,default,demo"}},"status":{"capacity":{"cpu":"8"}}})";
-  StatusOr<Node> node = ParseNode(json);
+  StatusOr<NodeObject> node = ParseNode(json);
   BOOST_REQUIRE(node.ok());
   BOOST_TEST(node->metadata.name == "n1");
   BOOST_TEST(node->metadata.resource_version == "7");

@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(node_lock_release_with_a_stale_version_does_not_remove_a_ne
   // see the new value and leave it alone.
   api.MustRequest("POST", "/api/v1/nodes",
                   NodeJson("race-lock", R"({"hami.io/mutex.lock":"old"})"));
-  StatusOr<Node> before = GetNode(*client, "race-lock");
+  StatusOr<NodeObject> before = GetNode(*client, "race-lock");
   BOOST_REQUIRE(before.ok());
   api.MustRequest("PATCH", "/api/v1/nodes/race-lock",
                   R"({"metadata":{"annotations":{"hami.io/mutex.lock":"new"}}})",
@@ -73,12 +73,12 @@ BOOST_AUTO_TEST_CASE(node_lock_release_with_a_stale_version_does_not_remove_a_ne
 
 BOOST_AUTO_TEST_CASE(node_annotations_and_status_are_patched_strategically) {
   api.MustRequest("POST", "/api/v1/nodes", NodeJson("reg-node", R"({"keep":"1"})"));
-  StatusOr<Node> n = PatchNodeAnnotations(
+  StatusOr<NodeObject> n = PatchNodeAnnotations(
       *client, "reg-node", {{"hami.io/node-hcu-register", "HCU-SN01,4:"}, {"keep", std::nullopt}});
   BOOST_REQUIRE_MESSAGE(n.ok(), n.status().ToString());
   BOOST_TEST((n->metadata.annotations ==
               std::map<std::string, std::string>{{"hami.io/node-hcu-register", "HCU-SN01,4:"}}));
-  StatusOr<Node> s = PatchNodeStatus(
+  StatusOr<NodeObject> s = PatchNodeStatus(
       *client, "reg-node",
       R"({"status":{"capacity":{"hygon.com/hcumem":"65520"},"allocatable":{"hygon.com/hcumem":"65520"}}})");
   BOOST_REQUIRE_MESSAGE(s.ok(), s.status().ToString());

@@ -1,12 +1,12 @@
 // The ownership ledger (hcudp/ledger.h): every record kind holds what it
 // names, and a record that cannot be read makes every answer unknown.
-#include <boost/test/unit_test.hpp>
+#include "hcudp/ledger.h"
 
+#include <boost/test/unit_test.hpp>
 #include <string>
 
 #include "hcudp/backend.h"
 #include "hcudp/dra/checkpoint.h"
-#include "hcudp/ledger.h"
 #include "node/ledger_read.h"
 #include "testing/testutil.h"
 #include "vhcu/intent_record.h"
@@ -19,7 +19,8 @@ using testing::WriteFile;
 
 const std::string kLedgerBdf = "0000:0b:00.0";
 
-Vhcu VhcuOn(int id, int card = 0, const std::string& bdf = kLedgerBdf, int cu = 30, uint64_t mib = 16376) {
+Vhcu VhcuOn(int id, int card = 0, const std::string& bdf = kLedgerBdf, int cu = 30,
+            uint64_t mib = 16376) {
   Vhcu v;
   v.id = id;
   v.card = card;
@@ -107,7 +108,7 @@ BOOST_AUTO_TEST_CASE(an_intent_without_an_id_holds_a_new_vhcu_of_its_size_on_its
   BOOST_TEST((h.Of(DeviceRef::OfVhcu(VhcuOn(2))).certainty() == Certainty::kAbsent));
   // Another size.
   BOOST_TEST((h.Of(DeviceRef::OfVhcu(VhcuOn(5, 0, kLedgerBdf, 15, 8188))).certainty() ==
-             Certainty::kAbsent));
+              Certainty::kAbsent));
 }
 
 BOOST_AUTO_TEST_CASE(a_dra_claim_holds_its_pre_split_vhcu_without_any_mark) {
@@ -151,12 +152,13 @@ BOOST_AUTO_TEST_CASE(an_unreadable_intent_makes_every_answer_unknown) {
 
 BOOST_AUTO_TEST_CASE(a_hygon_claim_not_yet_adopted_holds_its_vhcu) {
   LedgerNode node;
-  WriteFile(node.Path("/var/run/cdi/hcu-dra-driver-prepared-state.state"),
-            "{\"prepared\": {\"uid-h\": [{\"claimUID\": \"uid-h\", \"parentDevice\": "
-            "\"hcu-0000-0b-00-0\", \"requestName\": \"hcu\", \"poolName\": \"node-a\", "
-            "\"wholeCard\": false, \"vdvInd\": 3, \"pciBusNumber\": \"\", \"cdiName\": \"vdev3\", "
-            "\"cdiDeviceID\": \"dra.hygon.com/vhcu=vdev3\", \"dynamicMarkFile\": "
-            "\"pod1_main_0_3\", \"podUID\": \"pod1\", \"containerName\": \"main\", \"dvInd\": 0}]}}");
+  WriteFile(
+      node.Path("/var/run/cdi/hcu-dra-driver-prepared-state.state"),
+      "{\"prepared\": {\"uid-h\": [{\"claimUID\": \"uid-h\", \"parentDevice\": "
+      "\"hcu-0000-0b-00-0\", \"requestName\": \"hcu\", \"poolName\": \"node-a\", "
+      "\"wholeCard\": false, \"vdvInd\": 3, \"pciBusNumber\": \"\", \"cdiName\": \"vdev3\", "
+      "\"cdiDeviceID\": \"dra.hygon.com/vhcu=vdev3\", \"dynamicMarkFile\": "
+      "\"pod1_main_0_3\", \"podUID\": \"pod1\", \"containerName\": \"main\", \"dvInd\": 0}]}}");
   Holders v3 = node.Read().Of(DeviceRef::OfVhcu(VhcuOn(3)));
   BOOST_TEST((v3.certainty() == Certainty::kFound));
   BOOST_TEST(v3.Describe().find("Hygon") != std::string::npos, v3.Describe());

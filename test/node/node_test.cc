@@ -1,11 +1,11 @@
 // hcudp::Node on a sim node: the fail-closed look, the ledger's answers and
 // the guarded vHCU acts.
-#include <boost/test/unit_test.hpp>
+#include "hcudp/node.h"
 
+#include <boost/test/unit_test.hpp>
 #include <string>
 
 #include "hcudp/dra/checkpoint.h"
-#include "hcudp/node.h"
 #include "testing/hostile_node.h"
 #include "testing/testutil.h"
 
@@ -20,8 +20,10 @@ struct SimNodeFixture {
   TempDir dir;
   std::unique_ptr<Node> node;
 
-  SimNodeFixture() {
+  explicit SimNodeFixture(Strategy strategy = Strategy::kMixed) {
     NodeOptions o;
+    o.options.strategy = strategy;
+    o.options.pulse_seconds = 0;
     o.options.backend = BackendKind::kSim;
     o.options.sim_node_path = testing::SourcePath("demo/nodes/z100l-mixed.yaml");
     o.options.host_root = dir.path();
@@ -158,6 +160,26 @@ BOOST_FIXTURE_TEST_CASE(create_refuses_a_card_a_claim_holds_whole, SimNodeFixtur
   BOOST_REQUIRE(dra::CheckpointStore(dir.path()).Write(c).ok());
   auto refused = node->CreateVhcu(0, 15, 8188);
   BOOST_TEST((refused.status().code() == StatusCode::kFailedPrecondition));
+}
+
+// The device-plugin resources follow the one offer rule: a pre-split vHCU a
+// DRA claim (another mode's owner, unknown to kubelet) holds stays listed
+// for its holder but Unhealthy, so kubelet never hands it out again.
+BOOST_AUTO_TEST_CASE(the_watcher_lists_a_vhcu_another_owner_holds_as_unhealthy) {
+  SimNodeFixture f(Strategy::kVhcu);
+  f.ClaimVhcu("uid-1", f.MustFindVhcu(4));
+  BOOST_REQUIRE(f.node->StartWatching().ok());
+  std::shared_ptr<const NodeSnapshot> now = f.node->Snapshot();
+  const Resource* share = now->FindResource("hygon.com/hcu-share-30c-16g");
+  BOOST_REQUIRE(share != nullptr);
+  BOOST_REQUIRE(share->devices.size() == 2u);
+  for (const ResourceDevice& d : share->devices) {
+    BOOST_TEST_CONTEXT(d.id) {
+      BOOST_TEST((d.health == (d.id == "vdev4" ? Health::kUnhealthy : Health::kHealthy)));
+      BOOST_TEST(d.offered == (d.id != "vdev4"));
+    }
+  }
+  BOOST_TEST(f.node->StopWatching());
 }
 
 }  // namespace

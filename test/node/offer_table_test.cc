@@ -2,7 +2,6 @@
 // naming the node, the ledger, the mode, the device asked about and the
 // verdict.
 #include <boost/test/unit_test.hpp>
-
 #include <functional>
 #include <string>
 #include <vector>
@@ -102,8 +101,8 @@ const std::vector<Row>& Rows() {
        },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kHeld},
       {"a card carrying an unheld pre-split vHCU is never offered whole",
-       [](NodeInventory* inv, Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; },
-       OfferMode::kDra, CardA(), false, NotFree::kCarriesVhcus},
+       [](NodeInventory* inv, Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; }, OfferMode::kDra,
+       CardA(), false, NotFree::kCarriesVhcus},
       {"a card carrying held pre-split vHCUs is never offered whole (repro 1)",
        [](NodeInventory* inv, Holdings* h) {
          inv->vhcus = {MakeVhcu(3, 0, kA), MakeVhcu(4, 0, kA)};
@@ -114,16 +113,16 @@ const std::vector<Row>& Rows() {
       {"a card carrying a vHCU kept from the last good look (conf torn) is unknown",
        [](NodeInventory* inv, Holdings*) {
          inv->vhcus = {MakeVhcu(3, 0, kA)};
-         inv->vhcu_gaps.push_back({3, 0, "/etc/vdev/vdev3.conf", "empty",
-                                   UnknownReason::kConfTorn});
+         inv->vhcu_gaps.push_back(
+             {3, 0, "/etc/vdev/vdev3.conf", "empty", UnknownReason::kConfTorn});
        },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kUnknown},
       {"a card carrying MIG instances is never offered whole",
        [](NodeInventory* inv, Holdings*) { inv->mig_instances = {MakeMig(0, kA, "u1")}; },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kCarriesMig},
       {"no card of a MIG node is offered whole",
-       [](NodeInventory* inv, Holdings*) { inv->mig_enabled = true; },
-       OfferMode::kDevicePlugin, CardA(), false, NotFree::kMigNode},
+       [](NodeInventory* inv, Holdings*) { inv->mig_enabled = true; }, OfferMode::kDevicePlugin,
+       CardA(), false, NotFree::kMigNode},
       {"no card is offered whole while the MIG mode is unknown",
        [](NodeInventory* inv, Holdings*) {
          inv->mig_gaps.push_back({"MIG mode", "query failed", UnknownReason::kMigModeUnknown});
@@ -144,10 +143,12 @@ const std::vector<Row>& Rows() {
        },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kUnknown},
       {"nothing is offered while a ledger record cannot be read",
-       [](NodeInventory*, Holdings* h) { h->gaps.push_back({"/dra/x.json", "does not decode"}); },
+       [](NodeInventory*, Holdings* h) {
+         h->gaps.push_back({"/dra/x.json", "does not decode"});
+       },
        OfferMode::kDra, CardA(), false, NotFree::kHoldersUnknown},
-      {"a free pre-split vHCU is offered", [](NodeInventory* inv,
-                                               Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; },
+      {"a free pre-split vHCU is offered",
+       [](NodeInventory* inv, Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; },
        OfferMode::kDevicePlugin, VhcuRef(3), true, NotFree::kNone},
       {"a vHCU a claim holds is not offered free",
        [](NodeInventory* inv, Holdings* h) {
@@ -214,7 +215,8 @@ const std::vector<Row>& Rows() {
        [](NodeInventory* inv, Holdings* h) {
          inv->mig_enabled = true;
          inv->mig_instances = {MakeMig(0, kA, "u1")};
-         h->holders.push_back(Hold(HolderSource::kDraClaim, DeviceRef::OfMig(MakeMig(0, kA, "u1"))));
+         h->holders.push_back(
+             Hold(HolderSource::kDraClaim, DeviceRef::OfMig(MakeMig(0, kA, "u1"))));
        },
        OfferMode::kDra, DeviceRef::OfMig(MakeMig(0, kA, "u1")), false, NotFree::kHeld},
       {"a MIG instance is not offered while the MIG mode is unknown",
@@ -242,6 +244,19 @@ const std::vector<Row>& Rows() {
          h->holders.push_back(Hold(HolderSource::kDraClaim, VhcuRef(7), true));
        },
        OfferMode::kDevicePlugin, CardA(), false, NotFree::kCarriesVhcus},
+      {"HAMi: a card a HAMi pod holds whole stays HAMi's to account",
+       [](NodeInventory*, Holdings* h) {
+         DeviceRef d;
+         d.kind = DeviceRef::Kind::kCard;
+         d.card = 0;
+         h->holders.push_back(Hold(HolderSource::kHamiMark, d));
+       },
+       OfferMode::kHami, CardA(), true, NotFree::kNone, true},
+      {"HAMi: a card a DRA claim holds whole is not HAMi's",
+       [](NodeInventory*, Holdings* h) {
+         h->holders.push_back(Hold(HolderSource::kDraClaim, CardA()));
+       },
+       OfferMode::kHami, CardA(), false, NotFree::kHeld},
       {"HAMi: a card carrying vHCUs is shared by capacity",
        [](NodeInventory* inv, Holdings*) { inv->vhcus = {MakeVhcu(3, 0, kA)}; }, OfferMode::kHami,
        CardA(), true, NotFree::kNone, true},

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "hcudp/dra/slices.h"
 #include "metrics.h"
 #include "metrics_server.h"
 #include "ops_metrics/exposition.h"
@@ -241,6 +242,17 @@ BOOST_AUTO_TEST_CASE(the_exposition_is_version_0_0_4_with_only_hcudp_families) {
   BOOST_TEST(other->status == 404);
 }
 
+// The pool's devices and their health, as DraAgent gives them (on_pool).
+std::vector<std::pair<std::string, bool>> PoolOf(const NodeInventory& inv) {
+  ::hcudp::dra::SliceParams params;
+  params.node_name = "node-1";
+  auto plan = ::hcudp::dra::BuildPoolPlan(inv, params);
+  BOOST_REQUIRE(plan.ok());
+  std::vector<std::pair<std::string, bool>> out;
+  for (const ::hcudp::dra::PoolDevice& d : plan->devices) out.emplace_back(d.name, !d.tainted);
+  return out;
+}
+
 // DRA mode lists no device-plugin resources: hcudp_devices and
 // hcudp_device_healthy follow the pool the slices publish, under the
 // driver's name (issue 25: they were empty there).
@@ -260,7 +272,7 @@ BOOST_AUTO_TEST_CASE(dra_devices_are_the_pools_with_their_cards_health) {
   v.card = 1;
   v.card_bdf = "0000:29:00.0";
   inv.vhcus.push_back(v);
-  (*m)->OnDraPool(inv);
+  (*m)->OnDraPool(PoolOf(inv));
   Exposition e = MustScrape((*m)->port());
   // Card 0 whole; card 1 carries a vHCU, so its vHCU is the device.
   BOOST_TEST(V(e, "hcudp_device_healthy",
@@ -272,7 +284,7 @@ BOOST_AUTO_TEST_CASE(dra_devices_are_the_pools_with_their_cards_health) {
   BOOST_TEST(V(e, "hcudp_devices", {{"health", "unhealthy"}, {"resource", "dra.hygon.com"}}) ==
              1.0);
 
-  (*m)->OnDraPool(TwoCards(Health::kHealthy));
+  (*m)->OnDraPool(PoolOf(TwoCards(Health::kHealthy)));
   e = MustScrape((*m)->port());
   BOOST_TEST(e.Count("hcudp_device_healthy") == 2u);
   BOOST_TEST(V(e, "hcudp_devices", {{"health", "healthy"}, {"resource", "dra.hygon.com"}}) == 2.0);
@@ -356,7 +368,7 @@ BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_o
                {{"card", "0000:29:00.0"}, {"to", "healthy"}}) == 1.0);
 }
 
-BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discovery) {
+BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_vhcus_follow_the_looks) {
   NodeState state;
   Options options;
   auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
@@ -369,7 +381,7 @@ BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_follows_discover
   BOOST_TEST(!metered->CreateVhcu(1, 30, 8192).ok());
   BOOST_TEST(metered->DestroyVhcu(0).ok());
   BOOST_TEST(!metered->DestroyVhcu(7).ok());
-  BOOST_TEST(metered->Discover().ok());
+  (*m)->OnInventory(inner.inventory);  // the node watcher's inventory listener
   BOOST_TEST(
       (metered->StartEvents([](const BackendEvent&) {}).code() == StatusCode::kUnimplemented));
   Exposition e = MustScrape((*m)->port());

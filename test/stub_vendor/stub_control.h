@@ -25,6 +25,8 @@
 //   query_fails         this SimNode card is counted and its BDF answers, but
 //                       every other RSMI query and dmiGetDeviceInfo about it
 //                       fail (FILE_ERROR / ERROR)
+//   mig_mode_fails      1: nvmlGetSystemMigMode answers UNKNOWN (the MIG
+//                       mode cannot be read)
 //   create_on_card      dmiCreateVDevices acts on this SimNode card instead
 //   stale_vdev          this vdev id is unknown to the driver (VDEV_NOT_EXIST)
 //                       though its vdev<N>.conf stays in /etc/vdev (a destroy

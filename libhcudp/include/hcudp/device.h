@@ -92,11 +92,11 @@ struct MigInstance {
 // absent: what it hides may exist, so nothing is destroyed, published as free
 // or offered whole because of it.
 enum class UnknownReason {
-  kQueryFailed,      // a vendor query about the card failed
-  kConfTorn,         // a vdev<N>.conf is empty, truncated or invalid
-  kVdevUnreadable,   // /etc/vdev is missing, not a directory or unreadable
-  kMissedDiscovery,  // a card seen before was not found by this discovery
-  kMigModeUnknown,   // the MIG mode query failed: any card may be split
+  kQueryFailed,        // a vendor query about the card failed
+  kConfTorn,           // a vdev<N>.conf is empty, truncated or invalid
+  kVdevUnreadable,     // /etc/vdev is missing, not a directory or unreadable
+  kMissedDiscovery,    // a card seen before was not found by this discovery
+  kMigModeUnknown,     // the MIG mode query failed: any card may be split
   kMigConfUnreadable,  // /etc/dmi_mig_config/ci (or a CI conf in it) unreadable
 };
 
@@ -247,9 +247,7 @@ struct HCUDP_EXPORT NodeInventory {
   // vHCUs on it. False for an unknown card, true for an absent one.
   bool CardStateKnown(std::string_view bdf) const;
   // True when no card, vHCU or MIG state is unknown.
-  bool AllKnown() const {
-    return unknown_cards.empty() && vhcu_gaps.empty() && mig_gaps.empty();
-  }
+  bool AllKnown() const { return unknown_cards.empty() && vhcu_gaps.empty() && mig_gaps.empty(); }
 };
 
 }  // namespace hcudp

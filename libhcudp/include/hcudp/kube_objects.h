@@ -46,7 +46,9 @@ struct Pod {
   std::string phase;                  // status.phase: Pending, Running, Succeeded, Failed, Unknown
 };
 
-struct Node {
+// A Node object of the API server (named NodeObject: hcudp::Node is the
+// node's own door, hcudp/node.h).
+struct NodeObject {
   ObjectMeta metadata;
   std::string raw_json;
 };
@@ -58,7 +60,7 @@ struct PodList {
 };
 
 HCUDP_EXPORT StatusOr<Pod> ParsePod(std::string_view json);
-HCUDP_EXPORT StatusOr<Node> ParseNode(std::string_view json);
+HCUDP_EXPORT StatusOr<NodeObject> ParseNode(std::string_view json);
 HCUDP_EXPORT StatusOr<PodList> ParsePodList(std::string_view json);
 // Just the metadata of any object (for BOOKMARK events, ConfigMaps, ...).
 HCUDP_EXPORT StatusOr<ObjectMeta> ParseObjectMeta(std::string_view object_json);

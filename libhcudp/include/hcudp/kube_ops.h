@@ -18,8 +18,8 @@
 
 namespace hcudp {
 
-HCUDP_EXPORT StatusOr<Node> GetNode(KubeClient& client, const std::string& node_name,
-                                    const CallOptions& call = {});
+HCUDP_EXPORT StatusOr<NodeObject> GetNode(KubeClient& client, const std::string& node_name,
+                                          const CallOptions& call = {});
 HCUDP_EXPORT StatusOr<Pod> GetPod(KubeClient& client, const std::string& namespace_name,
                                   const std::string& pod_name, const CallOptions& call = {});
 // LIST, following `continue` pages (options.limit is the page size; 0 means
@@ -28,7 +28,7 @@ HCUDP_EXPORT StatusOr<PodList> ListPods(KubeClient& client, const std::string& n
                                         ListOptions options, const CallOptions& call = {});
 
 // Strategic-merge patch of metadata.annotations (nullopt deletes a key).
-HCUDP_EXPORT StatusOr<Node> PatchNodeAnnotations(
+HCUDP_EXPORT StatusOr<NodeObject> PatchNodeAnnotations(
     KubeClient& client, const std::string& node_name,
     const std::map<std::string, std::optional<std::string>>& annotations,
     const CallOptions& call = {});
@@ -39,9 +39,9 @@ HCUDP_EXPORT StatusOr<Pod> PatchPodAnnotations(
 
 // Strategic-merge patch of the nodes/<name>/status subresource, e.g.
 // {"status":{"capacity":{"hygon.com/hcumem":"65520"}}}.
-HCUDP_EXPORT StatusOr<Node> PatchNodeStatus(KubeClient& client, const std::string& node_name,
-                                            const std::string& status_patch_json,
-                                            const CallOptions& call = {});
+HCUDP_EXPORT StatusOr<NodeObject> PatchNodeStatus(KubeClient& client, const std::string& node_name,
+                                                  const std::string& status_patch_json,
+                                                  const CallOptions& call = {});
 
 // Removes annotation `key` from the node only if its value is exactly
 // `expected_value` (the HAMi lock `<RFC3339>,<ns>,<pod>`). GET, then a merge

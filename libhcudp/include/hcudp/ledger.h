@@ -109,7 +109,7 @@ class [[nodiscard]] HCUDP_EXPORT Holders {
 // The ledger as read at one moment.
 struct HCUDP_EXPORT Holdings {
   std::vector<Holder> holders;
-  std::vector<LedgerGap> gaps;      // non-empty: every answer is unknown
+  std::vector<LedgerGap> gaps;     // non-empty: every answer is unknown
   std::vector<std::string> notes;  // what was skipped without doubt (for logs)
 
   // Who holds `device` directly (a whole card: its whole-card records; its

@@ -12,6 +12,7 @@
 
 #include "hcudp/device.h"
 #include "hcudp/export.h"
+#include "hcudp/offer.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 
@@ -37,6 +38,10 @@ struct ResourceDevice {
   int card = -1;                // parent card index; -1 for hcucores
   int vhcu_id = -1;             // kVhcu: the vdev index
   int mig_index = -1;           // kMig: index into NodeInventory::mig_instances
+  // False when the offer rule does not offer it (held by an owner kubelet
+  // does not know of, or unknown): listed, so a pod that holds it keeps its
+  // ID, but Unhealthy, so kubelet never allocates it.
+  bool offered = true;
 };
 
 struct Resource {
@@ -95,6 +100,20 @@ HCUDP_EXPORT Status ValidateResourceName(std::string_view full_name);
 //    cards.size() x 100 devices, Healthy, no NUMA, card -1.
 HCUDP_EXPORT StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
                                                             const NamingParams& params);
+
+// The same by the offer rule (hcudp/offer.h; `plan` from DecideOffers(
+// inventory, the node's holdings, OfferMode::kDevicePlugin)), what the node
+// watcher publishes:
+//  - a whole card the rule does not offer is left out (unknown vHCU or MIG
+//    state, MIG mode unknown, held by another owner, a MIG node; in mixed, a
+//    card that carries vHCUs). Under strategy hcu a card carrying pre-split
+//    vHCUs stays listed, as the vendor's plugin lists it (DESIGN §4.1);
+//  - a vHCU or MIG instance the rule does not offer stays listed with
+//    `offered` false (see ResourceDevice), except under MIG mode (vHCUs)
+//    or when its card is not readable, where it is left out as above.
+HCUDP_EXPORT StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
+                                                            const NamingParams& params,
+                                                            const OfferPlan& plan);
 
 }  // namespace hcudp
 

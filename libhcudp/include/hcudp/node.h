@@ -131,7 +131,11 @@ class HCUDP_EXPORT Node {
   hcudp::Holdings ReadHoldings() const;
   // Who holds `device`, read now: unknown when any record cannot be read.
   hcudp::Holders Holders(const DeviceRef& device) const;
-  // The offer rule on a fresh look and the ledger (hcudp/offer.h).
+  // The offer rule (hcudp/offer.h) on `inventory` and the ledger read now.
+  // For kDevicePlugin the ledger leaves out kubelet's pod-resources: kubelet
+  // accounts its own allocations.
+  OfferPlan Offers(const NodeInventory& inventory, OfferMode mode) const;
+  // The same on a fresh Look().
   StatusOr<OfferPlan> Offers(OfferMode mode);
 
   // --- Guarded acts.

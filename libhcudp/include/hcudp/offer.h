@@ -45,16 +45,16 @@ enum class OfferMode {
 
 // Why a device is not offered as free.
 enum class NotFree {
-  kNone,             // it is offered
-  kUnknown,          // the device itself is unknown (unknown card, gap)
-  kHoldersUnknown,   // a ledger record could not be read
-  kHeld,             // a holder holds it
-  kCarriesVhcus,     // a card with pre-split (or others') vHCUs
-  kCarriesMig,       // a card with MIG instances
-  kMigNode,          // a card of a node in MIG mode (vHCUs too)
-  kMigModeUnknown,   // the MIG mode could not be read
-  kParentUnknown,    // a vHCU's or MIG instance's card is unknown or gone
-  kParentHeld,       // a vHCU's card is held whole
+  kNone,            // it is offered
+  kUnknown,         // the device itself is unknown (unknown card, gap)
+  kHoldersUnknown,  // a ledger record could not be read
+  kHeld,            // a holder holds it
+  kCarriesVhcus,    // a card with pre-split (or others') vHCUs
+  kCarriesMig,      // a card with MIG instances
+  kMigNode,         // a card of a node in MIG mode (vHCUs too)
+  kMigModeUnknown,  // the MIG mode could not be read
+  kParentUnknown,   // a vHCU's or MIG instance's card is unknown or gone
+  kParentHeld,      // a vHCU's card is held whole
 };
 // "offered", "unknown", "holders unknown", "held", "carries vHCUs",
 // "carries MIG instances", "MIG node", "MIG mode unknown",
@@ -63,10 +63,10 @@ HCUDP_EXPORT std::string_view NotFreeName(NotFree reason);
 
 struct DeviceOffer {
   DeviceRef device;
-  bool free = false;         // may be offered as free
-  bool shared = false;       // free as a shared card (kDra, kHami)
+  bool free = false;    // may be offered as free
+  bool shared = false;  // free as a shared card (kDra, kHami)
   NotFree reason = NotFree::kNone;
-  std::string why;           // for logs and hcuctl; "" when free
+  std::string why;  // for logs and hcuctl; "" when free
   // Cards: what the card's vHCUs take, held or not (those kept from the last
   // good look included)...
   int used_vhcus = 0;

@@ -108,9 +108,12 @@ std::vector<MigInstance> ScanMigInstances(const std::string& host_root,
     StatusOr<MigInstance> mig = ReadMigInstance(host_root, name, *shader_engines);
     if (!mig.ok()) {
       LOG(WARNING) << "skipping MIG instance " << name << ": " << mig.status().message();
-      // A directory at a conf's path is a runtime's leftover, not an
-      // instance; a conf that does not read may be one.
-      if (!node_files::IsDirectory(dir + "/" + name)) gap(dir + "/" + name, mig.status().message());
+      // A directory at a conf's path is a runtime's leftover and a name of
+      // another form a stranger, not instances; a conf that does not read
+      // may be one.
+      if (ParseMigConfFileName(name).ok() && !node_files::IsDirectory(dir + "/" + name)) {
+        gap(dir + "/" + name, mig.status().message());
+      }
       continue;
     }
     instances.push_back(std::move(*mig));

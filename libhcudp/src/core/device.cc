@@ -125,9 +125,9 @@ Lookup<MigInstance> NodeInventory::LookupMig(std::string_view uuid) const {
   }
   if (!mig_gaps.empty()) {
     const MigStateGap& g = mig_gaps.front();
-    return Lookup<MigInstance>::Unknown("MIG instance " + std::string(uuid) + " is unknown: " +
-                                        std::string(UnknownReasonName(g.kind)) + ": " + g.path +
-                                        (g.reason.empty() ? "" : ": " + g.reason));
+    return Lookup<MigInstance>::Unknown("MIG instance " + std::string(uuid) +
+                                        " is unknown: " + std::string(UnknownReasonName(g.kind)) +
+                                        ": " + g.path + (g.reason.empty() ? "" : ": " + g.reason));
   }
   return Lookup<MigInstance>::Absent();
 }

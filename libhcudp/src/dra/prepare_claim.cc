@@ -10,6 +10,7 @@
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/file_util.h"
+#include "node/ledger_read.h"
 
 namespace hcudp::dra {
 namespace {
@@ -99,14 +100,17 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
   d.card = target.card;
   const Card* card = inventory.FindCard(target.card);
   if (card != nullptr) d.card_bdf = card->bdf;
-  if (target.kind == PreparedKind::kVhcu) d.vhcu_id = target.vhcu_id;
+  if (target.kind == PreparedKind::kVhcu) {
+    d.vhcu_id = target.vhcu_id;
+    HCUDP_RETURN_IF_ERROR(CheckVhcuFree(inventory, d));
+  }
   if (target.kind == PreparedKind::kMig) {
     d.mig_uuid = inventory.mig_instances[static_cast<size_t>(target.mig_index)].uuid;
   }
   if (target.kind != PreparedKind::kCard || card == nullptr || r.admin_access) return d;
   // consumedCapacity; the claim spec only where the cluster has none.
   const CapacityAmounts& amounts = r.has_consumed_capacity ? r.consumed : r.requested;
-  if (amounts.empty()) return d;
+  if (amounts.empty()) return CheckWholeCardFree(inventory, *card, d);
   const int64_t cores = amounts.cores.value_or(card->compute_units);
   const int64_t memory = amounts.memory_bytes.value_or(static_cast<int64_t>(card->memory_bytes));
   if (cores > card->compute_units || memory > static_cast<int64_t>(card->memory_bytes)) {
@@ -120,12 +124,76 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
                       " bytes = " + std::to_string(card->memory_mib()) + " MiB)");
   }
   if (cores >= card->compute_units && memory >= static_cast<int64_t>(card->memory_bytes)) {
-    return d;  // all of it: the whole card
+    return CheckWholeCardFree(inventory, *card, d);  // all of it: the whole card
   }
   d.kind = PreparedKind::kDynamicVhcu;
   d.compute_units = static_cast<int>(std::clamp<int64_t>(cores, 1, card->compute_units));
   const uint64_t mib = (static_cast<uint64_t>(memory) + kMiB - 1) / kMiB;
   d.memory_mib = std::clamp<uint64_t>(mib, 1, card->memory_mib());
+  return d;
+}
+
+Holdings Preparer::Impl::ReadHoldings() const {
+  internal::LedgerSources sources;
+  sources.host_root = o_.host_root;
+  sources.cdi_dir = CdiDir();
+  return internal::ReadLedger(sources);
+}
+
+Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,
+                                     const PreparedDevice& d) const {
+  // A pre-split vHCU is handed to one claim at a time: not while the ledger
+  // says someone holds it (another claim, even one whose mark is lost; a
+  // mark; an intent; a claim of Hygon's driver), nor when it cannot tell
+  // (issue 28, repro 4).
+  Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
+  if (v.certainty() != Certainty::kFound) return OkStatus();  // ResolveDevice found it
+  Holders held = ReadHoldings().Of(DeviceRef::OfVhcu(v.value()));
+  switch (held.certainty()) {
+    case Certainty::kAbsent:
+      return OkStatus();
+    case Certainty::kUnknown:
+      return FailedPreconditionError("vHCU " + d.device + ": " + held.why());
+    case Certainty::kFound:
+      break;
+  }
+  return FailedPreconditionError("vHCU " + d.device + " is held by " + held.Describe());
+}
+
+StatusOr<PreparedDevice> Preparer::Impl::CheckWholeCardFree(const NodeInventory& inventory,
+                                                            const Card& card, PreparedDevice d) {
+  // A whole card is never handed out over a vHCU or MIG instance someone
+  // holds on it (issue 28, repro 1): the ledger's holders, and the Prepares
+  // in flight.
+  const std::string child_prefix = CardDeviceName(card) + "-";
+  {
+    MutexLock lock(mu_);
+    for (const auto& [name, uid] : reserved_) {
+      if (name.rfind(child_prefix, 0) == 0) {
+        return FailedPreconditionError("whole card " + d.device + " is not free: claim " + uid +
+                                       " is preparing " + name);
+      }
+    }
+  }
+  std::vector<DeviceRef> children;
+  for (const Vhcu& v : inventory.vhcus) {
+    if (v.card_bdf == card.bdf) children.push_back(DeviceRef::OfVhcu(v));
+  }
+  for (const MigInstance& m : inventory.mig_instances) {
+    if (m.card_bdf == card.bdf || m.card == card.index) children.push_back(DeviceRef::OfMig(m));
+  }
+  if (children.empty()) return d;
+  const Holdings holdings = ReadHoldings();
+  for (const DeviceRef& child : children) {
+    Holders held = holdings.Of(child);
+    if (held.certainty() == Certainty::kUnknown) {
+      return FailedPreconditionError("whole card " + d.device + ": " + held.why());
+    }
+    if (held.certainty() == Certainty::kFound) {
+      return FailedPreconditionError("whole card " + d.device + " is not free: " + child.Name() +
+                                     " is held by " + held.Describe());
+    }
+  }
   return d;
 }
 
@@ -223,7 +291,8 @@ StatusOr<PrepareAnswer> Preparer::Impl::PrepareNew(const ParsedClaim& claim) {
       i = static_cast<size_t>(-1);  // plan every result again on the fresh inventory
       continue;
     }
-    if (!d.ok() && d.status().code() == StatusCode::kOutOfRange) {
+    if (!d.ok() && (d.status().code() == StatusCode::kOutOfRange ||
+                    d.status().code() == StatusCode::kFailedPrecondition)) {
       return ErrorAnswer(
           d.status().WithContext("claim " + claim.namespace_name + "/" + claim.name).message());
     }

@@ -2,6 +2,7 @@
 #ifndef HCUDP_SRC_DRA_PREPARE_IMPL_H_
 #define HCUDP_SRC_DRA_PREPARE_IMPL_H_
 
+#include <condition_variable>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "hcudp/allocation.h"
 #include "hcudp/dra/preparer.h"
+#include "hcudp/ledger.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::dra {
@@ -72,6 +74,17 @@ class Preparer::Impl {
 
   // prepare_claim.cc
   StatusOr<PreparedDevice> Plan(const AllocatedDevice& result, const NodeInventory& inventory);
+  // The ownership ledger (hcudp/ledger.h) as read now: marks, intents, the
+  // checkpoint, Hygon's state file.
+  Holdings ReadHoldings() const;
+  // `d` (a whole card) when no vHCU or MIG instance of `card` is held, by
+  // the ledger or a Prepare in flight: FailedPrecondition naming the holder
+  // otherwise, or when the ledger cannot tell (a per-claim error).
+  StatusOr<PreparedDevice> CheckWholeCardFree(const NodeInventory& inventory, const Card& card,
+                                              PreparedDevice d);
+  // OK when the ledger says pre-split vHCU `d` is held by no one;
+  // FailedPrecondition naming the holder, or why it cannot tell, otherwise.
+  Status CheckVhcuFree(const NodeInventory& inventory, const PreparedDevice& d) const;
   StatusOr<PrepareAnswer> PrepareNew(const ParsedClaim& claim);
   void SetCdiIds(PreparedClaim* claim) const;
   // Rewrites what a prepared claim lacks: its CDI spec (reboot, wiped dir)
@@ -120,14 +133,25 @@ class Preparer::Impl {
 
   // hygon_adopt.cc: migration from Hygon's DRA driver (doc/dra.md).
   std::string HygonStatePath() const;
-  // Claims of Hygon's state file that the checkpoint lacks become entries.
-  void AdoptHygonClaims(const NodeInventory& inventory, RecoverResult* result);
+  // Claims of Hygon's state file that the checkpoint lacks become entries
+  // (and prepared claims), but never one naming a vHCU that one of our
+  // claims, a mark or an intent holds. `only_uid`: that claim alone. True
+  // when one could not be adopted for now (a device unknown): retried.
+  bool AdoptHygonClaims(const NodeInventory& inventory, RecoverResult* result,
+                        const std::string& only_uid = "");
+  // Unprepare of a UID without an entry that Hygon's file lists: adopted
+  // (then released by the caller), or dropped from Hygon's file when it is
+  // not ours to free. Unavailable while its devices are unknown.
+  Status AdoptForUnprepare(const ClaimRef& ref);
+  bool HygonLists(const std::string& uid) const;
   // kubelet named an adopted claim: its namespace, name and the
   // allocation's shareIDs go into the entry (Hygon's driver kept neither).
   void CompleteAdopted(PreparedClaim* claim, const ParsedClaim& parsed);
-  // An adopted claim was released: out of Hygon's state file and specs.
-  void ForgetHygonClaim(const PreparedClaim& claim);
-  void RewriteHygonState(const std::vector<std::string>& uids);
+  // An adopted claim is being released: out of Hygon's state file and
+  // specs, BEFORE its entry goes (a claim left in Hygon's file is adopted
+  // again at the next start, onto a reused vHCU id). Non-OK: retry.
+  Status ForgetHygonClaim(const PreparedClaim& claim);
+  Status RewriteHygonState(const std::vector<std::string>& uids);
 
   Backend* const backend_;
   VhcuManager* const vhcus_;
@@ -154,9 +178,16 @@ class Preparer::Impl {
   uint64_t spec_generation_ HCUDP_GUARDED_BY(mu_) = 0;
   bool spec_writer_ HCUDP_GUARDED_BY(mu_) = false;
   std::string whole_card_spec_ HCUDP_GUARDED_BY(mu_);  // as written
-  // Adopted claims to drop from Hygon's state file; one rewriter at a time.
+  // Adopted claims to drop from Hygon's state file; one rewriter at a time,
+  // which tells each queued claim its outcome (tickets, hygon_cv_).
   std::vector<std::string> hygon_forget_ HCUDP_GUARDED_BY(mu_);
   bool hygon_writer_ HCUDP_GUARDED_BY(mu_) = false;
+  uint64_t hygon_queued_ HCUDP_GUARDED_BY(mu_) = 0;
+  uint64_t hygon_done_ HCUDP_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Status> hygon_status_ HCUDP_GUARDED_BY(mu_);
+  std::condition_variable hygon_cv_;
+  // Hygon claims left unadopted while their devices were unknown.
+  bool hygon_retry_ HCUDP_GUARDED_BY(mu_) = false;
 };
 
 // The last component of a path: a mark file's name from its path.

@@ -6,62 +6,33 @@
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
+#include "hcudp/dra/agent.h"
 #include "hcudp_internal/file_util.h"
 
 namespace hcudp::dra {
 namespace {
 
-// Are the prepared devices still on the node as recorded? Unknown when the
-// node cannot say for one of them (a card whose queries failed or that one
-// discovery missed, a torn conf, /etc/vdev unreadable): that is never gone.
+// The claim's devices by the one verdict (PreparedDeviceHealth): kUnknown
+// when the node cannot say for one of them (a card whose queries failed or
+// that discovery missed, a torn conf, /etc/vdev unreadable); kAbsent when
+// one is gone; kFound otherwise. Only for what Recover and Tick keep and
+// log: a device gone never unprepares its claim (kubelet's Unprepare or
+// the API server does), it is Unhealthy in the health stream.
 Certainty StillThere(const PreparedClaim& claim, const NodeInventory& inventory, std::string* why) {
-  std::string unknown;  // why the first unknown device is unknown
-  std::string gone;     // why the first absent device is gone
+  std::string gone;
   for (const PreparedDevice& d : claim.devices) {
-    Lookup<Card> card = inventory.LookupCardByBdf(d.card_bdf);
-    switch (card.certainty()) {
-      case Certainty::kFound:
-        break;
-      case Certainty::kUnknown:
-        if (unknown.empty()) unknown = card.why();
-        continue;  // nothing on it can be checked
-      case Certainty::kAbsent:
-        if (gone.empty()) gone = "card " + d.card_bdf + " is gone";
-        continue;
+    DeviceHealth h = PreparedDeviceHealth(d, inventory);
+    if (h.health == DeviceHealthStatus::kUnknown) {
+      *why = h.message;
+      return Certainty::kUnknown;
     }
-    if (d.kind == PreparedKind::kVhcu || d.kind == PreparedKind::kDynamicVhcu) {
-      Lookup<Vhcu> v = inventory.LookupVhcu(d.vhcu_id);
-      switch (v.certainty()) {
-        case Certainty::kUnknown:
-          if (unknown.empty()) unknown = v.why();
-          break;
-        case Certainty::kFound:
-          if (v.value().card_bdf == d.card_bdf && (d.kind != PreparedKind::kDynamicVhcu ||
-                                                   (v.value().compute_units == d.compute_units &&
-                                                    v.value().memory_mib == d.memory_mib))) {
-            break;
-          }
-          [[fallthrough]];  // the id names another vHCU now: ours is gone
-        case Certainty::kAbsent:
-          if (gone.empty()) gone = "vHCU " + std::to_string(d.vhcu_id) + " is gone";
-          break;
-      }
-    }
-    if (d.kind == PreparedKind::kMig && gone.empty() &&
-        std::none_of(inventory.mig_instances.begin(), inventory.mig_instances.end(),
-                     [&](const MigInstance& m) { return m.uuid == d.mig_uuid; })) {
-      gone = "MIG instance " + d.mig_uuid + " is gone";
+    if (gone.empty() && h.message.find("no longer on the node") != std::string::npos) {
+      gone = h.message;
     }
   }
-  if (!unknown.empty()) {
-    *why = unknown;
-    return Certainty::kUnknown;
-  }
-  if (!gone.empty()) {
-    *why = gone;
-    return Certainty::kAbsent;
-  }
-  return Certainty::kFound;
+  if (gone.empty()) return Certainty::kFound;
+  *why = gone;
+  return Certainty::kAbsent;
 }
 
 // A 404 that says this claim does not exist ("resourceclaims... \"<name>\" not
@@ -173,7 +144,10 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
   Status spec = WriteWholeCardSpec(inventory);
   if (!spec.ok()) LOG(WARNING) << spec.ToString();
-  AdoptHygonClaims(inventory, &result);  // migration from Hygon's DRA driver
+  if (AdoptHygonClaims(inventory, &result)) {  // migration from Hygon's DRA driver
+    MutexLock lock(mu_);
+    hygon_retry_ = true;  // some wait for a device to read again: every Tick tries
+  }
   HCUDP_ASSIGN_OR_RETURN(std::vector<PreparedClaim> entries, store_.ReadAll(&result.bad_entries));
   for (const std::string& bad : result.bad_entries) {
     LOG(ERROR) << "DRA checkpoint entry ignored (left in place for inspection): " << bad;
@@ -211,17 +185,11 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
       continue;
     }
     if (there == Certainty::kAbsent) {
-      // After a reboot the vHCUs may be gone: nothing to hand out any more;
-      // kubelet prepares again after a reboot.
-      LOG(WARNING) << "claim " << c.uid << ": " << why << "; unpreparing";
-      Status st = Undo(c, inventory, false);
-      if (st.ok()) {
-        ++result.unprepared;
-      } else {
-        ++result.pending;
-        AddPending(ref);
-      }
-      continue;
+      // Gone (a reboot, a card missing from this start's discovery): the
+      // claim stays prepared, its devices Unhealthy, until kubelet's
+      // Unprepare or the API server says it is gone (issue 28, repro 2).
+      LOG(WARNING) << "claim " << c.uid << ": " << why
+                   << "; kept prepared (Unhealthy) until kubelet unprepares it";
     }
     bool rewritten = false;
     Status st = EnsureClaimSpec(c, &rewritten);
@@ -280,11 +248,12 @@ void Preparer::Impl::RecheckUnknown(RecoverResult* result) {
     for (const auto& [uid, u] : unknown_) refs.push_back(u.ref);
   }
   if (refs.empty()) return;
-  StatusOr<NodeInventory> inventory = backend_->Discover();
-  if (!inventory.ok()) {
+  // The node as the watcher last published it (WriteWholeCardSpec): a
+  // re-check is no discovery of its own, so it never counts as a look at
+  // a missing card (issue 28).
+  std::optional<NodeInventory> inventory = CachedInventory();
+  if (!inventory) {
     result->unknown += static_cast<int>(refs.size());
-    LOG_EVERY_N(WARNING, 60) << "re-checking claims on unknown devices: "
-                             << inventory.status().ToString();
     return;
   }
   for (const ClaimRef& ref : refs) {
@@ -309,13 +278,16 @@ void Preparer::Impl::RecheckUnknown(RecoverResult* result) {
         ++result->unknown;
         KeepUnknown(ref, why);
         break;
-      case Certainty::kFound: {
+      case Certainty::kFound:
+      case Certainty::kAbsent: {
         {
           MutexLock lock(mu_);
           unknown_.erase(ref.uid);
         }
+        // Gone is no reason to unprepare: the health stream says Unhealthy.
         LOG(INFO) << "claim " << ref.namespace_name << "/" << ref.name << " (" << ref.uid
-                  << "): its devices are readable again and still there; kept";
+                  << "): its devices are readable again" << (why.empty() ? "" : " (" + why + ")")
+                  << "; kept";
         bool rewritten = false;
         Status st = EnsureClaimSpec(*entry, &rewritten);
         if (!st.ok()) LOG(WARNING) << "claim " << ref.uid << ": CDI spec: " << st.ToString();
@@ -323,28 +295,27 @@ void Preparer::Impl::RecheckUnknown(RecoverResult* result) {
         ++result->kept;
         break;
       }
-      case Certainty::kAbsent: {
-        {
-          MutexLock lock(mu_);
-          unknown_.erase(ref.uid);
-        }
-        LOG(WARNING) << "claim " << ref.uid << ": " << why << " (now confirmed); unpreparing";
-        Status st = Undo(*entry, *inventory, false);
-        if (st.ok()) {
-          ++result->unprepared;
-        } else {
-          ++result->pending;
-          AddPending(ref);
-        }
-        break;
-      }
     }
   }
+  if (result->kept > 0) Changed();
 }
 
 RecoverResult Preparer::Impl::Tick() {
   RecoverResult result;
   RecheckUnknown(&result);
+  bool adopt_again;
+  {
+    MutexLock lock(mu_);
+    adopt_again = hygon_retry_;
+  }
+  if (std::optional<NodeInventory> inventory = CachedInventory(); adopt_again && inventory) {
+    const bool still = AdoptHygonClaims(*inventory, &result);
+    {
+      MutexLock lock(mu_);
+      hygon_retry_ = still;
+    }
+    if (result.adopted > 0) Changed();
+  }
   std::vector<ClaimRef> due;
   {
     MutexLock lock(mu_);

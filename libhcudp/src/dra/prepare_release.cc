@@ -139,8 +139,12 @@ Status Preparer::Impl::Undo(PreparedClaim claim, const NodeInventory& inventory,
   if (unprepare_hooks && Crash(PrepareStep::kUnprepareSpecRemoved)) {
     return AbortedError("crash after the spec was removed");
   }
+  // An adopted claim leaves Hygon's state file first: were our entry gone
+  // and the rewrite failed, the next start would adopt it again.
+  if (Status st = ForgetHygonClaim(claim); !st.ok()) {
+    return UnavailableError("claim " + claim.uid + ": " + st.message() + "; retried");
+  }
   HCUDP_RETURN_IF_ERROR(store_.Remove(claim.uid));
-  ForgetHygonClaim(claim);  // an adopted claim leaves Hygon's state file too
   bool changed = false;
   {
     MutexLock lock(mu_);
@@ -157,6 +161,12 @@ Status Preparer::Impl::Unprepare(const ClaimRef& ref) {
   InFlight guard(this, ref.uid);
   if (!guard.ok()) return UnavailableError("claim " + ref.uid + ": another call is in progress");
   StatusOr<PreparedClaim> entry = store_.Read(ref.uid);
+  if (!entry.ok() && entry.status().code() == StatusCode::kNotFound && HygonLists(ref.uid)) {
+    // Hygon's driver prepared it and it was not adopted yet (a card unknown
+    // at start): adopted now, then released below.
+    HCUDP_RETURN_IF_ERROR(AdoptForUnprepare(ref));
+    entry = store_.Read(ref.uid);
+  }
   if (!entry.ok() && entry.status().code() == StatusCode::kNotFound) {
     MutexLock lock(mu_);
     claims_.erase(ref.uid);

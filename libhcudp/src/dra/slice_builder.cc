@@ -231,7 +231,8 @@ std::string MigDeviceName(std::string_view card_bdf, int gpu_instance, int compu
          std::to_string(compute_instance);
 }
 
-StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p) {
+StatusOr<PoolPlan> BuildPoolPlan(const SliceOffer& offer, const SliceParams& p) {
+  const NodeInventory& inv = offer.inventory;
   HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(p.node_name, "node name"));
   HCUDP_RETURN_IF_ERROR(CheckDnsSubdomain(p.driver_name, "driver name", 63));
   if (p.max_vhcus_per_card < 1) {
@@ -243,6 +244,7 @@ StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p)
   plan.node_name = p.node_name;
   plan.node_uid = p.node_uid;
   plan.driver_name = p.driver_name;
+  plan.left_out = offer.left_out;
 
   std::vector<int> islands = HslIslands(inv);
   std::vector<size_t> order(inv.cards.size());
@@ -300,6 +302,10 @@ StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inv, const SliceParams& p)
     }
     if (has_children) {
       plan.left_out.push_back({what, "carries vHCUs or MIG instances (offered as such)"});
+      continue;
+    }
+    if (offer.not_whole.count(card.bdf) != 0) {
+      plan.left_out.push_back({what, "carries vHCUs or MIG instances held or unreadable"});
       continue;
     }
     if (inv.mig_enabled) {

@@ -53,7 +53,7 @@ class SlicePublisher::Impl {
 
   ~Impl() { Stop(); }
 
-  Status SyncNow(const NodeInventory& inventory) {
+  Status SyncNow(const SliceOffer& inventory) {
     const Clock::TimePoint deadline = clock_.Now() + options_.sync_timeout;
     SyncMemory memory;
     {
@@ -88,7 +88,7 @@ class SlicePublisher::Impl {
     if (watcher_.joinable()) watcher_.join();
   }
 
-  uint64_t SetInventory(NodeInventory inventory) {
+  uint64_t SetInventory(SliceOffer inventory) {
     uint64_t seq;
     {
       MutexLock lock(mu_);
@@ -125,7 +125,7 @@ class SlicePublisher::Impl {
   // Runs one sync without the lock; `syncing_` is set by the caller and
   // cleared here. `sequence` is the inventory's (0: not the worker's).
   // `retry_after_s` receives a refusal's Retry-After.
-  Status RunSync(const NodeInventory& inventory, SyncMemory memory, Clock::TimePoint deadline,
+  Status RunSync(const SliceOffer& inventory, SyncMemory memory, Clock::TimePoint deadline,
                  uint64_t sequence, std::optional<int>* retry_after_s = nullptr)
       HCUDP_EXCLUDES(mu_) {
     CallOptions call;
@@ -230,7 +230,7 @@ class SlicePublisher::Impl {
       if (!due) return node_uid_;
       owner_checked_at_ = now;
     }
-    StatusOr<Node> node = GetNode(client_, options_.params.node_name, call);
+    StatusOr<NodeObject> node = GetNode(client_, options_.params.node_name, call);
     MutexLock lock(mu_);
     if (node.ok() || IsNotFound(node.status())) {
       const std::string uid = node.ok() ? node->metadata.uid : "";
@@ -364,7 +364,7 @@ class SlicePublisher::Impl {
   void Loop() {
     Clock::TimePoint next = clock_.Now();
     for (;;) {
-      std::optional<NodeInventory> inventory;
+      std::optional<SliceOffer> inventory;
       uint64_t sequence = 0;
       SyncMemory memory;
       {
@@ -418,7 +418,7 @@ class SlicePublisher::Impl {
   bool syncing_ HCUDP_GUARDED_BY(mu_) = false;
   bool dirty_ HCUDP_GUARDED_BY(mu_) = false;
   uint64_t sequence_ HCUDP_GUARDED_BY(mu_) = 0;
-  std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
+  std::optional<SliceOffer> inventory_ HCUDP_GUARDED_BY(mu_);
   SyncMemory memory_ HCUDP_GUARDED_BY(mu_);
   PublisherState state_ HCUDP_GUARDED_BY(mu_);
   bool last_sync_ok_ HCUDP_GUARDED_BY(mu_) = false;
@@ -446,10 +446,10 @@ StatusOr<std::unique_ptr<SlicePublisher>> SlicePublisher::New(KubeClient& client
 SlicePublisher::SlicePublisher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SlicePublisher::~SlicePublisher() = default;
 
-Status SlicePublisher::SyncNow(const NodeInventory& inventory) { return impl_->SyncNow(inventory); }
+Status SlicePublisher::SyncNow(const SliceOffer& inventory) { return impl_->SyncNow(inventory); }
 void SlicePublisher::Start() { impl_->Start(); }
 void SlicePublisher::Stop() { impl_->Stop(); }
-uint64_t SlicePublisher::SetInventory(NodeInventory inventory) {
+uint64_t SlicePublisher::SetInventory(SliceOffer inventory) {
   return impl_->SetInventory(std::move(inventory));
 }
 void SlicePublisher::RequestResync() { impl_->RequestResync(); }

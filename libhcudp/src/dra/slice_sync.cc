@@ -301,7 +301,7 @@ ResourcePath ResourceSlicePath(std::string name) {
   return p;
 }
 
-Status SyncPool(KubeClient& client, const NodeInventory& inventory, const SliceParams& params,
+Status SyncPool(KubeClient& client, const SliceOffer& inventory, const SliceParams& params,
                 SyncMemory& memory, const CallOptions& call,
                 const std::optional<std::string>& snapshot, SyncResult& result) {
   ListOptions list;

@@ -43,7 +43,7 @@ struct SyncResult {
 // re-lists after a conflict (up to 4 rounds). A stored slice whose Node
 // ownerReference differs from params.node_uid is a difference. `call` bounds
 // every API call. `result` gets what was written even when the sync fails.
-Status SyncPool(KubeClient& client, const NodeInventory& inventory, const SliceParams& params,
+Status SyncPool(KubeClient& client, const SliceOffer& inventory, const SliceParams& params,
                 SyncMemory& memory, const CallOptions& call,
                 const std::optional<std::string>& snapshot, SyncResult& result);
 

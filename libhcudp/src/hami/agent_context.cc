@@ -128,13 +128,14 @@ AgentContext::AgentContext(Backend* backend_in, KubeClient* client_in, HamiAgent
       vhcus(backend_in, ManagerOptions(options), clock_in),
       inventory(backend_in) {}
 
-void SeenNode::Set(Node node, Clock::TimePoint at) {
+void SeenNode::Set(NodeObject node, Clock::TimePoint at) {
   MutexLock lock(mu_);
   node_ = std::move(node);
   at_ = at;
 }
 
-std::optional<Node> SeenNode::Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const {
+std::optional<NodeObject> SeenNode::Get(Clock::TimePoint now,
+                                        std::chrono::milliseconds max_age) const {
   MutexLock lock(mu_);
   if (!node_ || now - at_ > max_age) return std::nullopt;
   return node_;

@@ -98,14 +98,14 @@ class InventoryCache {
 // interval, the handshake, not two). Any thread.
 class SeenNode {
  public:
-  void Set(Node node, Clock::TimePoint at) HCUDP_EXCLUDES(mu_);
+  void Set(NodeObject node, Clock::TimePoint at) HCUDP_EXCLUDES(mu_);
   // The node, if seen at `now - max_age` or later.
-  std::optional<Node> Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const
+  std::optional<NodeObject> Get(Clock::TimePoint now, std::chrono::milliseconds max_age) const
       HCUDP_EXCLUDES(mu_);
 
  private:
   mutable Mutex mu_;
-  std::optional<Node> node_ HCUDP_GUARDED_BY(mu_);
+  std::optional<NodeObject> node_ HCUDP_GUARDED_BY(mu_);
   Clock::TimePoint at_ HCUDP_GUARDED_BY(mu_);
 };
 

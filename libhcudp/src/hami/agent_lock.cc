@@ -25,15 +25,16 @@ void StaleLock::Release(bool first, bool fresh) {
   // The first look (what an earlier process left) and a look after a pod
   // event read the node itself, and so does one that finds a lock: nothing
   // is done on an old view.
-  std::optional<Node> seen;
+  std::optional<NodeObject> seen;
   if (!first && !fresh) {
     seen = ctx_.seen_node.Get(ctx_.clock.Now(), ctx_.options.register_interval + kSeenNodeSlack);
     if (seen && seen->metadata.annotations.count(std::string(hami::kNodeLockAnnotation)) != 0) {
       seen.reset();
     }
   }
-  StatusOr<Node> node = seen ? StatusOr<Node>(*seen)
-                             : GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
+  StatusOr<NodeObject> node =
+      seen ? StatusOr<NodeObject>(*seen)
+           : GetNode(*ctx_.client, ctx_.options.node_name, ctx_.BackgroundCall());
   if (!node.ok()) {
     LOG(WARNING) << "HAMi: cannot check the node lock: " << node.status().ToString();
     return;

@@ -8,7 +8,9 @@
 #include "hcudp/hami/node_devices.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp/offer.h"
 #include "hcudp/topology.h"
+#include "node/ledger_read.h"
 
 namespace hcudp::internal {
 namespace {
@@ -118,7 +120,13 @@ Status Registrar::Register(bool lists_only_if_changed) {
               << (servable ? "servable" : "not servable (pod cache not current)");
     last_servable_ = servable;
   }
-  hami::NodeRegistration reg = hami::BuildNodeRegistration(inventory, ctx_.options.split_count);
+  // By the one offer rule: unknown is never free capacity, and vHCUs no
+  // HAMi pod holds (pre-split, claims') are taken from the full list too.
+  LedgerSources ledger;
+  ledger.host_root = ctx_.options.host_root;
+  const OfferPlan plan = DecideOffers(inventory, ReadLedger(ledger), OfferMode::kHami);
+  hami::NodeRegistration reg =
+      hami::BuildNodeRegistration(inventory, plan, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
   HCUDP_ASSIGN_OR_RETURN(std::string full, hami::EncodeNodeDevices(reg.full));
   HCUDP_ASSIGN_OR_RETURN(std::string remaining, hami::EncodeNodeDevices(reg.remaining));
@@ -133,7 +141,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
     }
     CallOptions call = ctx_.BackgroundCall();
     call.retry_after_s = &retry_after_s_;
-    HCUDP_ASSIGN_OR_RETURN(Node node,
+    HCUDP_ASSIGN_OR_RETURN(NodeObject node,
                            PatchNodeAnnotations(*ctx_.client, ctx_.options.node_name, patch, call));
     ctx_.seen_node.Set(node, ctx_.clock.Now());
     last_full_ = full;
@@ -147,7 +155,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
   return OkStatus();
 }
 
-void Registrar::ReportHcumem(const NodeInventory& inventory, const Node& node) {
+void Registrar::ReportHcumem(const NodeInventory& inventory, const NodeObject& node) {
   uint64_t total_mib = 0;
   for (const Card& card : inventory.cards) total_mib += card.memory_mib();
   const std::string value = std::to_string(total_mib);

@@ -142,6 +142,38 @@ int VhcuComputeUnitsOn(const NodeInventory& inventory, int card) {
 
 }  // namespace
 
+NodeRegistration BuildNodeRegistration(const NodeInventory& inventory, const OfferPlan& plan,
+                                       int split_count) {
+  NodeRegistration reg = BuildNodeRegistration(inventory, split_count);
+  auto verdict = [&](int index) -> const DeviceOffer* {
+    const Card* card = inventory.FindCard(index);
+    return card != nullptr ? plan.Find(DeviceRef::OfCard(*card)) : nullptr;
+  };
+  for (size_t i = 0; i < reg.full.size(); ++i) {
+    NodeDevice& full = reg.full[i];
+    NodeDevice& remaining = reg.remaining[i];
+    const DeviceOffer* offer = verdict(full.index);
+    const Card* card = inventory.FindCard(full.index);
+    if (offer == nullptr || card == nullptr || !offer->free) {
+      // Unknown, or not HAMi's to share: nothing of it is free.
+      for (NodeDevice* d : {&full, &remaining}) {
+        d->count = 0;
+        d->devmem_mib = 0;
+        d->devcore_percent = 0;
+      }
+      continue;
+    }
+    full.count = std::max(0, full.count - offer->foreign_vhcus);
+    full.devmem_mib = static_cast<int32_t>(std::max<int64_t>(
+        0,
+        static_cast<int64_t>(full.devmem_mib) - static_cast<int64_t>(offer->foreign_memory_mib)));
+    const int free_cu = std::max(0, card->compute_units - offer->foreign_compute_units);
+    full.devcore_percent =
+        static_cast<int32_t>(static_cast<int64_t>(free_cu) * 100 / card->compute_units);
+  }
+  return reg;
+}
+
 NodeRegistration BuildNodeRegistration(const NodeInventory& inventory, int split_count) {
   std::vector<const Card*> cards;
   std::map<std::string, int> serial_counts;

@@ -41,7 +41,7 @@ class Registrar {
   Clock::TimePoint NextDue() const;
   void RegisterIfDue(bool requested);
   Status Register(bool lists_only_if_changed);
-  void ReportHcumem(const NodeInventory& inventory, const Node& node);
+  void ReportHcumem(const NodeInventory& inventory, const NodeObject& node);
   void ReportTopology(const NodeInventory& inventory);
 
   AgentContext& ctx_;

@@ -154,11 +154,11 @@ StatusOr<Pod> ParsePod(std::string_view json) {
   return pod;
 }
 
-StatusOr<Node> ParseNode(std::string_view json) {
+StatusOr<NodeObject> ParseNode(std::string_view json) {
   rapidjson::Document doc;
   Status s = ParseDocument(json, &doc);
   if (!s.ok()) return s.WithContext("node");
-  Node node;
+  NodeObject node;
   s = ParseMeta(doc, &node.metadata);
   if (!s.ok()) return s.WithContext("node");
   node.raw_json.assign(json.data(), json.size());

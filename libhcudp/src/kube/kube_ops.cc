@@ -5,7 +5,8 @@
 
 namespace hcudp {
 
-StatusOr<Node> GetNode(KubeClient& client, const std::string& node_name, const CallOptions& call) {
+StatusOr<NodeObject> GetNode(KubeClient& client, const std::string& node_name,
+                             const CallOptions& call) {
   HCUDP_ASSIGN_OR_RETURN(std::string json, client.Get(NodePath(node_name), call));
   return ParseNode(json);
 }
@@ -33,7 +34,7 @@ StatusOr<PodList> ListPods(KubeClient& client, const std::string& namespace_name
   return all;
 }
 
-StatusOr<Node> PatchNodeAnnotations(
+StatusOr<NodeObject> PatchNodeAnnotations(
     KubeClient& client, const std::string& node_name,
     const std::map<std::string, std::optional<std::string>>& annotations, const CallOptions& call) {
   HCUDP_ASSIGN_OR_RETURN(std::string json,
@@ -51,8 +52,9 @@ StatusOr<Pod> PatchPodAnnotations(
   return ParsePod(json);
 }
 
-StatusOr<Node> PatchNodeStatus(KubeClient& client, const std::string& node_name,
-                               const std::string& status_patch_json, const CallOptions& call) {
+StatusOr<NodeObject> PatchNodeStatus(KubeClient& client, const std::string& node_name,
+                                     const std::string& status_patch_json,
+                                     const CallOptions& call) {
   HCUDP_ASSIGN_OR_RETURN(
       std::string json,
       client.Patch(NodeStatusPath(node_name), PatchType::kStrategicMerge, status_patch_json, call));
@@ -65,7 +67,7 @@ StatusOr<bool> RemoveNodeAnnotationIfEquals(KubeClient& client, const std::strin
                                             const CallOptions& call) {
   Status last;
   for (int attempt = 0; attempt < std::max(1, max_attempts); ++attempt) {
-    HCUDP_ASSIGN_OR_RETURN(Node node, GetNode(client, node_name, call));
+    HCUDP_ASSIGN_OR_RETURN(NodeObject node, GetNode(client, node_name, call));
     auto it = node.metadata.annotations.find(key);
     if (it == node.metadata.annotations.end() || it->second != expected_value) return false;
     // The resourceVersion makes the patch conditional: if the annotation

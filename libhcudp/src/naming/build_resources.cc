@@ -157,7 +157,61 @@ void SortDevices(Resource* r) {
   }
 }
 
+// Whether the rule keeps `d` listed, marking it not offered where it lists
+// it only for its holder.
+bool ApplyOffer(const NodeInventory& inv, const NamingParams& params, const OfferPlan& plan,
+                DeviceKind kind, ResourceDevice* d) {
+  switch (kind) {
+    case DeviceKind::kCard: {
+      const Card* card = inv.FindCard(d->card);
+      if (card == nullptr) return false;
+      const DeviceOffer* o = plan.Find(DeviceRef::OfCard(*card));
+      if (o == nullptr || o->free) return true;
+      // The vendor's hcu strategy lists split cards whole (DESIGN §4.1).
+      return params.strategy == Strategy::kHcu && o->reason == NotFree::kCarriesVhcus;
+    }
+    case DeviceKind::kVhcu: {
+      Lookup<Vhcu> v = inv.LookupVhcu(d->vhcu_id);
+      // Built from inv.vhcus: found (a gap on it is the rule's to weigh).
+      if (v.certainty() != Certainty::kFound) return true;
+      const DeviceOffer* o = plan.Find(DeviceRef::OfVhcu(v.value()));
+      if (o == nullptr || o->free) return true;
+      if (o->reason == NotFree::kMigNode || o->reason == NotFree::kParentUnknown) return false;
+      d->offered = false;
+      return true;
+    }
+    case DeviceKind::kMig: {
+      if (d->mig_index < 0 || static_cast<size_t>(d->mig_index) >= inv.mig_instances.size()) {
+        return true;
+      }
+      const DeviceOffer* o =
+          plan.Find(DeviceRef::OfMig(inv.mig_instances[static_cast<size_t>(d->mig_index)]));
+      if (o == nullptr || o->free) return true;
+      if (o->reason == NotFree::kParentUnknown) return false;
+      d->offered = false;
+      return true;
+    }
+    case DeviceKind::kHamiCount:
+    case DeviceKind::kHamiCores:
+      return true;
+  }
+  return true;
+}
+
 }  // namespace
+
+StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
+                                               const NamingParams& params, const OfferPlan& plan) {
+  HCUDP_ASSIGN_OR_RETURN(std::vector<Resource> resources, BuildResources(inventory, params));
+  for (Resource& r : resources) {
+    std::vector<ResourceDevice> kept;
+    for (ResourceDevice& d : r.devices) {
+      if (ApplyOffer(inventory, params, plan, r.kind, &d)) kept.push_back(std::move(d));
+    }
+    r.devices = std::move(kept);
+  }
+  return resources;
+}
 
 StatusOr<std::vector<Resource>> BuildResources(const NodeInventory& inventory,
                                                const NamingParams& params) {

@@ -114,11 +114,12 @@ void ReadCheckpoint(const std::string& host_root, Holdings* out) {
       out->notes.push_back(b);
       continue;
     }
-    out->gaps.push_back({b.substr(0, b.find(": ")), "a DRA checkpoint entry that does not read: " + b});
+    out->gaps.push_back(
+        {b.substr(0, b.find(": ")), "a DRA checkpoint entry that does not read: " + b});
   }
   for (const dra::PreparedClaim& c : *claims) {
-    const std::string name = c.namespace_name.empty() ? std::string("(unnamed)")
-                                                      : c.namespace_name + "/" + c.name;
+    const std::string name =
+        c.namespace_name.empty() ? std::string("(unnamed)") : c.namespace_name + "/" + c.name;
     for (const dra::PreparedDevice& d : c.devices) {
       Holder h;
       h.source = HolderSource::kDraClaim;
@@ -136,7 +137,7 @@ void ReadCheckpoint(const std::string& host_root, Holdings* out) {
 void ReadHygonState(const std::string& cdi_dir, Holdings* out) {
   if (cdi_dir.empty()) return;
   const std::string path = cdi_dir + "/" + std::string(dra::kHygonStateFileName);
-  StatusOr<std::string> text = file_util::ReadFile(path, dra::kMaxHygonStateBytes);
+  StatusOr<std::string> text = dra::ReadHygonState(path);  // never blocks on a FIFO
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kNotFound) return;
     out->gaps.push_back({path, "Hygon's DRA state cannot be read: " + text.status().message()});

@@ -14,8 +14,8 @@ Node::Impl::Impl(NodeOptions options)
       lock_timeout_(options.vhcu_lock_timeout),
       on_lock_wait_(std::move(options.on_lock_wait)) {
   ledger_.host_root = host_root_;
-  ledger_.cdi_dir = options_.cdi_spec_dir.empty() ? std::string()
-                                                  : HostPath(host_root_, options_.cdi_spec_dir);
+  ledger_.cdi_dir =
+      options_.cdi_spec_dir.empty() ? std::string() : HostPath(host_root_, options_.cdi_spec_dir);
   ledger_.pod_resources = std::move(options.pod_resources);
 }
 
@@ -42,8 +42,8 @@ StatusOr<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   Impl* raw = impl.get();
-  impl->watcher_ = std::make_unique<NodeWatcher>(raw->options_, raw->backend_.get(), &raw->state_,
-                                                 &raw->clock_);
+  impl->watcher_ =
+      std::make_unique<NodeWatcher>(raw->options_, raw->backend_.get(), &raw->state_, &raw->clock_);
   impl->watcher_->set_inventory_listener([raw](const NodeInventory& inventory) {
     raw->Remember(inventory);
     for (const auto& listener : raw->listeners_) listener(inventory);
@@ -79,9 +79,15 @@ hcudp::Holders Node::Holders(const DeviceRef& device) const {
   return impl_->ReadHoldings().Of(device);
 }
 
+OfferPlan Node::Offers(const NodeInventory& inventory, OfferMode mode) const {
+  internal::LedgerSources sources = impl_->ledger_;
+  if (mode == OfferMode::kDevicePlugin) sources.pod_resources = nullptr;
+  return DecideOffers(inventory, internal::ReadLedger(sources), mode);
+}
+
 StatusOr<OfferPlan> Node::Offers(OfferMode mode) {
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, impl_->Look());
-  return DecideOffers(inventory, impl_->ReadHoldings(), mode);
+  return Offers(inventory, mode);
 }
 
 StatusOr<NodeCreatedVhcu> Node::CreateVhcu(int card, int compute_units, uint64_t memory_mib,

@@ -29,8 +29,8 @@ Status MigAllowsVhcus(const NodeInventory& inventory) {
 
 }  // namespace
 
-StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units,
-                                                 uint64_t memory_mib, bool force) {
+StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
+                                                 bool force) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
                          VhcuHostLock::Acquire(host_root_, lock_timeout_, on_lock_wait_));
   const std::string where = "card " + std::to_string(card);
@@ -45,16 +45,14 @@ StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units,
     if (found == nullptr) {
       for (const UnknownCard& u : inventory.unknown_cards) {
         if (u.last_known.index != card) continue;
-        return UnavailableError(where + " is unknown (" +
-                                std::string(UnknownReasonName(u.reason)) +
+        return UnavailableError(where + " is unknown (" + std::string(UnknownReasonName(u.reason)) +
                                 (u.detail.empty() ? "" : ": " + u.detail) + ")" + fix);
       }
     } else {
       hcudp::Holders holders = ReadHoldings().Of(DeviceRef::OfCard(*found));
       switch (holders.certainty()) {
         case Certainty::kFound:
-          return FailedPreconditionError(where + " is held whole by " + holders.Describe() +
-                                         fix);
+          return FailedPreconditionError(where + " is held whole by " + holders.Describe() + fix);
         case Certainty::kUnknown:
           return UnavailableError(holders.why() + fix);
         case Certainty::kAbsent:
@@ -127,8 +125,8 @@ StatusOr<NodeDestroyedVhcu> Node::Impl::DestroyVhcu(int id, bool force) {
       if (card.certainty() == Certainty::kUnknown) unknown = card.why();
     }
     if (!unknown.empty()) {
-      return UnavailableError(name + ": " + unknown +
-                              "; not destroyed (try again once it reads" + fix + ")");
+      return UnavailableError(name + ": " + unknown + "; not destroyed (try again once it reads" +
+                              fix + ")");
     }
   }
   HCUDP_RETURN_IF_ERROR(backend_->DestroyVhcu(id));
@@ -138,7 +136,7 @@ StatusOr<NodeDestroyedVhcu> Node::Impl::DestroyVhcu(int id, bool force) {
   // (someone else's) when the old pod goes.
   for (const Holder& h : out.holders.holders()) {
     const bool by_id = h.device.vhcu_id == id && (h.source == HolderSource::kHamiMark ||
-                                                   h.source == HolderSource::kVhcuIntent);
+                                                  h.source == HolderSource::kVhcuIntent);
     if (!by_id) continue;
     Status removed = file_util::RemoveFile(h.path);
     out.notes.push_back(!removed.ok() ? "cannot remove " + h.path + ": " + removed.message()

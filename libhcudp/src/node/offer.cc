@@ -67,9 +67,9 @@ DeviceOffer DecideVhcu(const NodeInventory& inv, const Holdings& holdings, const
   }
   for (const VhcuStateGap& g : inv.vhcu_gaps) {
     if (g.vhcu_id == v.id || g.vhcu_id < 0) {
-      return NotOffered(ref, NotFree::kUnknown,
-                        name + " is unknown: " + std::string(UnknownReasonName(g.kind)) + ": " +
-                            g.path);
+      return NotOffered(
+          ref, NotFree::kUnknown,
+          name + " is unknown: " + std::string(UnknownReasonName(g.kind)) + ": " + g.path);
     }
   }
   Holders own = holdings.Of(ref);
@@ -102,9 +102,9 @@ DeviceOffer DecideCard(const NodeInventory& inv, const Holdings& holdings, const
     tally.used_vhcus += 1;
     tally.used_compute_units += v.compute_units;
     tally.used_memory_mib += v.memory_mib;
-    const bool hami_pod = h.certainty() == Certainty::kFound &&
-                          (HeldBy(h, HolderSource::kHamiMark) ||
-                           HeldBy(h, HolderSource::kVhcuIntent));
+    const bool hami_pod =
+        h.certainty() == Certainty::kFound &&
+        (HeldBy(h, HolderSource::kHamiMark) || HeldBy(h, HolderSource::kVhcuIntent));
     if (!hami_pod) {
       tally.foreign_vhcus += 1;
       tally.foreign_compute_units += v.compute_units;
@@ -130,8 +130,7 @@ DeviceOffer DecideCard(const NodeInventory& inv, const Holdings& holdings, const
     }
   }
   if (!inv.VhcuStateKnown(card.index)) {
-    return with_tally(
-        NotOffered(ref, NotFree::kUnknown, name + ": its vHCU state cannot be read"));
+    return with_tally(NotOffered(ref, NotFree::kUnknown, name + ": its vHCU state cannot be read"));
   }
   Holders own = holdings.Of(ref);
   if (own.certainty() == Certainty::kUnknown) {
@@ -139,10 +138,10 @@ DeviceOffer DecideCard(const NodeInventory& inv, const Holdings& holdings, const
   }
   // HAMi accounts its own pods' whole cards (from their annotations): only
   // another owner takes a card from it.
-  const bool hami_own = mode == OfferMode::kHami &&
-                        std::all_of(own.holders().begin(), own.holders().end(), [](const Holder& x) {
-                          return x.source == HolderSource::kHamiMark;
-                        });
+  const bool hami_own =
+      mode == OfferMode::kHami &&
+      std::all_of(own.holders().begin(), own.holders().end(),
+                  [](const Holder& x) { return x.source == HolderSource::kHamiMark; });
   if (own.certainty() == Certainty::kFound && !hami_own) {
     return with_tally(NotOffered(ref, NotFree::kHeld, name + " is held by " + own.Describe()));
   }
@@ -164,9 +163,9 @@ DeviceOffer DecideMig(const NodeInventory& inv, const Holdings& holdings, const 
   }
   Lookup<Card> card = inv.LookupCardByBdf(m.card_bdf);
   if (card.certainty() != Certainty::kFound || m.card < 0) {
-    return NotOffered(ref, NotFree::kParentUnknown,
-                      name + ": its card " + m.card_bdf + " is " +
-                          std::string(CertaintyName(card.certainty())));
+    return NotOffered(
+        ref, NotFree::kParentUnknown,
+        name + ": its card " + m.card_bdf + " is " + std::string(CertaintyName(card.certainty())));
   }
   Holders own = holdings.Of(ref);
   if (own.certainty() == Certainty::kUnknown) {

@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "vhcu/intent_record.h"
 #include "hcudp/clock.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/thread_annotations.h"
+#include "vhcu/intent_record.h"
 
 namespace hcudp {
 

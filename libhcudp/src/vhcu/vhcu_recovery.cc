@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
-#include "vhcu/intent_record.h"
-#include "vhcu/vhcu_manager_impl.h"
 #include "hcudp/backend.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"
+#include "vhcu/intent_record.h"
+#include "vhcu/vhcu_manager_impl.h"
 
 namespace hcudp {
 namespace {

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "hcudp/cdi.h"
+#include "hcudp/offer.h"
+#include "node/ledger_read.h"
 #include "watch/inventory_diff.h"
 #include "watch/node_watcher_impl.h"
 
@@ -63,8 +65,20 @@ void NodeWatcher::Impl::ApplyHealth(const StatusOr<std::vector<CardHealthReport>
 }
 
 StatusOr<std::vector<Resource>> NodeWatcher::Impl::Resources(const NodeInventory& inventory) {
+  // Device-plugin strategies list devices by the one offer rule, with the
+  // ledger's holders (HAMi marks, intents, DRA claims left from another
+  // mode): kubelet accounts only its own allocations.
+  const bool device_plugin =
+      options_.strategy != Strategy::kHami && options_.strategy != Strategy::kDra;
+  OfferPlan plan;
+  if (device_plugin) {
+    internal::LedgerSources ledger;
+    ledger.host_root = backend_.host_root();
+    plan = DecideOffers(inventory, internal::ReadLedger(ledger), OfferMode::kDevicePlugin);
+  }
   HCUDP_ASSIGN_OR_RETURN(std::vector<Resource> resources,
-                         BuildResources(inventory, ParamsOf(options_)));
+                         device_plugin ? BuildResources(inventory, ParamsOf(options_), plan)
+                                       : BuildResources(inventory, ParamsOf(options_)));
   // vHCUs, MIG instances and hcunum IDs follow their card; hcucores ID i
   // (no card of its own, as the vendor lists them) follows card i / per-card
   // share, so every ID derived from a failed card turns Unhealthy (KEP-4680).
@@ -80,6 +94,8 @@ StatusOr<std::vector<Resource>> NodeWatcher::Impl::Resources(const NodeInventory
       } else if (r.kind == DeviceKind::kHamiCores && share > 0 && i / share < cards) {
         d.health = inventory.cards[i / share].health;
       }
+      // Listed for its holder only: never allocated again.
+      if (!d.offered) d.health = Health::kUnhealthy;
     }
   }
   // Keep every resource ever served, so a vanished one serves an empty list.

@@ -162,13 +162,18 @@ class HCUDP_EXPORT Preparer {
   // whole-card spec, rolls back "preparing" entries, recreates missing claim
   // CDI specs (first, so running pods keep working even with the API down),
   // then GETs each recorded claim: 404 or another UID → unprepare; API
-  // error → kept, asked again by Tick(). Errors only when the node cannot
-  // be discovered or the checkpoint directory cannot be listed.
+  // error → kept, asked again by Tick(). A claim whose devices are gone or
+  // unknown is kept (its devices are Unhealthy or Unknown; only kubelet's
+  // Unprepare or the API server releases it). Errors only when the node
+  // cannot be discovered or the checkpoint directory cannot be listed.
   // First of all it adopts the claims that Hygon's k8s-hcu-dra-driver left
   // prepared in <cdi_dir>/hcu-dra-driver-prepared-state.state (their
   // devices, vHCUs, marks and CDI IDs become checkpoint entries, so that
   // Unprepare frees them); a file it cannot read or trust is logged and left
-  // alone, and nothing of it is destroyed (doc/dra.md, migration).
+  // alone, and nothing of it is destroyed (doc/dra.md, migration). Never a
+  // claim naming a vHCU one of our claims, a mark or an intent holds; one
+  // whose devices are unknown is adopted by a later Tick, or by an
+  // Unprepare of its UID.
   StatusOr<RecoverResult> Recover();
 
   // Non-OK: an error for the whole RPC (claim not allocated, replaced, bad
@@ -186,8 +191,11 @@ class HCUDP_EXPORT Preparer {
   Status Unprepare(const ClaimRef& claim);
 
   // Re-GETs claims Recover could not check (due ones only, each once, each
-  // bounded by the fetcher's timeout) and retries their unprepare. Call
-  // periodically (e.g. every few seconds); cheap when nothing is due.
+  // bounded by the fetcher's timeout) and retries their unprepare; re-checks
+  // claims on unknown devices, and retries the adoption of Hygon's claims,
+  // against the inventory of the latest WriteWholeCardSpec (it never
+  // discovers the node itself). A device gone never unprepares a claim.
+  // Call periodically (e.g. every few seconds); cheap when nothing is due.
   RecoverResult Tick();
 
   // The whole-card spec, rewritten when the inventory changed (DRI nodes).

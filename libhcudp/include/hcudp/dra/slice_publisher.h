@@ -104,16 +104,17 @@ class HCUDP_EXPORT SlicePublisher {
   // One sync of `inventory` on the calling thread, bounded by sync_timeout.
   // Waits (within the same bound) for a sync the worker is running. Does not
   // change what the worker publishes; use SetInventory for that.
-  Status SyncNow(const NodeInventory& inventory);
+  Status SyncNow(const SliceOffer& inventory);
 
   // Starts the worker (once). It syncs as soon as an inventory is set.
   void Start();
   // Stops the worker; in-flight API calls are cancelled. Idempotent.
   void Stop();
 
-  // The inventory to publish from now on; returns its sequence number (1, 2,
-  // ...) for WaitSynced. Wakes the worker; returns at once.
-  uint64_t SetInventory(NodeInventory inventory);
+  // What to publish from now on (OfferSlices; a bare inventory offers every
+  // childless card whole); returns its sequence number (1, 2, ...) for
+  // WaitSynced. Wakes the worker; returns at once.
+  uint64_t SetInventory(SliceOffer inventory);
   // Sync now even if nothing changed (kubelet restarted and deleted the
   // node's slices). Returns at once.
   void RequestResync();

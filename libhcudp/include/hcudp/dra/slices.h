@@ -18,13 +18,16 @@
 #define HCUDP_DRA_SLICES_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hcudp/device.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/export.h"
+#include "hcudp/ledger.h"
 #include "hcudp/status.h"
 
 namespace hcudp::dra {
@@ -88,23 +91,39 @@ HCUDP_EXPORT std::string VhcuDeviceName(std::string_view card_bdf, int vhcu_id);
 HCUDP_EXPORT std::string MigDeviceName(std::string_view card_bdf, int gpu_instance,
                                        int compute_instance);
 
-// The pool of `inventory`. InvalidArgument naming the field for a bad node
+// What the slices offer: the node's inventory less the vHCUs and MIG
+// instances that are not free devices, and the cards never offered whole.
+// Implicitly made from a bare inventory (every card without children may
+// then be offered whole), as tests and tools describe a node.
+struct SliceOffer {
+  SliceOffer() = default;
+  // NOLINTNEXTLINE(google-explicit-constructor): a bare inventory is an offer
+  SliceOffer(NodeInventory inv) : inventory(std::move(inv)) {}
+  NodeInventory inventory;
+  // BDFs of cards that carry children held by a claim or a pod, or children
+  // whose owners cannot be read: not offered whole (issue 28, repro 1).
+  std::set<std::string> not_whole;
+  std::vector<LeftOutDevice> left_out;  // what OfferSlices held back, and why
+};
+
+// The pool of `offer`. InvalidArgument naming the field for a bad node
 // name or driver name, a card BDF that gives no valid device name, or
 // max_vhcus_per_card < 1.
-HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const NodeInventory& inventory,
-                                              const SliceParams& params);
+HCUDP_EXPORT StatusOr<PoolPlan> BuildPoolPlan(const SliceOffer& offer, const SliceParams& params);
 
-// The inventory the slices describe, from the node and the claims prepared
-// on it (issue 23). vHCUs a mark or an intent names (made for a claim or a
-// HAMi pod) are capacity consumed from their card, not devices. A vHCU
-// nothing names is offered as a free pre-split device only when nothing says
-// it may be someone's: it is left out (listed in `left_out`, when non-null)
-// when a prepared claim records its id, when its card carries vHCU marks or
-// a dynamic-vHCU claim (a lost mark), or when its owners cannot be read.
-HCUDP_EXPORT NodeInventory OfferableInventory(const NodeInventory& inventory,
-                                              const std::string& host_root,
-                                              const std::vector<PreparedClaim>& prepared,
-                                              std::vector<LeftOutDevice>* left_out);
+// The slices' reading of the one offer rule (hcudp/offer.h, DecideOffers in
+// OfferMode::kDra) over the ledger's holdings (hcudp/ledger.h): a vHCU or
+// MIG instance is a device of the pool only when it is offered free; a card
+// that is not free (it carries pre-split vHCUs or MIG instances, held or
+// not; it is held whole; something on it is unknown) is never offered
+// whole; a card carrying only claims' dynamic vHCUs stays offered, shared.
+// The vHCUs claims or pods made are capacity consumed, not devices, and are
+// not listed in left_out; everything else held back is, with why.
+HCUDP_EXPORT SliceOffer OfferSlices(const NodeInventory& inventory, const Holdings& holdings);
+// The same, reading the ledger now from the records under `host_root`
+// (`cdi_dir`, a host path, holds Hygon's state file; "" skips it).
+HCUDP_EXPORT SliceOffer OfferSlices(const NodeInventory& inventory, const std::string& host_root,
+                                    const std::string& cdi_dir);
 
 // The ResourceSlice object (JSON) of slice `index` of `plan` at `generation`:
 // apiVersion resource.k8s.io/v1, metadata.generateName

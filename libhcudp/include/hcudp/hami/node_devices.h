@@ -13,6 +13,7 @@
 #include "hcudp/device.h"
 #include "hcudp/export.h"
 #include "hcudp/hami/keys.h"
+#include "hcudp/offer.h"
 #include "hcudp/status.h"
 
 namespace hcudp::hami {
@@ -57,8 +58,22 @@ struct NodeRegistration {
 // = trunc((VRAM - vHCU memory) / MiB), Devcore = trunc(free CU * 100 / CU),
 // each never below 0. Whole-card allocations are not subtracted (the
 // scheduler tracks them from pod annotations, as with the vendor plugin).
+// Without the ledger: every vHCU taken for HAMi's own. Prefer the form
+// below, which the agent uses.
 HCUDP_EXPORT NodeRegistration BuildNodeRegistration(const NodeInventory& inventory,
                                                     int split_count);
+
+// By the offer rule (hcudp/offer.h; `plan` from DecideOffers(inventory, the
+// node's holdings, OfferMode::kHami)):
+//   - a card the rule does not offer (its vHCU or MIG state unknown, a
+//     whole-card holder, a MIG node) has nothing free in either list: Count,
+//     Devmem and Devcore 0. Unknown is never capacity;
+//   - full subtracts what vHCUs no HAMi pod holds take (an admin's pre-split
+//     ones, DRA claims'): HAMi's scheduler subtracts only pods from it, and
+//     would otherwise place pods on a card they fill;
+//   - remaining subtracts every vHCU, as above.
+HCUDP_EXPORT NodeRegistration BuildNodeRegistration(const NodeInventory& inventory,
+                                                    const OfferPlan& plan, int split_count);
 
 }  // namespace hcudp::hami
 
