@@ -151,6 +151,10 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   AllocatedClaim whole = n.CreateAllocatedClaim("whole", ExactRequest("hcu"));
   n.MustPrepare(whole);
   const std::string card1 = whole.devices[0];  // hcu-0000-09-00-0, index 1
+  // Held whole, card 1 leaves the pool (the one offer rule, issue 28): the
+  // taint is timed on the free card 0, failing at the same moment, and the
+  // health stream on the held card 1, as dra_daemon_test does.
+  const std::string card0 = "hcu-0000-69-00-0";  // index 0
   BOOST_REQUIRE(PollUntil([&] { return StreamHealth(n, card1, 1); }, seconds(3)));
   std::vector<double> taint_ms, stream_ms, floor_health_ms;
   for (int i = 0; i < n_iter; ++i) {
@@ -158,6 +162,7 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
       const bool bad = std::string(health) == "Unhealthy";
       auto t0 = Steady::now();
       n.h().SetCardHealth(1, health);
+      n.h().SetCardHealth(0, health);
       bool stream_seen = false;
       BOOST_REQUIRE(PollUntil(
           [&] {
@@ -165,7 +170,7 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
               stream_seen = true;
               stream_ms.push_back(Ms(Steady::now() - t0));
             }
-            return Tainted(n, card1, bad);
+            return Tainted(n, card0, bad);
           },
           seconds(5)));
       taint_ms.push_back(Ms(Steady::now() - t0));
