@@ -43,6 +43,7 @@ struct Footprint {
   double private_kib = 0;  // anonymous Private_Dirty
   int libraries = 0;       // distinct shared objects mapped
   int threads = 0;
+  double libcrypto_kib = 0;  // Rss of OpenSSL's libcrypto (every process maps it: gRPC)
 };
 
 // Private_Dirty that is anonymous memory, map by map: a file page still
@@ -66,6 +67,23 @@ double PrivateAnonKib(pid_t pid) {
   return total + std::min(dirty, anon);
 }
 
+// Rss of the mappings of the shared object whose path contains `name`.
+double MappedKib(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+  std::string line;
+  bool in_object = false;
+  double total = 0;
+  while (std::getline(in, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') < line.find(' ')) {  // a new mapping's header
+      in_object = line.find(name) != std::string::npos;
+    } else if (in_object && line.rfind("Rss:", 0) == 0) {
+      total += std::atof(line.c_str() + 4);
+    }
+  }
+  return total;
+}
+
 int SharedLibraries(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
@@ -87,6 +105,7 @@ Footprint Measure(const std::string& name, pid_t pid) {
   f.private_kib = PrivateAnonKib(pid);
   f.libraries = SharedLibraries(pid);
   f.threads = static_cast<int>(ProcKib(pid, "status", "Threads:"));
+  f.libcrypto_kib = MappedKib(pid, "/libcrypto.so");
   if (const char* dir = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
     std::ofstream out(std::string(dir) + "/" + name.substr(0, name.find_first_of(" ,")) + ".smaps");
@@ -252,6 +271,13 @@ BOOST_AUTO_TEST_CASE(every_mode_next_to_the_floor, *boost::unit_test::timeout(60
   for (size_t i = 1; i + 1 < all.size(); ++i) {
     BOOST_TEST(all[i].rss_kib / 1024 < 48.0, all[i].name);
     BOOST_TEST(all[i].private_kib / 1024 < 12.0, all[i].name);
+    // The kube client talks TLS through GnuTLS; OpenSSL is gRPC's, and the
+    // daemon should touch no more of it than the floor does. curl's global
+    // init used to load OpenSSL's config and every built-in engine through
+    // libssh2 (+1.4 MiB of libcrypto here, BENCHMARKS.md "Footprint").
+    BOOST_TEST(all[i].libcrypto_kib <= all[0].libcrypto_kib + 512,
+               all[i].name << ": libcrypto " << all[i].libcrypto_kib << " KiB, the floor's "
+                           << all[0].libcrypto_kib << " KiB");
   }
 }
 
