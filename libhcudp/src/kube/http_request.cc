@@ -1,6 +1,7 @@
 #include "kube/http_request.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -90,9 +91,27 @@ int OnSocketOpen(void*, curl_socket_t fd, curlsocktype purpose) {
   return CURL_SOCKOPT_OK;
 }
 
+// Debian's libcurl links libssh2, and curl_global_init calls libssh2_init,
+// which on its OpenSSL backend loads OpenSSL's config and every built-in
+// engine: ~1.7 MiB of code pages touched (BENCHMARKS.md, "Footprint"), for
+// a protocol this client never enables (CURLOPT_PROTOCOLS_STR). libssh2
+// initialises its crypto only on the first libssh2_init, so one made first
+// without crypto leaves curl's a no-op. Found by name: a libcurl without
+// libssh2 simply has no such symbol.
+void SkipSshCryptoInit() {
+  constexpr int kLibssh2InitNoCrypto = 0x1;  // LIBSSH2_INIT_NO_CRYPTO
+  using Libssh2Init = int (*)(int);
+  if (void* init = ::dlsym(RTLD_DEFAULT, "libssh2_init")) {
+    (void)reinterpret_cast<Libssh2Init>(init)(kLibssh2InitNoCrypto);
+  }
+}
+
 void GlobalInitOnce() {
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(once, [] {
+    SkipSshCryptoInit();
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+  });
 }
 
 struct Transfer {
