@@ -10,6 +10,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "hcudp_internal/json_depth.h"
+
 namespace hcuctl {
 namespace {
 
@@ -53,33 +55,9 @@ Link ParseLink(const std::string& spec, std::string* why) {
 // parser overflows the stack on about a million '[' (4 MiB allows that).
 constexpr int kMaxJsonDepth = 64;
 
-// Whether `text` nests arrays and objects deeper than kMaxJsonDepth, looking
-// past brackets inside strings.
-bool TooDeep(const std::string& text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 bool ParseJson(const std::string& text, rapidjson::Document* doc, const std::string& what,
                std::string* why) {
-  if (TooDeep(text)) {
+  if (!hcudp::json_depth::NestingWithin(text, kMaxJsonDepth)) {
     *why = what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return false;
   }

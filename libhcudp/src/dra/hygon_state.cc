@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "hcudp/dra/checkpoint.h"
+#include "hcudp_internal/json_depth.h"
 #include "hcudp/hami/mark_file.h"
 
 namespace hcudp::dra {
@@ -132,32 +133,8 @@ Status ParseDevice(const Value& v, const std::string& uid, const std::string& fi
   return OkStatus();
 }
 
-// The deepest nesting of objects and arrays in `text` (strings skipped).
-int Depth(std::string_view text) {
-  int depth = 0;
-  int max = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max = std::max(max, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max;
-}
-
 Status Parse(std::string_view text, rapidjson::Document* doc) {
-  if (Depth(text) > kMaxDepth) {
+  if (!json_depth::NestingWithin(text, kMaxDepth)) {
     return Bad("file", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   doc->Parse<kParseFlags>(text.data(), text.size());

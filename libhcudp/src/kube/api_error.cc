@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include "hcudp_internal/json_depth.h"
+
 namespace hcudp::kube {
 
 bool IsRetryableHttpStatus(long http_status) {  // NOLINT(runtime/int)
@@ -10,27 +12,7 @@ bool IsRetryableHttpStatus(long http_status) {  // NOLINT(runtime/int)
 }
 
 bool JsonNestingWithin(std::string_view json, int max_depth) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : json) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
+  return json_depth::NestingWithin(json, max_depth);
 }
 
 Status ApiError(long http_status, std::string_view body, const std::string& what) {  // NOLINT
