@@ -213,6 +213,9 @@ BOOST_AUTO_TEST_CASE(a_dra_container_starts_with_a_mig_instance) {
   n.Start();
   n.RequireDevices([](const auto& d) { return !d.empty(); }, seconds(5), "devices");
   AllocatedClaim mig = n.CreateAllocatedClaim("mig", ExactRequest("hcu"));
+  // Its card, read while the instance is still offered: once prepared, a
+  // held MIG instance leaves the slices (the offer rule, issue 28).
+  const std::string card_bdf = n.CardBdfOfDevice(mig.devices[0]);
   auto devices = n.MustPrepare(mig);
   BOOST_REQUIRE_EQUAL(devices.size(), 1u);
   BOOST_REQUIRE_EQUAL(devices[0].cdi_device_ids_size(), 1);
@@ -223,7 +226,7 @@ BOOST_AUTO_TEST_CASE(a_dra_container_starts_with_a_mig_instance) {
   podman.Install(spec, n.h().host_root());
   ContainerView v = podman.Run({id}, With(kHyhalFiles, conf));
   podman.Uninstall();
-  CheckContainer(v, baseline, edits, n.CardBdfOfDevice(mig.devices[0]));
+  CheckContainer(v, baseline, edits, card_bdf);
   BOOST_TEST(v.files.at(conf) == ReadFile(n.HostPath(conf)), v.output);
   n.MustUnprepare(mig);
 }
