@@ -1,7 +1,6 @@
-// doc/library.md's example: list the cards of a simulated node and create
-// (then destroy) one vHCU on card 0, through the node's one door
-// (hcudp/node.h). Built against the installed package by
-// test/consumer/run.sh:  list_and_create <simnode.yaml> <scratch-host-root>
+// doc/library.md's example: list a simulated node's cards, create (then
+// destroy) one vHCU on card 0 through the node's one door (hcudp/node.h).
+// Built against the installed package: list_and_create <simnode.yaml> <root>
 #include <hcudp/node.h>
 
 #include <cstdio>

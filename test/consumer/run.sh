@@ -53,14 +53,19 @@ cmake --build "$work/cmake" || fail "build against the CMake package"
 "$work/cmake/hcudp_consumer" "$node" | tee "$work/cmake.out" || fail "find_package consumer exited non-zero"
 grep -qx 'cards: 8' "$work/cmake.out" || fail "find_package consumer did not list 8 cards"
 
-# doc/library.md's examples, its first and second C++ blocks (printed there
-# without their 3-line header comments). The first: 8 cards listed, one vHCU
-# created and destroyed.
-doc_block() { awk -v n="$1" '/^```c\+\+$/{k++; on=(k==n); next} /^```$/{on=0} on' "$src/doc/library.md"; }
+# doc/library.md's examples: the first C++ block under "## Example" and under
+# "## Watching the node" (printed there without their 3-line header comments;
+# the snippet that opens the page is a sketch, not a program). The first: 8
+# cards listed, one vHCU created and destroyed.
+doc_block() {  # <heading>
+  awk -v h="$1" '$0 == h {s=1; next} /^## /{s=0} s && /^```c\+\+$/ {on=1; next}
+                 on && /^```$/ {exit} on' "$src/doc/library.md"
+}
 example="$src/doc/examples/list_and_create.cc"
-diff <(sed '1,3d' "$example") <(doc_block 1) || fail "doc/library.md's example differs from $example"
+diff <(sed '1,3d' "$example") <(doc_block "## Example") \
+  || fail "doc/library.md's example differs from $example"
 watch_example="$src/doc/examples/watch_health.cc"
-diff <(sed '1,3d' "$watch_example") <(doc_block 2) \
+diff <(sed '1,3d' "$watch_example") <(doc_block "## Watching the node") \
   || fail "doc/library.md's node-watcher example differs from $watch_example"
 check_example() {  # <binary> <output file>
   "$1" "$node" "$work/example-root-$(basename "$2")" | tee "$2" || fail "$1 exited non-zero"
