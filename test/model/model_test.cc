@@ -51,7 +51,6 @@ constexpr NodeKind kMig = NodeKind::kMig;
 //                                  renumbering (I4)
 //   "MGF" with whole-card claims -> the whole-card spec drops a missed or
 //                                  unknown card (I3)
-//   "V"  with whole-card claims -> a whole-card mark leaked (I4)
 // Every op kind is run by some seed. When a fix lands, drop its letters
 // here and move its entry below to kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
@@ -60,8 +59,8 @@ const std::vector<Seed> kCiSeeds = {
     {14, kMixed, 200, "0A"}, {15, kMixed, 200, "0A"},
     // Whole-card claims (and HAMi pods beside them), restarts, kills, torn
     // confs, health, deletes.
-    {21, kMixed, 200, "123MGFV"}, {22, kMixed, 200, "123MGFV"}, {23, kMixed, 200, "123MGFV"},
-    {24, kMixed, 200, "123MGFV"}, {25, kMixed, 200, "123MGFV"},
+    {21, kMixed, 200, "123MGF"}, {22, kMixed, 200, "123MGF"}, {23, kMixed, 200, "123MGF"},
+    {24, kMixed, 200, "123MGF"}, {25, kMixed, 200, "123MGF"},
     // A HAMi node (no DRA claims, no slices): HAMi pods' vHCUs made and
     // swept, with torn confs, /etc/vdev unreadable, failing cards, kills.
     {41, kMixed, 200, "0123MG", nullptr, false, "", false},
@@ -85,6 +84,9 @@ const std::vector<Seed> kRegressionSeeds = {
      "I2: a card offered whole beside a HAMi pod's vHCU (fixed: OfferSlices)"},
     {0, kMixed, 0, "", "T0.0.0", false,
      "I5: a torn pre-split vHCU offered from the look's last good state (fixed: OfferSlices)"},
+    {1022, kMixed, 0, "", "P4.3.5,V11.13.5,U3.13.4", false,
+     "I4: a whole-card claim unprepared while /etc/vdev is unreadable answered OK and leaked its "
+     "mark (fixed: ReleaseDevice takes only ENOENT for 'released before')"},
 };
 
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
@@ -99,10 +101,6 @@ const std::vector<Seed> kKnownFailing = {
      "I3 (new; seed 1002): a whole-card claim on card 2; after a restart with card 2's "
      "queries failing, card 3's fail too: the whole-card spec drops the unknown card 2, so the "
      "claim's CDI id no longer resolves (unknown written as absent)."},
-    {1022, kMixed, 0, "", "P4.3.5,V11.13.5,U3.13.4", false,
-     "I4 (new; seed 1022): a whole-card claim is unprepared while /etc/vdev is unreadable: "
-     "Preparer::Impl::ReleaseDevice (dra/prepare_release.cc) takes a mark it cannot access() for "
-     "'released before' and answers OK; the mark is leaked once /etc/vdev reads again."},
     {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
      "I5 (new, on DraAgent's slices; seed 1032; to examine): two dynamic-vHCU claims on "
      "0000:0b:00.0 (vdev3, vdev4), vdev3.conf torn, then 0000:4e:00.0 missed while running, so "

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
@@ -14,7 +16,15 @@ namespace hcudp::dra {
 Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventory& inventory) {
   if (d.mark.empty()) return OkStatus();
   const std::string path = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
-  if (::access(path.c_str(), F_OK) != 0) return OkStatus();  // released before
+  if (::access(path.c_str(), F_OK) != 0) {
+    // Only "no such file" says it was released before. Anything else (the
+    // mark directory replaced by a file, EACCES, EIO) cannot tell: the claim
+    // keeps its record and the caller retries, or the mark would leak.
+    const int err = errno;
+    if (err == ENOENT) return OkStatus();
+    return UnavailableError("mark " + path + ": " + std::strerror(err) +
+                            "; cannot tell whether it was released (retried once it reads)");
+  }
   HCUDP_ASSIGN_OR_RETURN(hami::MarkFileName mark, hami::ParseMarkFileName(d.mark));
   if (mark.whole_card()) {  // nothing to destroy: the mark only
     return file_util::RemoveFile(path, file_util::Durability::kSyncFileAndDirectory);
