@@ -171,10 +171,10 @@ void DraAgent::Impl::Refresh() {
     publish = recovered_ && snapshot->generation > 0;
   }
   if (publish) {
-    internal::LedgerSources sources;
+    ::hcudp::internal::LedgerSources sources;
     sources.host_root = o_.preparer.host_root;
     sources.cdi_dir = HostPath(o_.preparer.host_root, o_.preparer.cdi_dir);
-    const Holdings holdings = internal::ReadLedger(sources);
+    const Holdings holdings = ::hcudp::internal::ReadLedger(sources);
     {
       // A record that cannot be read holds the pool back: read again on
       // every tick until it reads (nothing else may say it changed).

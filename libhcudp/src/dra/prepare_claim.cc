@@ -134,10 +134,10 @@ StatusOr<PreparedDevice> Preparer::Impl::Plan(const AllocatedDevice& r,
 }
 
 Holdings Preparer::Impl::ReadHoldings() const {
-  internal::LedgerSources sources;
+  ::hcudp::internal::LedgerSources sources;
   sources.host_root = o_.host_root;
   sources.cdi_dir = CdiDir();
-  return internal::ReadLedger(sources);
+  return ::hcudp::internal::ReadLedger(sources);
 }
 
 Status Preparer::Impl::CheckVhcuFree(const NodeInventory& inventory,

@@ -69,10 +69,10 @@ SliceOffer OfferSlices(const NodeInventory& inventory, const Holdings& holdings)
 
 SliceOffer OfferSlices(const NodeInventory& inventory, const std::string& host_root,
                        const std::string& cdi_dir) {
-  internal::LedgerSources sources;
+  ::hcudp::internal::LedgerSources sources;
   sources.host_root = host_root;
   sources.cdi_dir = cdi_dir;
-  return OfferSlices(inventory, internal::ReadLedger(sources));
+  return OfferSlices(inventory, ::hcudp::internal::ReadLedger(sources));
 }
 
 }  // namespace hcudp::dra

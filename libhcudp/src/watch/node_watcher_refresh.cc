@@ -72,9 +72,10 @@ StatusOr<std::vector<Resource>> NodeWatcher::Impl::Resources(const NodeInventory
       options_.strategy != Strategy::kHami && options_.strategy != Strategy::kDra;
   OfferPlan plan;
   if (device_plugin) {
-    internal::LedgerSources ledger;
+    ::hcudp::internal::LedgerSources ledger;
     ledger.host_root = backend_.host_root();
-    plan = DecideOffers(inventory, internal::ReadLedger(ledger), OfferMode::kDevicePlugin);
+    plan = DecideOffers(inventory, ::hcudp::internal::ReadLedger(ledger),
+                        OfferMode::kDevicePlugin);
   }
   HCUDP_ASSIGN_OR_RETURN(std::vector<Resource> resources,
                          device_plugin ? BuildResources(inventory, ParamsOf(options_), plan)
