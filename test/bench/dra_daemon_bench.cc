@@ -35,6 +35,7 @@ namespace {
 
 using hcudp::bench::DaemonMallocEnv;
 using hcudp::bench::EnvCount;
+using hcudp::bench::PrivateAnonKib;
 using hcudp::bench::ProcKib;
 
 using Steady = std::chrono::steady_clock;
@@ -50,32 +51,6 @@ double Max(const std::vector<double>& v) {
 }
 
 int Iterations() { return static_cast<int>(EnvCount("HCUDP_BENCH_ITERATIONS", 5)); }
-
-// Private memory: the Private_Dirty pages that are anonymous (heap, stacks,
-// written data), summed map by map in /proc/<pid>/smaps. Left out:
-// Private_Clean (code pages of shared libraries that no other running process
-// happens to touch: the DRA code of libhcudp while the other daemon runs
-// device-plugin code) and file pages that are dirty only because the file was
-// just written (a binary linked seconds before the run: its code counted as
-// Private_Dirty until the kernel writes it back, 0.3 MiB of the DRA daemon's).
-double PrivateKib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
-  std::string line;
-  double total = 0, dirty = 0, anon = 0;
-  auto field = [&](const char* key, double* out) {
-    if (line.rfind(key, 0) == 0) *out = std::atof(line.c_str() + std::strlen(key));
-  };
-  while (std::getline(in, line)) {
-    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
-        line.find('-') < line.find(' ')) {  // a new mapping's header
-      total += std::min(dirty, anon);
-      dirty = anon = 0;
-    }
-    field("Private_Dirty:", &dirty);
-    field("Anonymous:", &anon);
-  }
-  return total + std::min(dirty, anon);
-}
 
 // HCUDP_BENCH_SMAPS_DIR: <dir>/<name>.smaps (mapping by mapping) and
 // <dir>/<name>.threads (each thread's name and /proc/<pid>/task/<tid>/syscall,
@@ -138,9 +113,9 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
 
   // Memory after start (the last restart above), before any call.
   const double dra_anon_start = ProcKib(n.h().daemon().pid(), "status", "RssAnon:");
-  const double dra_private_start = PrivateKib(n.h().daemon().pid());
+  const double dra_private_start = PrivateAnonKib(n.h().daemon().pid());
   const double dp_anon_start = ProcKib(dp.daemon().pid(), "status", "RssAnon:");
-  const double dp_private_start = PrivateKib(dp.daemon().pid());
+  const double dp_private_start = PrivateAnonKib(dp.daemon().pid());
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     // For a look at where private memory goes (mapping by mapping).
     KeepSmaps(n.h().daemon().pid(), keep, "dra");
@@ -209,8 +184,8 @@ BOOST_AUTO_TEST_CASE(dra_daemon_start_health_and_memory, *boost::unit_test::time
   const pid_t dp_pid = dp.daemon().pid();
   const double dra_anon = ProcKib(dra_pid, "status", "RssAnon:");
   const double dp_anon = ProcKib(dp_pid, "status", "RssAnon:");
-  const double dra_private = PrivateKib(dra_pid);
-  const double dp_private = PrivateKib(dp_pid);
+  const double dra_private = PrivateAnonKib(dra_pid);
+  const double dp_private = PrivateAnonKib(dp_pid);
   if (const char* keep = std::getenv("HCUDP_BENCH_SMAPS_DIR")) {
     KeepSmaps(dra_pid, keep, "dra-end");
     KeepSmaps(dp_pid, keep, "dp-end");

@@ -34,6 +34,7 @@ namespace {
 
 using hcudp::bench::DaemonMallocEnv;
 using hcudp::bench::EnvCount;
+using hcudp::bench::PrivateAnonKib;
 using hcudp::bench::ProcKib;
 
 struct Footprint {
@@ -45,27 +46,6 @@ struct Footprint {
   int threads = 0;
   double libcrypto_kib = 0;  // Rss of OpenSSL's libcrypto (every process maps it: gRPC)
 };
-
-// Private_Dirty that is anonymous memory, map by map: a file page still
-// dirty in the page cache (a binary linked seconds ago) is not the process's.
-double PrivateAnonKib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
-  std::string line;
-  double total = 0, dirty = 0, anon = 0;
-  auto field = [&](const char* key, double* out) {
-    if (line.rfind(key, 0) == 0) *out = std::atof(line.c_str() + std::strlen(key));
-  };
-  while (std::getline(in, line)) {
-    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
-        line.find('-') < line.find(' ')) {  // a new mapping's header
-      total += std::min(dirty, anon);
-      dirty = anon = 0;
-    }
-    field("Private_Dirty:", &dirty);
-    field("Anonymous:", &anon);
-  }
-  return total + std::min(dirty, anon);
-}
 
 // Rss of the mappings of the shared object whose path contains `name`.
 double MappedKib(pid_t pid, const std::string& name) {
