@@ -35,7 +35,7 @@ constexpr size_t kMaxName = 253;    // a DNS subdomain, the longest Kubernetes n
 constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 constexpr int kMaxDepth = 32;
 
-Status Bad(const std::string& field, const std::string& why) {
+Status BadState(const std::string& field, const std::string& why) {
   return InvalidArgumentError("Hygon prepared state: " + field + ": " + why);
 }
 
@@ -53,7 +53,7 @@ bool IsName(std::string_view s, std::string_view extra) {
 Status GetString(const Value& obj, const char* key, const std::string& field, std::string* out) {
   auto it = obj.FindMember(key);
   if (it == obj.MemberEnd() || it->value.IsNull()) return OkStatus();
-  if (!it->value.IsString()) return Bad(field + "." + key, "must be a string");
+  if (!it->value.IsString()) return BadState(field + "." + key, "must be a string");
   out->assign(it->value.GetString(), it->value.GetStringLength());
   return OkStatus();
 }
@@ -62,7 +62,7 @@ Status GetName(const Value& obj, const char* key, const std::string& field, std:
                std::string* out) {
   HCUDP_RETURN_IF_ERROR(GetString(obj, key, field, out));
   if (!IsName(*out, extra)) {
-    return Bad(field + "." + key, "\"" + out->substr(0, 64) + "\" is not a name (1 to " +
+    return BadState(field + "." + key, "\"" + out->substr(0, 64) + "\" is not a name (1 to " +
                                       std::to_string(kMaxName) + " of [A-Za-z0-9" +
                                       std::string(extra) + "])");
   }
@@ -71,9 +71,9 @@ Status GetName(const Value& obj, const char* key, const std::string& field, std:
 
 Status GetIndex(const Value& obj, const char* key, const std::string& field, int* out) {
   auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) return Bad(field + "." + key, "required");
+  if (it == obj.MemberEnd()) return BadState(field + "." + key, "required");
   if (!it->value.IsInt() || it->value.GetInt() < 0 || it->value.GetInt() > kMaxIndex) {
-    return Bad(field + "." + key, "must be an integer 0.." + std::to_string(kMaxIndex));
+    return BadState(field + "." + key, "must be an integer 0.." + std::to_string(kMaxIndex));
   }
   *out = it->value.GetInt();
   return OkStatus();
@@ -87,24 +87,24 @@ Status CheckCdiId(const std::string& id, const std::string& field) {
                   IsName(std::string_view(id).substr(0, slash), ".-") &&
                   IsName(std::string_view(id).substr(slash + 1, eq - slash - 1), ".-_") &&
                   IsName(std::string_view(id).substr(eq + 1), ".-_:");
-  if (!ok) return Bad(field, "\"" + id.substr(0, 64) + "\" is not a CDI device ID");
+  if (!ok) return BadState(field, "\"" + id.substr(0, 64) + "\" is not a CDI device ID");
   return OkStatus();
 }
 
 Status ParseDevice(const Value& v, const std::string& uid, const std::string& field,
                    HygonDevice* d) {
-  if (!v.IsObject()) return Bad(field, "must be an object");
+  if (!v.IsObject()) return BadState(field, "must be an object");
   std::string claim_uid;
   HCUDP_RETURN_IF_ERROR(GetString(v, "claimUID", field, &claim_uid));
   if (claim_uid != uid) {
-    return Bad(field + ".claimUID", "\"" + claim_uid.substr(0, 64) + "\" is not the claim's UID");
+    return BadState(field + ".claimUID", "\"" + claim_uid.substr(0, 64) + "\" is not the claim's UID");
   }
   HCUDP_RETURN_IF_ERROR(GetName(v, "parentDevice", field, "-", &d->parent_device));
   HCUDP_RETURN_IF_ERROR(GetName(v, "requestName", field, "-/", &d->request));
   HCUDP_RETURN_IF_ERROR(GetName(v, "poolName", field, "-.", &d->pool));
   auto whole = v.FindMember("wholeCard");
   if (whole == v.MemberEnd() || !whole->value.IsBool()) {
-    return Bad(field + ".wholeCard", "must be true or false");
+    return BadState(field + ".wholeCard", "must be true or false");
   }
   d->whole_card = whole->value.GetBool();
   HCUDP_RETURN_IF_ERROR(GetIndex(v, "dvInd", field, &d->card));
@@ -114,7 +114,7 @@ Status ParseDevice(const Value& v, const std::string& uid, const std::string& fi
   HCUDP_RETURN_IF_ERROR(CheckCdiId(d->cdi_id, field + ".cdiDeviceID"));
   HCUDP_RETURN_IF_ERROR(GetString(v, "podUID", field, &d->pod_uid));
   if (!d->pod_uid.empty() && !IsName(d->pod_uid, "-")) {
-    return Bad(field + ".podUID", "\"" + d->pod_uid.substr(0, 64) + "\" is not a UID");
+    return BadState(field + ".podUID", "\"" + d->pod_uid.substr(0, 64) + "\" is not a UID");
   }
   HCUDP_RETURN_IF_ERROR(GetString(v, "dynamicMarkFile", field, &d->mark));
   if (d->mark.empty()) return OkStatus();
@@ -122,10 +122,10 @@ Status ParseDevice(const Value& v, const std::string& uid, const std::string& fi
   // naming this very card and vHCU, nothing else.
   StatusOr<hami::MarkFileName> mark = hami::ParseMarkFileName(d->mark);
   if (!mark.ok() || d->mark.size() > kMaxName || d->mark.find('/') != std::string::npos) {
-    return Bad(field + ".dynamicMarkFile", "\"" + d->mark.substr(0, 64) + "\" is not a mark file");
+    return BadState(field + ".dynamicMarkFile", "\"" + d->mark.substr(0, 64) + "\" is not a mark file");
   }
   if (mark->card != d->card || mark->vhcu_id != d->vhcu_id) {
-    return Bad(field + ".dynamicMarkFile",
+    return BadState(field + ".dynamicMarkFile",
                "\"" + d->mark + "\" names card " + std::to_string(mark->card) + " vHCU " +
                    std::to_string(mark->vhcu_id) + ", not the device's card " +
                    std::to_string(d->card) + " vHCU " + std::to_string(d->vhcu_id));
@@ -135,7 +135,7 @@ Status ParseDevice(const Value& v, const std::string& uid, const std::string& fi
 
 Status Parse(std::string_view text, rapidjson::Document* doc) {
   if (!json_depth::NestingWithin(text, kMaxDepth)) {
-    return Bad("file", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    return BadState("file", "nested deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   doc->Parse<kParseFlags>(text.data(), text.size());
   return OkStatus();
@@ -143,15 +143,15 @@ Status Parse(std::string_view text, rapidjson::Document* doc) {
 
 StatusOr<const Value*> PreparedMap(const rapidjson::Document& doc) {
   if (doc.HasParseError()) {
-    return Bad("file", std::string("not valid JSON: ") +
+    return BadState("file", std::string("not valid JSON: ") +
                            rapidjson::GetParseError_En(doc.GetParseError()) + " at byte " +
                            std::to_string(doc.GetErrorOffset()));
   }
-  if (!doc.IsObject()) return Bad("file", "not a JSON object");
+  if (!doc.IsObject()) return BadState("file", "not a JSON object");
   auto prepared = doc.FindMember("prepared");
-  if (prepared == doc.MemberEnd()) return Bad("prepared", "required");
+  if (prepared == doc.MemberEnd()) return BadState("prepared", "required");
   if (!prepared->value.IsObject() && !prepared->value.IsNull()) {
-    return Bad("prepared", "must be an object of claim UIDs");
+    return BadState("prepared", "must be an object of claim UIDs");
   }
   return &prepared->value;
 }
@@ -192,7 +192,7 @@ StatusOr<std::string> ReadHygonState(const std::string& path, std::chrono::milli
     text.append(buf, static_cast<size_t>(n));
     if (text.size() > kMaxHygonStateBytes) {
       ::close(fd);
-      return Bad("file",
+      return BadState("file",
                  path + " is larger than " + std::to_string(kMaxHygonStateBytes) + " bytes");
     }
   }
@@ -204,7 +204,7 @@ StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
   std::vector<HygonClaim> out;
   if (text.empty()) return out;
   if (text.size() > kMaxHygonStateBytes) {
-    return Bad("file", std::to_string(text.size()) + " bytes, more than the " +
+    return BadState("file", std::to_string(text.size()) + " bytes, more than the " +
                            std::to_string(kMaxHygonStateBytes) + " accepted");
   }
   rapidjson::Document doc;
@@ -212,7 +212,7 @@ StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
   HCUDP_ASSIGN_OR_RETURN(const Value* prepared, PreparedMap(doc));
   if (prepared->IsNull()) return out;
   if (prepared->MemberCount() > kMaxHygonClaims) {
-    return Bad("prepared", std::to_string(prepared->MemberCount()) + " claims, more than the " +
+    return BadState("prepared", std::to_string(prepared->MemberCount()) + " claims, more than the " +
                                std::to_string(kMaxHygonClaims) + " accepted");
   }
   // vdvInd → where each record of it is: (claim's place in `out`, field).
@@ -222,12 +222,12 @@ StatusOr<std::vector<HygonClaim>> ParseHygonState(std::string_view text) {
     HygonClaim claim;
     claim.uid.assign(m->name.GetString(), m->name.GetStringLength());
     const std::string field = "prepared[\"" + claim.uid.substr(0, 64) + "\"]";
-    if (Status st = CheckClaimUid(claim.uid); !st.ok()) return Bad(field, st.message());
-    if (!uids.insert(claim.uid).second) return Bad(field, "listed twice");
+    if (Status st = CheckClaimUid(claim.uid); !st.ok()) return BadState(field, st.message());
+    if (!uids.insert(claim.uid).second) return BadState(field, "listed twice");
     const Value& list = m->value;
-    if (!list.IsNull() && !list.IsArray()) return Bad(field, "must be a list of devices");
+    if (!list.IsNull() && !list.IsArray()) return BadState(field, "must be a list of devices");
     if (list.IsArray() && list.Size() > kMaxHygonDevicesPerClaim) {
-      return Bad(field, std::to_string(list.Size()) + " devices, more than the " +
+      return BadState(field, std::to_string(list.Size()) + " devices, more than the " +
                             std::to_string(kMaxHygonDevicesPerClaim) + " accepted");
     }
     for (rapidjson::SizeType i = 0; list.IsArray() && i < list.Size(); ++i) {
