@@ -346,4 +346,24 @@ std::string DraDaemonNode::CardBdfOfDevice(const std::string& device) const {
   return "";
 }
 
+Vhcu OnlyNewVhcu(const std::vector<Vhcu>& before, const std::vector<Vhcu>& after) {
+  std::set<int> old;
+  for (const Vhcu& v : before) old.insert(v.id);
+  std::vector<Vhcu> made;
+  for (const Vhcu& v : after) {
+    if (old.count(v.id) == 0) made.push_back(v);
+  }
+  BOOST_REQUIRE_EQUAL(made.size(), 1u);
+  return made[0];
+}
+
+PreparedState StateOf(DraDaemonNode& n) { return {n.CheckpointEntries(), n.Marks(), n.CdiFiles()}; }
+
+void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::string& when) {
+  PreparedState now = StateOf(n);
+  BOOST_TEST((now.entries == want.entries), when << ": checkpoint entries changed");
+  BOOST_TEST((now.marks == want.marks), when << ": marks changed");
+  BOOST_TEST((now.cdi == want.cdi), when << ": CDI specs changed");
+}
+
 }  // namespace hcudp::testing

@@ -135,6 +135,22 @@ class DraDaemonNode {
   int pods_ = 0;
 };
 
+// A dynamic vHCU's size in a claim's request: 30 CUs and 8 GiB.
+inline constexpr char kThirtyCu[] = R"({"cores":"30","memory":"8Gi"})";
+
+// The one vHCU in `after` that is not in `before` (the daemon made it for a
+// claim); fails the test when there is not exactly one.
+Vhcu OnlyNewVhcu(const std::vector<Vhcu>& before, const std::vector<Vhcu>& after);
+
+// What a claim's preparation left on the node: checkpoint entries, mark
+// files and CDI spec files.
+struct PreparedState {
+  std::set<std::string> entries, marks, cdi;
+};
+PreparedState StateOf(DraDaemonNode& n);
+// Checks (BOOST_TEST) that the node still holds `want`, naming `when`.
+void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::string& when);
+
 }  // namespace hcudp::testing
 
 #endif  // HCUDP_TEST_DRA_DAEMON_DRA_DAEMON_NODE_H_

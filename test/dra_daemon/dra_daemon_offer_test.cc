@@ -32,7 +32,6 @@ namespace hcudp::testing {
 namespace {
 
 constexpr char kPreSplitCard[] = "hcu-0000-e9-00-0";
-constexpr char kThirtyCu[] = R"({"cores":"30","memory":"8Gi"})";
 
 bool Has(const std::vector<SliceDevice>& devices, const std::string& name) {
   for (const SliceDevice& d : devices) {
@@ -57,18 +56,6 @@ void RequireNeverOffered(DraDaemonNode& n, const std::string& name, milliseconds
     BOOST_REQUIRE_MESSAGE(!Has(n.Devices(), name), name << " is offered " << when);
     std::this_thread::sleep_for(milliseconds(100));
   }
-}
-
-// The claim's one vHCU (the daemon made it for the claim).
-Vhcu OnlyNewVhcu(const std::vector<Vhcu>& before, const std::vector<Vhcu>& after) {
-  std::set<int> old;
-  for (const Vhcu& v : before) old.insert(v.id);
-  std::vector<Vhcu> made;
-  for (const Vhcu& v : after) {
-    if (old.count(v.id) == 0) made.push_back(v);
-  }
-  BOOST_REQUIRE_EQUAL(made.size(), 1u);
-  return made[0];
 }
 
 std::string VhcuDevice(const Vhcu& v) {
@@ -101,17 +88,6 @@ bool HealthIs(DraDaemonNode& n, const std::string& device, int want, millisecond
           },
           timeout)
       .has_value();
-}
-
-struct PreparedState {
-  std::set<std::string> entries, marks, cdi;
-};
-PreparedState StateOf(DraDaemonNode& n) { return {n.CheckpointEntries(), n.Marks(), n.CdiFiles()}; }
-void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::string& when) {
-  PreparedState now = StateOf(n);
-  BOOST_TEST((now.entries == want.entries), when << ": checkpoint entries changed");
-  BOOST_TEST((now.marks == want.marks), when << ": marks changed");
-  BOOST_TEST((now.cdi == want.cdi), when << ": CDI specs changed");
 }
 
 std::unique_ptr<Backend> SimBackend(DraDaemonNode& n) {

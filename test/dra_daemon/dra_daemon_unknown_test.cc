@@ -17,33 +17,6 @@
 namespace hcudp::testing {
 namespace {
 
-constexpr char kThirtyCu[] = R"({"cores":"30","memory":"8Gi"})";
-
-// The claim's one vHCU (the daemon made it for the claim).
-Vhcu OnlyNewVhcu(const std::vector<Vhcu>& before, const std::vector<Vhcu>& after) {
-  std::set<int> old;
-  for (const Vhcu& v : before) old.insert(v.id);
-  std::vector<Vhcu> made;
-  for (const Vhcu& v : after) {
-    if (old.count(v.id) == 0) made.push_back(v);
-  }
-  BOOST_REQUIRE_EQUAL(made.size(), 1u);
-  return made[0];
-}
-
-// What a claim's preparation left on the node.
-struct PreparedState {
-  std::set<std::string> entries, marks, cdi;
-};
-
-PreparedState StateOf(DraDaemonNode& n) { return {n.CheckpointEntries(), n.Marks(), n.CdiFiles()}; }
-
-void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::string& when) {
-  PreparedState now = StateOf(n);
-  BOOST_TEST((now.entries == want.entries), when << ": checkpoint entries changed");
-  BOOST_TEST((now.marks == want.marks), when << ": marks changed");
-  BOOST_TEST((now.cdi == want.cdi), when << ": CDI specs changed");
-}
 
 // No slice device names vHCU `id`, over `window` (the publisher's changes
 // after the node changed included).

@@ -38,6 +38,25 @@ void AddStartupFaults(FakeApiServer& api) {
 
 bool Registered(HamiNode& n) { return n.NodeAnnotations().count("hami.io/node-hcu-register") > 0; }
 
+// Every device kubelet has of the HAMi resource reports `health`, within
+// `timeout`.
+bool AllDevices(HamiNode& n, const std::string& health,
+                milliseconds timeout = milliseconds(10000)) {
+  return n.h()
+      .kubelet()
+      .WaitForDevices(
+          kHamiCount,
+          [&](const std::vector<v1beta1::Device>& devices) {
+            if (devices.empty()) return false;
+            for (const auto& d : devices) {
+              if (d.health() != health) return false;
+            }
+            return true;
+          },
+          timeout)
+      .has_value();
+}
+
 // Starts the daemon under the start-up faults; returns once the scheduler
 // would see the node (its registration annotation), then at once schedules
 // `pod` and allocates it through kubelet, as a scheduler and a kubelet that
@@ -65,17 +84,7 @@ BOOST_AUTO_TEST_CASE(a_pod_scheduled_as_soon_as_the_node_registers_is_allocated)
   BOOST_TEST(n.Marks().size() == 1u);
   // The devices kubelet sees are healthy by now (nothing was offered healthy
   // before the agent could serve).
-  auto healthy = n.h().kubelet().WaitForDevices(
-      kHamiCount,
-      [](const std::vector<v1beta1::Device>& devices) {
-        if (devices.empty()) return false;
-        for (const auto& d : devices) {
-          if (d.health() != "Healthy") return false;
-        }
-        return true;
-      },
-      milliseconds(5000));
-  BOOST_TEST(healthy.has_value());
+  BOOST_TEST(AllDevices(n, "Healthy", milliseconds(5000)));
 }
 
 BOOST_AUTO_TEST_CASE(a_pod_deleted_while_the_daemon_is_blind_is_cleaned_soon_after_recovery) {
@@ -115,17 +124,7 @@ BOOST_AUTO_TEST_CASE(nothing_is_advertised_before_the_pod_cache_syncs) {
   n.h().Start();
   // The daemon registers with kubelet after its start wait (10 s).
   n.h().RequireRegistered(kHamiCount, 1, milliseconds(30000));
-  auto unhealthy = n.h().kubelet().WaitForDevices(
-      kHamiCount,
-      [](const std::vector<v1beta1::Device>& devices) {
-        if (devices.empty()) return false;
-        for (const auto& d : devices) {
-          if (d.health() != "Unhealthy") return false;
-        }
-        return true;
-      },
-      milliseconds(5000));
-  BOOST_TEST(unhealthy.has_value());
+  BOOST_TEST(AllDevices(n, "Unhealthy", milliseconds(5000)));
   BOOST_TEST(!Registered(n));
   n.SchedulePod({"early", {{"main", std::string(kSn0) + ",HCU,8192,30:"}}});
   const auto asked = std::chrono::steady_clock::now();
@@ -139,33 +138,7 @@ BOOST_AUTO_TEST_CASE(nothing_is_advertised_before_the_pod_cache_syncs) {
   BOOST_TEST(took.count() <= 8000, took.count() << " ms");
   n.api().ClearFaults();
   BOOST_TEST(WaitUntil([&] { return Registered(n); }, milliseconds(60000)));
-  auto healthy = n.h().kubelet().WaitForDevices(
-      kHamiCount,
-      [](const std::vector<v1beta1::Device>& devices) {
-        if (devices.empty()) return false;
-        for (const auto& d : devices) {
-          if (d.health() != "Healthy") return false;
-        }
-        return true;
-      },
-      milliseconds(10000));
-  BOOST_TEST(healthy.has_value());
-}
-
-bool AllDevices(HamiNode& n, const std::string& health) {
-  return n.h()
-      .kubelet()
-      .WaitForDevices(
-          kHamiCount,
-          [&](const std::vector<v1beta1::Device>& devices) {
-            if (devices.empty()) return false;
-            for (const auto& d : devices) {
-              if (d.health() != health) return false;
-            }
-            return true;
-          },
-          milliseconds(10000))
-      .has_value();
+  BOOST_TEST(AllDevices(n, "Healthy", milliseconds(10000)));
 }
 
 // Card 0's entry of the registration annotation says it is healthy.
