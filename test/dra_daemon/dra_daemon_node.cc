@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "dra_prepare/prepare_fixture.h"
 #include "hcudp/backend.h"
 #include "hcudp/options.h"
 
@@ -364,6 +365,19 @@ void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::st
   BOOST_TEST((now.entries == want.entries), when << ": checkpoint entries changed");
   BOOST_TEST((now.marks == want.marks), when << ": marks changed");
   BOOST_TEST((now.cdi == want.cdi), when << ": CDI specs changed");
+}
+
+DynamicVhcuClaim StartWithDynamicVhcuClaim(DraDaemonNode& n, const std::string& name) {
+  n.Start();
+  n.RequireDevices([](const auto& d) { return d.size() == 9; }, std::chrono::seconds(5),
+                   "9 devices");
+  DynamicVhcuClaim c;
+  c.before = n.Vhcus();
+  c.claim = n.CreateAllocatedClaim(name, ExactRequest("hcu", kThirtyCu));
+  c.devices = n.MustPrepare(c.claim);
+  c.vhcu = OnlyNewVhcu(c.before, n.Vhcus());
+  c.prepared = StateOf(n);
+  return c;
 }
 
 }  // namespace hcudp::testing

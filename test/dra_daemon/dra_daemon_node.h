@@ -151,6 +151,19 @@ PreparedState StateOf(DraDaemonNode& n);
 // Checks (BOOST_TEST) that the node still holds `want`, naming `when`.
 void RequireSameState(DraDaemonNode& n, const PreparedState& want, const std::string& when);
 
+// A claim the daemon prepared on a dynamic vHCU of kThirtyCu, with what the
+// node held before and after.
+struct DynamicVhcuClaim {
+  AllocatedClaim claim;
+  std::vector<Vhcu> before;             // the node's vHCUs before the Prepare
+  std::vector<drav1::Device> devices;   // what Prepare answered
+  Vhcu vhcu;                            // the one the daemon made
+  PreparedState prepared;               // what the Prepare left on the node
+};
+// Starts the daemon on a kProbeOrder node, waits for its 9 devices and
+// prepares claim `name` on a dynamic vHCU.
+DynamicVhcuClaim StartWithDynamicVhcuClaim(DraDaemonNode& n, const std::string& name);
+
 }  // namespace hcudp::testing
 
 #endif  // HCUDP_TEST_DRA_DAEMON_DRA_DAEMON_NODE_H_

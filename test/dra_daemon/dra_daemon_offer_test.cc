@@ -164,12 +164,9 @@ BOOST_AUTO_TEST_CASE(a_held_pre_split_vhcu_is_never_offered_after_prepare_or_res
 BOOST_AUTO_TEST_CASE(a_claims_vhcu_whose_mark_was_lost_is_never_offered_nor_prepared_again,
                      *boost::unit_test::timeout(60)) {
   DraDaemonNode n(kProbeOrder);
-  n.Start();
-  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  const std::vector<Vhcu> before = n.Vhcus();
-  AllocatedClaim claim = n.CreateAllocatedClaim("small", ExactRequest("hcu", kThirtyCu));
-  n.MustPrepare(claim);
-  const Vhcu vhcu = OnlyNewVhcu(before, n.Vhcus());
+  const DynamicVhcuClaim prepared_claim = StartWithDynamicVhcuClaim(n, "small");
+  const AllocatedClaim& claim = prepared_claim.claim;
+  const Vhcu& vhcu = prepared_claim.vhcu;
 
   n.StopDaemon();
   const std::set<std::string> marks = n.Marks();
@@ -187,13 +184,12 @@ BOOST_AUTO_TEST_CASE(a_claims_vhcu_whose_mark_was_lost_is_never_offered_nor_prep
 BOOST_AUTO_TEST_CASE(a_card_gone_at_start_unprepares_nothing_and_is_unhealthy,
                      *boost::unit_test::timeout(60)) {
   DraDaemonNode n(kProbeOrder);
-  n.Start();
-  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  const std::vector<Vhcu> before = n.Vhcus();
-  AllocatedClaim claim = n.CreateAllocatedClaim("live", ExactRequest("hcu", kThirtyCu));
-  auto devices = n.MustPrepare(claim);
-  const Vhcu vhcu = OnlyNewVhcu(before, n.Vhcus());
-  const PreparedState prepared = StateOf(n);
+  const DynamicVhcuClaim prepared_claim = StartWithDynamicVhcuClaim(n, "live");
+  const AllocatedClaim& claim = prepared_claim.claim;
+  const std::vector<Vhcu>& before = prepared_claim.before;
+  const std::vector<drav1::Device>& devices = prepared_claim.devices;
+  const Vhcu& vhcu = prepared_claim.vhcu;
+  const PreparedState& prepared = prepared_claim.prepared;
 
   n.StopDaemon();
   const std::string node_yaml = ReadFile(n.h().node_path());
@@ -230,13 +226,11 @@ BOOST_AUTO_TEST_CASE(a_card_gone_at_start_unprepares_nothing_and_is_unhealthy,
 BOOST_AUTO_TEST_CASE(a_fifo_vhcu_conf_at_start_keeps_the_claim_and_never_offers_the_vhcu,
                      *boost::unit_test::timeout(60)) {
   DraDaemonNode n(kProbeOrder);
-  n.Start();
-  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  const std::vector<Vhcu> before = n.Vhcus();
-  AllocatedClaim claim = n.CreateAllocatedClaim("live", ExactRequest("hcu", kThirtyCu));
-  auto devices = n.MustPrepare(claim);
-  const Vhcu vhcu = OnlyNewVhcu(before, n.Vhcus());
-  const PreparedState prepared = StateOf(n);
+  const DynamicVhcuClaim prepared_claim = StartWithDynamicVhcuClaim(n, "live");
+  const AllocatedClaim& claim = prepared_claim.claim;
+  const std::vector<drav1::Device>& devices = prepared_claim.devices;
+  const Vhcu& vhcu = prepared_claim.vhcu;
+  const PreparedState& prepared = prepared_claim.prepared;
 
   n.StopDaemon();
   const std::string conf = n.HostPath("/etc/vdev/vdev" + std::to_string(vhcu.id) + ".conf");

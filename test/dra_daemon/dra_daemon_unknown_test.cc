@@ -50,13 +50,12 @@ BOOST_AUTO_TEST_SUITE(dra_daemon_unknown)
 BOOST_AUTO_TEST_CASE(a_torn_vhcu_conf_across_a_restart_keeps_the_claim,
                      *boost::unit_test::timeout(60)) {
   DraDaemonNode n(kProbeOrder);
-  n.Start();
-  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  const std::vector<Vhcu> before = n.Vhcus();
-  AllocatedClaim first = n.CreateAllocatedClaim("first", ExactRequest("hcu", kThirtyCu));
-  auto devices = n.MustPrepare(first);
-  const Vhcu vhcu = OnlyNewVhcu(before, n.Vhcus());
-  const PreparedState prepared = StateOf(n);
+  const DynamicVhcuClaim prepared_claim = StartWithDynamicVhcuClaim(n, "first");
+  const AllocatedClaim& first = prepared_claim.claim;
+  const std::vector<Vhcu>& before = prepared_claim.before;
+  const std::vector<drav1::Device>& devices = prepared_claim.devices;
+  const Vhcu& vhcu = prepared_claim.vhcu;
+  const PreparedState& prepared = prepared_claim.prepared;
 
   n.StopDaemon();
   const std::string text = TearVhcuConf(n.h().host_root(), vhcu.id, Tear::kEmpty);
@@ -91,13 +90,11 @@ BOOST_AUTO_TEST_CASE(a_card_whose_query_fails_at_start_destroys_nothing,
   const std::string control = control_dir.Join("stub.control");
   WriteFile(control, "");
   DraDaemonNode n(kProbeOrder, {}, {"HCUDP_STUB_CONTROL=" + control});
-  n.Start();
-  n.RequireDevices([](const auto& d) { return d.size() == 9; }, seconds(5), "9 devices");
-  const std::vector<Vhcu> before = n.Vhcus();
-  AllocatedClaim claim = n.CreateAllocatedClaim("live", ExactRequest("hcu", kThirtyCu));
-  auto devices = n.MustPrepare(claim);
-  const Vhcu vhcu = OnlyNewVhcu(before, n.Vhcus());
-  const PreparedState prepared = StateOf(n);
+  const DynamicVhcuClaim prepared_claim = StartWithDynamicVhcuClaim(n, "live");
+  const AllocatedClaim& claim = prepared_claim.claim;
+  const std::vector<drav1::Device>& devices = prepared_claim.devices;
+  const Vhcu& vhcu = prepared_claim.vhcu;
+  const PreparedState& prepared = prepared_claim.prepared;
 
   n.StopDaemon();
   WriteFile(control, "query_fails=" + std::to_string(vhcu.card) + "\n");
