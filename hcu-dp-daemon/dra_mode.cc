@@ -86,8 +86,7 @@ struct DraMode::RegistrationView {
   const dra::DraPlugin* plugin HCUDP_GUARDED_BY(mu) = nullptr;
 };
 
-StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend& backend,
-                                                const NodeState& state) {
+StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Node& node) {
   // Names first (no network): a bad one is the flag's error.
   hdra::SliceParams check;
   check.node_name = options.node_name;
@@ -112,14 +111,13 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   client_options.on_response = DaemonMetrics::CountApiResponse;
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(*resolved), client_options));
   HCUDP_ASSIGN_OR_RETURN(std::string cdi_dir,
-                         CdiSpecHostPath(backend.host_root(), options.cdi_spec_dir));
+                         CdiSpecHostPath(node.backend().host_root(), options.cdi_spec_dir));
   std::unique_ptr<DraMode> mode(new DraMode(options));
   DraMode* m = mode.get();
   mode->client_ = std::move(client);
   mode->registration_view_ = std::make_shared<RegistrationView>();
 
   hdra::DraAgentOptions ao;
-  ao.preparer.host_root = backend.host_root();
   ao.preparer.driver_name = options.dra_driver_name;
   ao.preparer.pool_name = options.node_name;
   ao.preparer.cdi_dir = cdi_dir;
@@ -141,7 +139,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
     if (DaemonMetrics* metrics = DaemonMetrics::Active()) metrics->OnDraPool(devices);
   };
   HCUDP_ASSIGN_OR_RETURN(mode->agent_,
-                         hdra::DraAgent::New(backend, state, *mode->client_, std::move(ao)));
+                         hdra::DraAgent::New(node, *mode->client_, std::move(ao)));
   LOG(INFO) << "DRA: API server " << mode->client_->server() << ", node " << options.node_name
             << ", driver " << options.dra_driver_name;
 

@@ -48,8 +48,7 @@ std::function<bool(VhcuCreateStep)> CrashHook() {
 }  // namespace
 
 StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
-    const Options& options, Backend& backend, const NodeState& state,
-    std::function<void(const VhcuSweepResult&)> on_recovered) {
+    const Options& options, Node& node, std::function<void(const VhcuSweepResult&)> on_recovered) {
   // Whatever is wrong with the cluster credentials (missing, unreadable,
   // malformed) is a start-up input error: one line and exit 2.
   StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
@@ -69,22 +68,15 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   o.topology_register = options.topology_register;
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
   o.on_recovered = std::move(on_recovered);
-  o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
 #ifdef HCUDP_TEST_CRASH_POINTS
   o.crash_after = CrashHook();
 #endif
-  // One health pipeline: register what ListAndWatch sends.
-  o.card_health = [&state](const std::string& bdf) -> std::optional<Health> {
-    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    for (const Card& card : snapshot->inventory.cards) {
-      if (card.bdf == bdf) return card.health;
-    }
-    return std::nullopt;
-  };
+  // The host root and the card health (what ListAndWatch sends) are the
+  // Node's: HamiAgent's Node constructor takes them from it.
   o.start_wait = std::chrono::milliseconds(0);  // Start() below waits, signals in view
 
-  std::unique_ptr<HamiMode> mode(new HamiMode(backend, state, options.naming_policy));
+  std::unique_ptr<HamiMode> mode(new HamiMode(node, options.naming_policy));
   mode->client_ = std::move(client);
   mode->agent_options_ = std::move(o);
   return mode;
@@ -94,16 +86,16 @@ HamiMode::~HamiMode() { Stop(); }
 
 Status HamiMode::Start() {
   {
-    // The node watcher's first look is in `state_` by now: the hcumem
-    // resource is named after its cards, as the plugins' names are.
-    std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
+    // The node watcher's first look is in the Node's snapshot by now: the
+    // hcumem resource is named after its cards, as the plugins' names are.
+    std::shared_ptr<const NodeSnapshot> snapshot = node_.Snapshot();
     if (!snapshot->inventory.cards.empty()) {
       agent_options_.hcumem_resource =
           "hygon.com/" +
           HamiDerivedName(HamiCountName(snapshot->inventory, naming_policy_), "hcumem");
     }
     std::lock_guard<std::mutex> lock(mu_);
-    agent_ = std::make_unique<HamiAgent>(&backend_, client_.get(), std::move(agent_options_));
+    agent_ = std::make_unique<HamiAgent>(node_, client_.get(), std::move(agent_options_));
   }
   HCUDP_RETURN_IF_ERROR(agent_->Start());
   // Wait for the first sync and registration, but not past a SIGTERM: it

@@ -1,6 +1,6 @@
 // HamiMode: the daemon's HAMi strategy — a Kubernetes client and a
-// HamiAgent on the shared backend, and the Allocate delegate the hcunum and
-// hcucores plugins use (DESIGN.md §5).
+// HamiAgent on the node's one door (hcudp/node.h), and the Allocate
+// delegate the hcunum and hcucores plugins use (DESIGN.md §5).
 #ifndef HCU_DP_DAEMON_HAMI_MODE_H_
 #define HCU_DP_DAEMON_HAMI_MODE_H_
 
@@ -8,10 +8,9 @@
 #include <memory>
 #include <mutex>
 
-#include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_client.h"
-#include "hcudp/node_state.h"
+#include "hcudp/node.h"
 #include "hcudp/options.h"
 #include "plugin_service.h"
 
@@ -30,12 +29,10 @@ class HamiMode {
   // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
   // and the agent's options; nothing is started, the agent is built by
   // Start() (after the node watcher's first look, whose cards name the
-  // hcumem resource). The registration publishes
-  // the card health of `state` (the verdict ListAndWatch sends); `state`
-  // must outlive the mode.
+  // hcumem resource). `node` must outlive the mode.
   // `on_recovered` gets the start-up vHCU journal recovery's result.
   static StatusOr<std::unique_ptr<HamiMode>> New(
-      const Options& options, Backend& backend, const NodeState& state,
+      const Options& options, Node& node,
       std::function<void(const VhcuSweepResult&)> on_recovered = nullptr);
   ~HamiMode();
 
@@ -58,15 +55,13 @@ class HamiMode {
   KubeClient* client() const { return client_.get(); }
 
  private:
-  HamiMode(Backend& backend, const NodeState& state, NamingPolicy naming_policy)
-      : backend_(backend), state_(state), naming_policy_(naming_policy) {}
+  HamiMode(Node& node, NamingPolicy naming_policy) : node_(node), naming_policy_(naming_policy) {}
   // The agent once Start() made it, else null.
   HamiAgent* agent();
   grpc::Status Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
                         v1beta1::AllocateResponse* response);
 
-  Backend& backend_;
-  const NodeState& state_;
+  Node& node_;
   const NamingPolicy naming_policy_;
   std::unique_ptr<KubeClient> client_;
   HamiAgentOptions agent_options_;  // moved into the agent by Start()

@@ -117,7 +117,10 @@ struct DaemonMetrics::Families {
 // each scrape: nothing to keep in step between scrapes.
 class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
  public:
-  explicit NodeCollector(const NodeState& state) : state_(state) {}
+  void set_state(const NodeState& state) {
+    MutexLock lock(mu_);
+    state_ = &state;
+  }
 
   void set_registrations(std::function<std::vector<std::pair<std::string, bool>>()> f) {
     MutexLock lock(mu_);
@@ -125,7 +128,12 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
   }
 
   std::vector<MetricFamily> Collect() const override {
-    auto snapshot = state_.Current();
+    const NodeState* state;
+    {
+      MutexLock lock(mu_);
+      state = state_;
+    }
+    auto snapshot = state != nullptr ? state->Current() : std::make_shared<const NodeSnapshot>();
     std::vector<MetricFamily> out;
     out.reserve(5);
 
@@ -220,8 +228,8 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
                                    static_cast<double>(list.size() - good)));
   }
 
-  const NodeState& state_;
   mutable Mutex mu_;  // a leaf; the function is copied out, then called
+  const NodeState* state_ HCUDP_GUARDED_BY(mu_) = nullptr;
   std::function<std::vector<std::pair<std::string, bool>>()> registrations_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, int> vhcus_ HCUDP_GUARDED_BY(mu_);
   std::string dra_driver_ HCUDP_GUARDED_BY(mu_);  // empty: not DRA mode
@@ -230,11 +238,16 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
 
 namespace {
 
+// The wrapped backend, owned: a base made before BackendWrapper's.
+struct OwnedBackend {
+  std::unique_ptr<Backend> inner;
+};
+
 // Forwards everything; counts vHCU creates and destroys by result.
-class MeteredBackend final : public BackendWrapper {
+class MeteredBackend final : private OwnedBackend, public BackendWrapper {
  public:
-  MeteredBackend(Backend& inner, DaemonMetrics& metrics)
-      : BackendWrapper(inner), metrics_(metrics) {}
+  MeteredBackend(std::unique_ptr<Backend> inner, DaemonMetrics& metrics)
+      : OwnedBackend{std::move(inner)}, BackendWrapper(*OwnedBackend::inner), metrics_(metrics) {}
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
     auto start = std::chrono::steady_clock::now();
     StatusOr<Vhcu> made = target().CreateVhcu(card, compute_units, memory_mib);
@@ -253,11 +266,11 @@ class MeteredBackend final : public BackendWrapper {
 
 }  // namespace
 
-DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
+DaemonMetrics::DaemonMetrics(const Options& options)
     : options_(options),
       registry_(std::make_shared<prometheus::Registry>()),
       f_(std::make_unique<Families>()),
-      node_(std::make_shared<NodeCollector>(state)) {
+      node_(std::make_shared<NodeCollector>()) {
   auto& r = *registry_;
   f_->allocate = &prometheus::BuildCounter()
                       .Name("hcudp_allocate_requests_total")
@@ -312,10 +325,9 @@ DaemonMetrics::~DaemonMetrics() {
 }
 
 StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string& address,
-                                                              const Options& options,
-                                                              const NodeState& state) {
+                                                              const Options& options) {
   HCUDP_ASSIGN_OR_RETURN(MetricsAddress listen, ParseMetricsAddress(address));
-  std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
+  std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options));
   DaemonMetrics* self = m.get();
   HCUDP_ASSIGN_OR_RETURN(
       m->server_, MetricsServer::Start(listen, address, [self] { return self->Exposition(); }));
@@ -323,6 +335,8 @@ StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string&
 }
 
 int DaemonMetrics::port() const { return server_->port(); }
+
+void DaemonMetrics::WatchNode(const NodeState& state) { node_->set_state(state); }
 
 std::optional<std::string> DaemonMetrics::Exposition() {
   std::vector<MetricFamily> families;
@@ -477,8 +491,8 @@ void DaemonMetrics::ObserveUnprepare(bool ok, std::chrono::nanoseconds took) {
   f_->unprepare_seconds->Add({}, CallBuckets()).Observe(Seconds(took));
 }
 
-std::unique_ptr<Backend> DaemonMetrics::Wrap(Backend& inner) {
-  return std::make_unique<MeteredBackend>(inner, *this);
+std::unique_ptr<Backend> DaemonMetrics::Wrap(std::unique_ptr<Backend> inner) {
+  return std::make_unique<MeteredBackend>(std::move(inner), *this);
 }
 
 DaemonMetrics* DaemonMetrics::Active() { return g_active.load(); }

@@ -59,8 +59,11 @@ class DaemonMetrics {
   // Binds `address` (the flag's value). A bind failure is InvalidArgument
   // naming the flag and the address (a start-up error, exit 2).
   static StatusOr<std::unique_ptr<DaemonMetrics>> Start(const std::string& address,
-                                                        const Options& options,
-                                                        const NodeState& state);
+                                                        const Options& options);
+  // The node's state the gauges are computed from (before ServeMetrics; it
+  // must outlive the metrics). It is bound before the node is opened, which
+  // may wait for the driver.
+  void WatchNode(const NodeState& state);
   ~DaemonMetrics();
 
   // The port actually bound (useful with port 0).
@@ -101,8 +104,9 @@ class DaemonMetrics {
   void ObservePrepare(bool ok, std::chrono::nanoseconds took);
   void ObserveUnprepare(bool ok, std::chrono::nanoseconds took);
 
-  // A Backend that forwards to `inner` and counts vHCU creates and destroys.
-  std::unique_ptr<Backend> Wrap(Backend& inner);
+  // A Backend that owns and forwards to `inner`, and counts vHCU creates
+  // and destroys (the metrics must outlive it).
+  std::unique_ptr<Backend> Wrap(std::unique_ptr<Backend> inner);
 
   // The instance the gRPC handlers report to (null when metrics are off).
   static DaemonMetrics* Active();
@@ -111,7 +115,7 @@ class DaemonMetrics {
  private:
   class NodeCollector;
   struct Families;
-  DaemonMetrics(const Options& options, const NodeState& state);
+  explicit DaemonMetrics(const Options& options);
   struct AllocateSeries {
     prometheus::Counter* ok = nullptr;
     prometheus::Counter* error = nullptr;

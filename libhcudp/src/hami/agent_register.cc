@@ -10,7 +10,6 @@
 #include "hcudp/kube_ops.h"
 #include "hcudp/offer.h"
 #include "hcudp/topology.h"
-#include "node/ledger_read.h"
 
 namespace hcudp::internal {
 namespace {
@@ -122,9 +121,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
   }
   // By the one offer rule: unknown is never free capacity, and vHCUs no
   // HAMi pod holds (pre-split, claims') are taken from the full list too.
-  LedgerSources ledger;
-  ledger.host_root = ctx_.options.host_root;
-  const OfferPlan plan = DecideOffers(inventory, ReadLedger(ledger), OfferMode::kHami);
+  const OfferPlan plan = DecideOffers(inventory, ctx_.holdings(), OfferMode::kHami);
   hami::NodeRegistration reg =
       hami::BuildNodeRegistration(inventory, plan, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
