@@ -108,7 +108,8 @@ BOOST_AUTO_TEST_CASE(the_pool_waits_for_recover_and_follows_every_prepare_and_un
     a.agent->Start();
     BOOST_REQUIRE(Eventually([&] { return InPool(a.agent->Pool(), held); }));
     auto answer = a.agent->Prepare(ClaimOn(node, "held", held));
-    BOOST_REQUIRE(answer.ok() && answer->error.empty());
+    BOOST_REQUIRE_MESSAGE(answer.ok() && answer->error.empty(),
+                          (answer.ok() ? answer->error : answer.status().ToString()));
     BOOST_TEST(Eventually([&] { return !InPool(a.agent->Pool(), held); }),
                held << " still offered after its Prepare");
     BOOST_TEST(!InPool(a.agent->Pool(), kPreSplitCard));
@@ -151,7 +152,8 @@ BOOST_AUTO_TEST_CASE(a_card_gone_makes_its_claims_devices_unhealthy_and_unprepar
                 "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
       "pod-live");
   auto answer = a.agent->Prepare(ref);
-  BOOST_REQUIRE(answer.ok() && answer->error.empty());
+  BOOST_REQUIRE_MESSAGE(answer.ok() && answer->error.empty(),
+                        (answer.ok() ? answer->error : answer.status().ToString()));
   BOOST_REQUIRE(Eventually([&] {
     auto h = a.agent->Health();
     return h.size() == 1u && h[0].health == dra::DeviceHealthStatus::kHealthy;

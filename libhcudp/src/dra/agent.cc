@@ -99,7 +99,7 @@ Status DraAgent::Impl::Build() {
     }
   }
   HCUDP_ASSIGN_OR_RETURN(publisher_, SlicePublisher::New(client_, o_.slices));
-  if (o_.preparer.host_root.empty()) o_.preparer.host_root = node_.backend().host_root();
+  o_.preparer.host_root = node_.backend().host_root();  // one node, one root
   o_.vhcus.host_root = o_.preparer.host_root;
   vhcus_ = std::make_unique<VhcuManager>(&node_.backend(), o_.vhcus);
   PreparerOptions po = o_.preparer;

@@ -93,7 +93,7 @@ HCUDP_EXPORT DeviceHealth PreparedDeviceHealth(const PreparedDevice& device,
 
 struct DraAgentOptions {
   // The preparer's options; on_change is the agent's (it is overwritten).
-  // host_root empty (default): the Node's backend's. cdi_dir is also where
+  // host_root is set to the Node's backend's. cdi_dir is also where
   // the Node's ledger reads Hygon's state: give NodeOptions the same
   // --cdi-spec-dir.
   PreparerOptions preparer;
