@@ -10,7 +10,7 @@
 #include <memory>
 #include <thread>
 
-#include "cdi_dir.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "dra_mode.h"
 #include "hami_mode.h"
 #include "hcudp/allocation.h"

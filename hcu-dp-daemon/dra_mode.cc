@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "cdi_dir.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "hcudp/kube_config.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"

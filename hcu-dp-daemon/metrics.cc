@@ -10,12 +10,11 @@
 #include <prometheus/text_serializer.h>
 
 #include <atomic>
-#include <cctype>
 #include <mutex>
 
 #include "hcudp/backend_wrapper.h"
 #include "hcudp/version.h"
-#include "metrics_server.h"
+#include "hcudp_internal/metrics_server.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -56,48 +55,7 @@ MetricFamily GaugeFamily(const char* name, const char* help) {
   return f;
 }
 
-bool AllDigits(const std::string& s) {
-  if (s.empty() || s.size() > 5) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return std::stoi(s) <= 65535;
-}
-
 }  // namespace
-
-StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address) {
-  const std::string accepted = "--metrics-address: \"" + address +
-                               "\" is not host:port (e.g. :9400, 127.0.0.1:9400, [::1]:9400)";
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgumentError(accepted);
-  std::string host = address.substr(0, colon);
-  std::string port = address.substr(colon + 1);
-  if (!AllDigits(port)) return InvalidArgumentError(accepted);
-  MetricsAddress out;
-  out.port = std::stoi(port);
-  if (host.empty() || host == "0.0.0.0") {  // every IPv4 address
-    out.host = "0.0.0.0";
-    return out;
-  }
-  if (host.front() == '[') {
-    if (host.back() != ']' || host.size() < 3) return InvalidArgumentError(accepted);
-    out.host = host.substr(1, host.size() - 2);
-    for (char c : out.host) {
-      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
-        return InvalidArgumentError(accepted);
-      }
-    }
-    return out;
-  }
-  for (char c : host) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') {
-      return InvalidArgumentError(accepted);
-    }
-  }
-  out.host = host;
-  return out;
-}
 
 struct DaemonMetrics::Families {
   Family<Counter>* allocate = nullptr;

@@ -1,6 +1,6 @@
 // DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
 // DESIGN.md §10, doc/metrics.md). prometheus-cpp's metric types, served by
-// MetricsServer (our own one-thread HTTP server, metrics_server.h) in the
+// MetricsServer (our own one-thread HTTP server, hcudp_internal/metrics_server.h) in the
 // text format 0.0.4: only
 // the hcudp_ families below.
 //
@@ -37,7 +37,7 @@
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "metrics_server.h"
+#include "hcudp_internal/metrics_server.h"
 
 namespace prometheus {
 class Registry;
@@ -48,11 +48,6 @@ class Family;
 }  // namespace prometheus
 
 namespace hcudp::daemon {
-
-// "host:port", ":port" or "[v6]:port" -> where to listen (":port" is
-// every IPv4 address); InvalidArgument naming --metrics-address otherwise.
-// A host name is resolved when the server starts, not here.
-StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address);
 
 class DaemonMetrics {
  public:

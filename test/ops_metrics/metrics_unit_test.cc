@@ -18,7 +18,7 @@
 #include "hcudp/backend_wrapper.h"
 #include "hcudp/dra/slices.h"
 #include "metrics.h"
-#include "metrics_server.h"
+#include "hcudp_internal/metrics_server.h"
 #include "ops_metrics/exposition.h"
 
 namespace hcudp::daemon {
