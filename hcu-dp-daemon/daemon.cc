@@ -10,16 +10,16 @@
 #include <memory>
 #include <thread>
 
-#include "hcudp_cli/cdi_dir.h"
 #include "dra_mode.h"
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/dlopen_vendor_lib.h"
 #include "hcudp/node.h"
+#include "hcudp/node_ops.h"
 #include "hcudp/version.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "metrics.h"
-#include "node_ops.h"
 #include "plugin_manager.h"
 
 namespace hcudp::daemon {
@@ -187,7 +187,7 @@ int RunDra(const Options& options, Node& node, DaemonMetrics* metrics, StartupSi
   if (!made.ok()) return StartupError(made.status());
   DraMode& dra = **made;
   // --node-labels, --events, on the mode's API client.
-  auto ops = NodeOps::New(options, dra.client());
+  auto ops = NodeOps::New(options, dra.client(), DaemonMetrics::CountApiResponse);
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
   node.state().set_listener([&dra, metrics, &node] {
@@ -264,7 +264,8 @@ int RunDaemon(const Options& options) {
     hami = std::move(*made);
   }
   // --node-labels, --events; destroyed before the mode whose client it uses.
-  auto ops = NodeOps::New(options, hami ? hami->client() : nullptr);
+  auto ops =
+      NodeOps::New(options, hami ? hami->client() : nullptr, DaemonMetrics::CountApiResponse);
   if (!ops.ok()) return StartupError(ops.status());
   node_ops = ops->get();
   if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {

@@ -11,8 +11,8 @@
 #include <thread>
 #include <utility>
 
-#include "hcudp_cli/cdi_dir.h"
 #include "hcudp/kube_config.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"
 
@@ -138,8 +138,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Node& no
   ao.on_pool = [](const std::vector<std::pair<std::string, bool>>& devices) {
     if (DaemonMetrics* metrics = DaemonMetrics::Active()) metrics->OnDraPool(devices);
   };
-  HCUDP_ASSIGN_OR_RETURN(mode->agent_,
-                         hdra::DraAgent::New(node, *mode->client_, std::move(ao)));
+  HCUDP_ASSIGN_OR_RETURN(mode->agent_, hdra::DraAgent::New(node, *mode->client_, std::move(ao)));
   LOG(INFO) << "DRA: API server " << mode->client_->server() << ", node " << options.node_name
             << ", driver " << options.dra_driver_name;
 

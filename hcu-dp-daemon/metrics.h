@@ -36,8 +36,8 @@
 #include "hcudp/node_state.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
-#include "hcudp_internal/thread_annotations.h"
 #include "hcudp_internal/metrics_server.h"
+#include "hcudp_internal/thread_annotations.h"
 
 namespace prometheus {
 class Registry;

@@ -17,16 +17,16 @@
 
 #include "hcudp/backend_wrapper.h"
 #include "hcudp/dra/slices.h"
-#include "metrics.h"
 #include "hcudp_internal/metrics_server.h"
+#include "metrics.h"
 #include "ops_metrics/exposition.h"
 
 namespace hcudp::daemon {
 namespace {
 
 // DaemonMetrics on `state`, as the daemon binds it before opening the node.
-StatusOr<std::unique_ptr<DaemonMetrics>> StartOn(const std::string& address,
-                                                 const Options& options, const NodeState& state) {
+StatusOr<std::unique_ptr<DaemonMetrics>> StartOn(const std::string& address, const Options& options,
+                                                 const NodeState& state) {
   auto m = DaemonMetrics::Start(address, options);
   if (m.ok()) (*m)->WatchNode(state);
   return m;

@@ -92,8 +92,7 @@ struct NodeAccess {
 // hardware or driver events). Any thread.
 class InventoryCache {
  public:
-  explicit InventoryCache(std::function<StatusOr<NodeInventory>()> look)
-      : look_(std::move(look)) {}
+  explicit InventoryCache(std::function<StatusOr<NodeInventory>()> look) : look_(std::move(look)) {}
   // Looks at the node and keeps the result.
   StatusOr<NodeInventory> Refresh() HCUDP_EXCLUDES(mu_);
   // The kept inventory; Refresh()es when there is none yet or `fresh`.
