@@ -19,6 +19,7 @@
 #include "hcudp/node_ops.h"
 #include "hcudp/version.h"
 #include "hcudp_cli/cdi_dir.h"
+#include "hcudp_internal/socket_dir.h"
 #include "metrics.h"
 #include "plugin_manager.h"
 
@@ -268,7 +269,8 @@ int RunDaemon(const Options& options) {
       NodeOps::New(options, hami ? hami->client() : nullptr, DaemonMetrics::CountApiResponse);
   if (!ops.ok()) return StartupError(ops.status());
   node_ops = ops->get();
-  if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {
+  if (Status dir = PrepareSocketDir(options.device_plugin_path, "--device-plugin-path");
+      !dir.ok()) {
     return StartupError(dir);
   }
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "

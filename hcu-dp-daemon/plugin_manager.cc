@@ -11,35 +11,14 @@
 
 #include "hcudp/plugin_socket.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/socket_dir.h"
 #include "registrar.h"
-#include "socket_names.h"
 
 namespace hcudp::daemon {
-namespace {
-
-// The socket directory, made when missing (the kubelet usually has).
-constexpr mode_t kSocketDirMode = 0750;
-
-}  // namespace
-
-// The socket directory exists (or was made), is a directory, and we may
-// create sockets in it: else the flag's value is the problem.
-Status PluginManager::PrepareSocketDir(const std::string& dir) {
-  if (dir.empty()) return InvalidArgumentError("--device-plugin-path: empty");
-  Status made = file_util::MakeDirs(dir, kSocketDirMode);
-  if (!made.ok()) return InvalidArgumentError("--device-plugin-path: " + made.message());
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    return InvalidArgumentError("--device-plugin-path: " + dir + ": " + std::strerror(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError("--device-plugin-path: " + dir + ": not a directory");
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return InvalidArgumentError("--device-plugin-path: " + dir +
-                                ": cannot create sockets here: " + std::strerror(errno));
-  }
-  return OkStatus();
+int PluginManager::RemoveStaleSockets(const std::string& dir) {
+  return RemoveDeadSockets(
+      dir, [](const std::string& name) { return ParsePluginSocketName(name).has_value(); },
+      "stale socket");
 }
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
@@ -63,7 +42,7 @@ PluginManager::~PluginManager() {
 void PluginManager::Wake() { loop_.Wake(); }
 
 Status PluginManager::Start() {
-  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(dir_));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(dir_, "--device-plugin-path"));
   inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0) PLOG(WARNING) << "inotify unavailable; relying on the 5 s backstop";
   int removed = RemoveStaleSockets(dir_);
@@ -114,7 +93,7 @@ void PluginManager::OnStreamEnd(const std::string& resource) {
 }
 
 Status PluginManager::Serve(Endpoint& e) {
-  Status made = file_util::MakeDirs(dir_, kSocketDirMode);
+  Status made = file_util::MakeDirs(dir_, 0750);
   if (!made.ok()) return UnavailableError(made.message());
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(
@@ -136,7 +115,7 @@ void PluginManager::SyncEndpoints() {
     e.resource_name = r.name;
     e.last_name = r.last_name;
     e.kind = r.kind;
-    e.socket_path = JoinPath(dir_, SocketFileName(r.last_name, InstanceId()));
+    e.socket_path = JoinPath(dir_, PluginSocketName(r.last_name, InstanceId()));
     e.next_attempt = clock_.Now();
     if (e.socket_path.size() > kMaxUnixSocketPath) {
       e.path_too_long = true;

@@ -86,9 +86,9 @@ class PluginManager {
   // false when a server had to be left behind with a call still running.
   bool Stop();
 
-  // Creates `dir` if needed and checks that sockets can be made there;
-  // InvalidArgument naming --device-plugin-path otherwise.
-  static Status PrepareSocketDir(const std::string& dir);
+  // Removes hygon.com_*@* socket files in `dir` that nobody listens on, as
+  // RemoveDeadSockets (hcudp_internal/socket_dir.h) does. Returns the count.
+  static int RemoveStaleSockets(const std::string& dir);
 
   // Thread-safe: asks the manager thread to look again soon.
   void Wake();

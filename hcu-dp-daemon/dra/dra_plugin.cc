@@ -21,9 +21,9 @@
 #include "hcudp_internal/leave_behind.h"
 #include "hcudp_internal/path_watcher.h"
 #include "hcudp_internal/reconcile_loop.h"
+#include "hcudp_internal/socket_dir.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "plugin_server.h"
-#include "socket_names.h"
 #include "socket_server.h"
 
 namespace hcudp::daemon::dra {
@@ -47,22 +47,6 @@ Status CheckDriverName(const std::string& name) {
   return InvalidArgumentError("--dra-driver-name: \"" + name +
                               "\" is not a DRA driver name (a lower-case DNS subdomain of at "
                               "most 63 characters, such as dra.hygon.com)");
-}
-
-// Creates `dir` if needed and checks that sockets can be made there.
-Status PrepareDir(const std::string& dir, const std::string& flag) {
-  if (dir.empty()) return InvalidArgumentError(flag + ": empty");
-  Status made = file_util::MakeDirs(dir, kDirMode);
-  if (!made.ok()) return InvalidArgumentError(flag + ": " + made.message());
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError(flag + ": " + dir + ": not a directory");
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return InvalidArgumentError(flag + ": " + dir +
-                                ": cannot create sockets here: " + std::strerror(errno));
-  }
-  return OkStatus();
 }
 
 // What the DRA server's handlers use besides the caller's handler: kept
@@ -220,8 +204,8 @@ Status DraPlugin::Impl::Start() {
       CheckSocketPath(SocketServer::HiddenPath(dra_path_), "--kubelet-plugins-dir"));
   HCUDP_RETURN_IF_ERROR(
       CheckSocketPath(SocketServer::HiddenPath(reg_path_), "--kubelet-registry-dir"));
-  HCUDP_RETURN_IF_ERROR(PrepareDir(data_dir_, "--kubelet-plugins-dir"));
-  HCUDP_RETURN_IF_ERROR(PrepareDir(options_.registry_dir, "--kubelet-registry-dir"));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(data_dir_, "--kubelet-plugins-dir"));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(options_.registry_dir, "--kubelet-registry-dir"));
   // A crashed predecessor's sockets: its dra.sock is in our way, and its
   // registration socket holds our endpoint in kubelet.
   HCUDP_RETURN_IF_ERROR(ClearServiceSocketPath(dra_path_));
