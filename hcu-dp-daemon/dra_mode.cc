@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -15,56 +13,14 @@
 #include "hcudp_cli/cdi_dir.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"
+#ifdef HCUDP_TEST_CRASH_POINTS
+#include "crash_points.h"  // test/integration: the test copy's hooks
+#endif
 
 namespace hcudp::daemon {
 namespace {
 
 namespace hdra = ::hcudp::dra;
-
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy hcu-dp-daemon-crashpoints (test/integration): the
-// step of a Prepare (or of its vHCU creation) after which the daemon SIGKILLs
-// itself, from HCUDP_TEST_ONLY_CRASH_AFTER. The shipped daemon has no switch.
-constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
-
-std::string CrashStep() {
-  const char* env = std::getenv(kCrashAfterEnv);
-  return env == nullptr ? "" : env;
-}
-
-std::function<bool(hdra::PrepareStep)> PrepareCrashHook() {
-  static const std::map<std::string, hdra::PrepareStep> kSteps = {
-      {"dra-preparing", hdra::PrepareStep::kCheckpointPreparing},
-      {"dra-device-made", hdra::PrepareStep::kDeviceMade},
-      {"dra-claim-spec", hdra::PrepareStep::kClaimSpecWritten},
-      {"dra-prepared", hdra::PrepareStep::kCheckpointPrepared},
-      {"dra-unprepare-freed", hdra::PrepareStep::kUnprepareDeviceFreed}};
-  auto it = kSteps.find(CrashStep());
-  if (it == kSteps.end()) return nullptr;
-  LOG(WARNING) << "test only: will crash after Prepare step " << it->first;
-  const hdra::PrepareStep target = it->second;
-  return [target](hdra::PrepareStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-
-std::function<bool(VhcuCreateStep)> VhcuCrashHook() {
-  static const std::map<std::string, VhcuCreateStep> kSteps = {
-      {"intent-recorded", VhcuCreateStep::kIntentRecorded},
-      {"vhcu-created", VhcuCreateStep::kVhcuCreated},
-      {"id-recorded", VhcuCreateStep::kIdRecorded},
-      {"mark-written", VhcuCreateStep::kMarkWritten}};
-  auto it = kSteps.find(CrashStep());
-  if (it == kSteps.end()) return nullptr;
-  LOG(WARNING) << "test only: will crash after vHCU step " << it->first;
-  const VhcuCreateStep target = it->second;
-  return [target](VhcuCreateStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-#endif  // HCUDP_TEST_CRASH_POINTS
 
 // When a Prepare's claim GET must have ended, from kubelet's deadline: a
 // fifth of what is left (at most 1 s) is kept for the answer to reach
@@ -129,8 +85,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Node& no
   ao.slices.params.max_vhcus_per_card = options.device_split_count;
   ao.slices.owned_by_node = true;
 #ifdef HCUDP_TEST_CRASH_POINTS
-  ao.preparer.crash_after = PrepareCrashHook();
-  ao.vhcus.crash_after = VhcuCrashHook();
+  ao.preparer.crash_after = testing::PrepareCrashHook();
+  ao.vhcus.crash_after = testing::VhcuCrashHook(/*warn_if_unknown=*/false);
 #endif
   ao.on_health_changed = [m] {
     if (m->plugin_ != nullptr) m->plugin_->NotifyHealthChanged();

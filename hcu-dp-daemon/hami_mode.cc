@@ -4,46 +4,18 @@
 #include <signal.h>
 
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 
 #include "grpc_status.h"
 #include "hcudp/naming.h"
 #include "metrics.h"
+#ifdef HCUDP_TEST_CRASH_POINTS
+#include "crash_points.h"  // test/integration: the test copy's hooks
+#endif
 
 namespace hcudp::daemon {
 namespace {
 
 constexpr std::chrono::milliseconds kStartWait{10000};
-
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy of the daemon (test/integration builds
-// hcu-dp-daemon-crashpoints from this file with HCUDP_TEST_CRASH_POINTS); the
-// shipped hcu-dp-daemon has no crash switch at all.
-std::function<bool(VhcuCreateStep)> CrashHook() {
-  const char* env = std::getenv(kCrashAfterEnv);
-  if (env == nullptr || *env == '\0') return nullptr;
-  const std::string step = env;
-  VhcuCreateStep target;
-  if (step == "intent-recorded") {
-    target = VhcuCreateStep::kIntentRecorded;
-  } else if (step == "vhcu-created") {
-    target = VhcuCreateStep::kVhcuCreated;
-  } else if (step == "id-recorded") {
-    target = VhcuCreateStep::kIdRecorded;
-  } else if (step == "mark-written") {
-    target = VhcuCreateStep::kMarkWritten;
-  } else {
-    LOG(WARNING) << kCrashAfterEnv << "=" << step << " not understood; ignored";
-    return nullptr;
-  }
-  LOG(WARNING) << "test only: will crash after step " << step << " of a vHCU creation";
-  return [target](VhcuCreateStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-#endif  // HCUDP_TEST_CRASH_POINTS
 
 }  // namespace
 
@@ -70,7 +42,7 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   o.on_recovered = std::move(on_recovered);
   o.hyhal_path = options.hyhal_path;
 #ifdef HCUDP_TEST_CRASH_POINTS
-  o.crash_after = CrashHook();
+  o.crash_after = testing::VhcuCrashHook(/*warn_if_unknown=*/true);
 #endif
   // The host root and the card health (what ListAndWatch sends) are the
   // Node's: HamiAgent's Node constructor takes them from it.

@@ -16,14 +16,6 @@
 
 namespace hcudp::daemon {
 
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy hcu-dp-daemon-crashpoints (never in the shipped
-// daemon): set to "intent-recorded", "vhcu-created", "id-recorded" or
-// "mark-written" and the daemon SIGKILLs itself right after that step of a
-// vHCU creation (crash-safety tests).
-inline constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
-#endif
-
 class HamiMode {
  public:
   // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
