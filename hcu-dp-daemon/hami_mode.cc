@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "grpc_status.h"
-#include "hcudp/naming.h"
 #include "metrics.h"
 #ifdef HCUDP_TEST_CRASH_POINTS
 #include "crash_points.h"  // test/integration: the test copy's hooks
@@ -44,31 +43,21 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
 #ifdef HCUDP_TEST_CRASH_POINTS
   o.crash_after = testing::VhcuCrashHook(/*warn_if_unknown=*/true);
 #endif
-  // The host root and the card health (what ListAndWatch sends) are the
-  // Node's: HamiAgent's Node constructor takes them from it.
+  // The host root, the card health (what ListAndWatch sends) and the
+  // hcumem resource's name are the Node's: HamiAgent's Node constructor
+  // takes them from it.
+  o.hcumem_resource.clear();
   o.start_wait = std::chrono::milliseconds(0);  // Start() below waits, signals in view
 
-  std::unique_ptr<HamiMode> mode(new HamiMode(node, options.naming_policy));
+  std::unique_ptr<HamiMode> mode(new HamiMode());
   mode->client_ = std::move(client);
-  mode->agent_options_ = std::move(o);
+  mode->agent_ = std::make_unique<HamiAgent>(node, mode->client_.get(), std::move(o));
   return mode;
 }
 
 HamiMode::~HamiMode() { Stop(); }
 
 Status HamiMode::Start() {
-  {
-    // The node watcher's first look is in the Node's snapshot by now: the
-    // hcumem resource is named after its cards, as the plugins' names are.
-    std::shared_ptr<const NodeSnapshot> snapshot = node_.Snapshot();
-    if (!snapshot->inventory.cards.empty()) {
-      agent_options_.hcumem_resource =
-          "hygon.com/" +
-          HamiDerivedName(HamiCountName(snapshot->inventory, naming_policy_), "hcumem");
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    agent_ = std::make_unique<HamiAgent>(node_, client_.get(), std::move(agent_options_));
-  }
   HCUDP_RETURN_IF_ERROR(agent_->Start());
   // Wait for the first sync and registration, but not past a SIGTERM: it
   // is taken here (the signals are blocked in every thread) and the caller
@@ -95,27 +84,14 @@ Status HamiMode::Start() {
   return OkStatus();
 }
 
-HamiAgent* HamiMode::agent() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return agent_.get();  // never reset once made: usable after the lock
-}
+void HamiMode::Stop() { agent_->Stop(); }
 
-void HamiMode::Stop() {
-  if (HamiAgent* agent = this->agent()) agent->Stop();
-}
-
-void HamiMode::RequestRegister() {
-  // Before Start (a node change during the watcher's first look): the
-  // agent's start registers anyway.
-  if (HamiAgent* agent = this->agent()) agent->RequestRegister();
-}
+// Before Start (a node change during the watcher's first look): the agent's
+// start registers anyway.
+void HamiMode::RequestRegister() { agent_->RequestRegister(); }
 
 std::function<bool()> HamiMode::Ready() {
-  // Not ready before Start() made the agent.
-  return [this] {
-    HamiAgent* agent = this->agent();
-    return agent != nullptr && agent->ready();
-  };
+  return [this] { return agent_->ready(); };
 }
 
 AllocateDelegate HamiMode::Delegate() {

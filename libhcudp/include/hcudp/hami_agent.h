@@ -85,7 +85,9 @@ struct HamiAgentOptions {
   // Also report hcumem in node status (--resource-multiple). Default false.
   bool resource_multiple = false;
   // The node-status resource, e.g. "hygon.com/hcumem" (naming policy
-  // applied). Used with resource_multiple.
+  // applied). Used with resource_multiple. Empty on a Node: named at Start()
+  // after the Node's cards and naming policy, as the plugins' names are
+  // ("hygon.com/hcumem" while it has none).
   std::string hcumem_resource = "hygon.com/hcumem";
   // Maintain kube-system/hcu-topology-info (--topology-register).
   bool topology_register = false;

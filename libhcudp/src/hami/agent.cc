@@ -4,6 +4,7 @@
 #include "hami/agent_impl.h"
 #include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
+#include "hcudp/naming.h"
 #include "node/ledger_read.h"
 
 namespace hcudp {
@@ -43,6 +44,13 @@ internal::NodeAccess NodeDoor(Node& node) {
   internal::NodeAccess access;
   access.look = [&node] { return node.Look(); };
   access.holdings = [&node] { return node.ReadHoldings(); };
+  // After the watcher's first look: named as the plugins' resources are.
+  access.hcumem_resource = [&node]() -> std::string {
+    const NodeInventory& inventory = node.Snapshot()->inventory;
+    if (inventory.cards.empty()) return "hygon.com/hcumem";
+    return "hygon.com/" +
+           HamiDerivedName(HamiCountName(inventory, node.options().naming_policy), "hcumem");
+  };
   return access;
 }
 
@@ -96,6 +104,7 @@ Status HamiAgent::Impl::Start() {
   }
   if (started_) return OkStatus();
   started_ = true;
+  if (ctx_.hcumem_resource.empty() && ctx_.name_hcumem) ctx_.hcumem_resource = ctx_.name_hcumem();
   PodCacheOptions cache;
   cache.field_selector = "spec.nodeName=" + options.node_name;
   cache.on_event = [this](const PodEvent& e) { OnPodEvent(e); };

@@ -127,7 +127,9 @@ AgentContext::AgentContext(Backend* backend_in, KubeClient* client_in, HamiAgent
       clock(clock_in),
       vhcus(backend_in, ManagerOptions(options), clock_in),
       inventory(std::move(node.look)),
-      holdings(std::move(node.holdings)) {}
+      holdings(std::move(node.holdings)),
+      hcumem_resource(options.hcumem_resource),
+      name_hcumem(std::move(node.hcumem_resource)) {}
 
 void SeenNode::Set(NodeObject node, Clock::TimePoint at) {
   MutexLock lock(mu_);

@@ -86,6 +86,8 @@ class PodLedger {
 struct NodeAccess {
   std::function<StatusOr<NodeInventory>()> look;
   std::function<Holdings()> holdings;
+  // The hcumem resource when HamiAgentOptions::hcumem_resource is empty.
+  std::function<std::string()> hcumem_resource;
 };
 
 // The cards as the registration last saw them (they change only with
@@ -148,6 +150,9 @@ struct AgentContext {
   InventoryCache inventory;
   // Who holds what, read now (the registration's offer rule).
   const std::function<Holdings()> holdings;
+  // The node-status resource; named by Start(), before any thread runs.
+  std::string hcumem_resource;
+  const std::function<std::string()> name_hcumem;
   SeenNode seen_node;
   // Set by Stop(): the cancel flag of every API call.
   std::atomic<bool> stopping{false};

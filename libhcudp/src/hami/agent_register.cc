@@ -156,17 +156,16 @@ void Registrar::ReportHcumem(const NodeInventory& inventory, const NodeObject& n
   uint64_t total_mib = 0;
   for (const Card& card : inventory.cards) total_mib += card.memory_mib();
   const std::string value = std::to_string(total_mib);
-  if (NodeCapacity(node.raw_json, ctx_.options.hcumem_resource) == value &&
-      last_hcumem_mib_ == total_mib) {
+  if (NodeCapacity(node.raw_json, ctx_.hcumem_resource) == value && last_hcumem_mib_ == total_mib) {
     return;
   }
-  const std::string key = JsonQuote(ctx_.options.hcumem_resource);
+  const std::string key = JsonQuote(ctx_.hcumem_resource);
   const std::string patch = "{\"status\":{\"capacity\":{" + key + ":" + JsonQuote(value) +
                             "},\"allocatable\":{" + key + ":" + JsonQuote(value) + "}}}";
   auto patched =
       PatchNodeStatus(*ctx_.client, ctx_.options.node_name, patch, ctx_.BackgroundCall());
   if (!patched.ok()) {
-    LOG(WARNING) << "HAMi: reporting " << ctx_.options.hcumem_resource
+    LOG(WARNING) << "HAMi: reporting " << ctx_.hcumem_resource
                  << " failed: " << patched.status().ToString();
     return;
   }
