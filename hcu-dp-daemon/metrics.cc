@@ -118,20 +118,17 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
     MetricFamily healthy = GaugeFamily(
         "hcudp_device_healthy",
         "1 when the device is listed Healthy, 0 when Unhealthy (hcucores: see hcudp_devices).");
-    AddDraDevices(devices, healthy);
+    {
+      // DRA mode lists no device-plugin resources: its devices are the
+      // pool's, under the driver's name, as each resource's are otherwise.
+      MutexLock lock(mu_);
+      if (!dra_driver_.empty()) AddDevices(devices, healthy, dra_driver_, dra_devices_, true);
+    }
     for (const Resource& r : snapshot->resources) {
-      size_t good = 0;
-      const bool per_device = r.kind != DeviceKind::kHamiCores;
-      for (const ResourceDevice& d : r.devices) {
-        const bool ok = d.health == Health::kHealthy;
-        good += ok ? 1 : 0;
-        if (per_device)
-          healthy.metric.push_back(Gauge({{"device", d.id}, {"resource", r.name}}, ok));
-      }
-      devices.metric.push_back(
-          Gauge({{"health", "healthy"}, {"resource", r.name}}, static_cast<double>(good)));
-      devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", r.name}},
-                                     static_cast<double>(r.devices.size() - good)));
+      std::vector<std::pair<std::string, bool>> list;
+      for (const ResourceDevice& d : r.devices)
+        list.emplace_back(d.id, d.health == Health::kHealthy);
+      AddDevices(devices, healthy, r.name, list, r.kind != DeviceKind::kHamiCores);
     }
     out.push_back(std::move(devices));
     out.push_back(std::move(healthy));
@@ -164,25 +161,19 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
   }
 
  private:
-  // DRA mode lists no device-plugin resources: its devices are the pool's,
-  // under the driver's name, as each resource's are in the other modes.
-  void AddDraDevices(MetricFamily& devices, MetricFamily& healthy) const {
-    std::string driver;
-    std::vector<std::pair<std::string, bool>> list;
-    {
-      MutexLock lock(mu_);
-      if (dra_driver_.empty()) return;
-      driver = dra_driver_;
-      list = dra_devices_;
-    }
+  // hcudp_devices of `resource`, and hcudp_device_healthy of each device
+  // when `per_device`.
+  static void AddDevices(MetricFamily& devices, MetricFamily& healthy, const std::string& resource,
+                         const std::vector<std::pair<std::string, bool>>& list, bool per_device) {
     size_t good = 0;
     for (const auto& [name, ok] : list) {
       good += ok ? 1 : 0;
-      healthy.metric.push_back(Gauge({{"device", name}, {"resource", driver}}, ok));
+      if (per_device)
+        healthy.metric.push_back(Gauge({{"device", name}, {"resource", resource}}, ok));
     }
     devices.metric.push_back(
-        Gauge({{"health", "healthy"}, {"resource", driver}}, static_cast<double>(good)));
-    devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", driver}},
+        Gauge({{"health", "healthy"}, {"resource", resource}}, static_cast<double>(good)));
+    devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", resource}},
                                    static_cast<double>(list.size() - good)));
   }
 
