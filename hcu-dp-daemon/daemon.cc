@@ -156,10 +156,13 @@ StatusOr<std::unique_ptr<Node>> OpenNode(const Options& options, DaemonMetrics* 
   HCUDP_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, OpenBackend(options));
   NodeOptions o;
   o.options = options;
-  if (options.strategy == Strategy::kDra ||
-      options.device_list_strategy != DeviceListStrategy::kDevices) {
-    HCUDP_ASSIGN_OR_RETURN(o.options.cdi_spec_dir,
-                           CdiSpecHostPath(backend->host_root(), options.cdi_spec_dir));
+  // A bad value is an error only where the flag is used (DRA, CDI specs).
+  StatusOr<std::string> cdi_dir = CdiSpecHostPath(backend->host_root(), options.cdi_spec_dir);
+  if (cdi_dir.ok()) {
+    o.options.cdi_spec_dir = *cdi_dir;
+  } else if (options.strategy == Strategy::kDra ||
+             options.device_list_strategy != DeviceListStrategy::kDevices) {
+    return cdi_dir.status();
   }
   o.backend = metrics != nullptr ? metrics->Wrap(std::move(backend)) : std::move(backend);
   return Node::Open(std::move(o));
