@@ -256,6 +256,7 @@ class Pki {
     Leaf("dns", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n");
     Leaf("ip", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
     Leaf("client", "extendedKeyUsage=clientAuth\n");
+    Leaf("proxied", "subjectAltName=DNS:api.example.test\nextendedKeyUsage=serverAuth\n");
   }
   std::string Path(const std::string& name) const { return dir_.Join(name); }
   std::string Pem(const std::string& name) const { return testing::ReadFile(Path(name)); }
@@ -383,6 +384,41 @@ BOOST_AUTO_TEST_CASE(a_server_below_tls_1_2_is_refused) {
   StatusOr<kube::HttpResponse> r = kube::Perform(tls, request);
   BOOST_TEST(Code(r.status()) == "UNAVAILABLE", r.status().ToString());
   BOOST_TEST(!maybe_sent);
+}
+
+// Through an https proxy's CONNECT tunnel, TLS runs end to end: the
+// certificate is checked against the requested name, not the proxy's.
+BOOST_AUTO_TEST_CASE(https_through_a_proxy_tunnels_and_verifies_the_server_itself) {
+  Pki& pki = SharedPki();
+  ScriptedHttpServer server(AnswerWithSni(), pki.ServerContext("proxied"));
+  std::string asked;
+  ScriptedHttpServer proxy([&](ScriptedConnection& c) {
+    asked = c.ReadRequest();
+    const int upstream = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+    if (connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return;
+    c.Send("HTTP/1.1 200 Connection established\r\n\r\n");
+    for (;;) {  // relays both ways until one side closes
+      pollfd p[2] = {{c.fd(), POLLIN, 0}, {upstream, POLLIN, 0}};
+      if (poll(p, 2, 5000) <= 0) break;
+      char buf[16384];
+      const int from = (p[0].revents & (POLLIN | POLLHUP)) != 0 ? 0 : 1;
+      const ssize_t n = recv(p[from].fd, buf, sizeof(buf), 0);
+      if (n <= 0 || send(p[1 - from].fd, buf, static_cast<size_t>(n), MSG_NOSIGNAL) != n) break;
+    }
+    close(upstream);
+  });
+  setenv("HTTPS_PROXY", ("http://127.0.0.1:" + std::to_string(proxy.port())).c_str(), 1);
+  kube::TlsMaterial tls;
+  tls.ca_pem = pki.Pem("ca.crt");
+  StatusOr<kube::HttpResponse> r = kube::Perform(tls, Get("https://api.example.test:6443"));
+  unsetenv("HTTPS_PROXY");
+  BOOST_REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  BOOST_TEST(r->body == "api.example.test");  // the SNI the server saw
+  BOOST_TEST(asked.rfind("CONNECT api.example.test:6443 HTTP/1.1\r\n", 0) == 0, asked);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

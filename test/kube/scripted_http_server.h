@@ -49,6 +49,8 @@ class ScriptedConnection {
         ssl_ != nullptr ? SSL_get_servername(ssl_, TLSEXT_NAMETYPE_host_name) : nullptr;
     return name != nullptr ? name : "";
   }
+  // The socket, for a script that relays bytes itself (plain HTTP only).
+  int fd() const { return fd_; }
   bool Send(const std::string& bytes) {
     if (bytes.empty()) return true;
     const int n = ssl_ != nullptr ? SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size()))

@@ -22,12 +22,14 @@
 #include <vector>
 
 #include "hcudp_internal/thread_annotations.h"
+#include "kube/http_proxy.h"
 #include "kube/http_request.h"
+#include "kube/http_response_parser.h"
 
 namespace hcudp::kube {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // TCP keepalive on every connection: a peer that vanished without a reset
@@ -163,6 +165,14 @@ Status UseClientPem(SSL_CTX* ctx, const TlsMaterial& tls) {
 }
 
 StatusOr<std::shared_ptr<SSL_CTX>> MakeTlsContext(const TlsMaterial& tls) {
+  // Without OpenSSL's error strings: loading them touches ~190 KiB of
+  // libcrypto and keeps ~60 KiB of heap for the life of the process
+  // (BENCHMARKS.md, "The kube client's own HTTP client"); an error then
+  // reads "error:0A000086:lib(20)::reason(134)", and the errors a user
+  // meets (an untrusted certificate, a closed connection, a timeout) are
+  // worded here. The first initialisation decides, so this comes before
+  // the first context; a no-op when something else initialised OpenSSL.
+  OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, nullptr);
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   if (!ctx) return InternalError("TLS context: " + OpenSslError("SSL_CTX_new failed"));
   SSL_CTX* c = ctx.get();
@@ -227,13 +237,13 @@ struct AddrInfoDeleter {
 };
 using AddrInfoPtr = std::unique_ptr<addrinfo, AddrInfoDeleter>;
 
-Status Check(const IoLimits& limits, Clock::time_point last_byte) {
+Status CheckLimits(const IoLimits& limits, SteadyClock::time_point last_byte) {
   if (limits.cancel != nullptr && limits.cancel->load()) {
     return Status(StatusCode::kCancelled, "cancelled");
   }
-  const Clock::time_point now = Clock::now();
+  const SteadyClock::time_point now = SteadyClock::now();
   if (now >= limits.deadline) return DeadlineExceededError("timed out");
-  if (limits.idle != Clock::duration::zero() && now - last_byte >= limits.idle) {
+  if (limits.idle != SteadyClock::duration::zero() && now - last_byte >= limits.idle) {
     return DeadlineExceededError(
         "no byte received for " +
         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(limits.idle).count()) +
@@ -244,16 +254,16 @@ Status Check(const IoLimits& limits, Clock::time_point last_byte) {
 
 // How long one poll may sleep: up to the next look at the cancel flag, the
 // deadline or the idle limit.
-int PollSliceMs(const IoLimits& limits, Clock::time_point last_byte) {
-  Clock::time_point until = std::min(limits.deadline, Clock::now() + kCancelPoll);
-  if (limits.idle != Clock::duration::zero()) until = std::min(until, last_byte + limits.idle);
-  const auto ms = std::chrono::duration_cast<milliseconds>(until - Clock::now()).count() + 1;
+int PollSliceMs(const IoLimits& limits, SteadyClock::time_point last_byte) {
+  SteadyClock::time_point until = std::min(limits.deadline, SteadyClock::now() + kCancelPoll);
+  if (limits.idle != SteadyClock::duration::zero()) until = std::min(until, last_byte + limits.idle);
+  const auto ms = std::chrono::duration_cast<milliseconds>(until - SteadyClock::now()).count() + 1;
   return static_cast<int>(std::max<int64_t>(ms, 1));
 }
 
-Status WaitFd(int fd, short events, const IoLimits& limits, Clock::time_point last_byte) {
+Status WaitFd(int fd, short events, const IoLimits& limits, SteadyClock::time_point last_byte) {
   for (;;) {
-    if (Status s = Check(limits, last_byte); !s.ok()) return s;
+    if (Status s = CheckLimits(limits, last_byte); !s.ok()) return s;
     pollfd p{fd, events, 0};
     const int n = poll(&p, 1, PollSliceMs(limits, last_byte));
     if (n > 0) return OkStatus();
@@ -265,7 +275,7 @@ Status WaitFd(int fd, short events, const IoLimits& limits, Clock::time_point la
 
 // Resolves `host` without blocking past the limits: a numeric address at
 // once, a name through glibc's asynchronous resolver.
-StatusOr<AddrInfoPtr> Resolve(const HttpEndpoint& endpoint, const IoLimits& limits) {
+StatusOr<AddrInfoPtr> ResolveHost(const HttpEndpoint& endpoint, const IoLimits& limits) {
   const std::string port = std::to_string(endpoint.port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -305,7 +315,7 @@ StatusOr<AddrInfoPtr> Resolve(const HttpEndpoint& endpoint, const IoLimits& limi
       }
       return result;
     }
-    Status stop = Check(limits, Clock::now());
+    Status stop = CheckLimits(limits, SteadyClock::now());
     if (!stop.ok()) {
       const int cancelled = gai_cancel(&lookup->cb);
       if (cancelled == EAI_CANCELED || cancelled == EAI_ALLDONE) {
@@ -331,7 +341,7 @@ void SetSocketOptions(int fd) {
 }
 
 // Connects to the first address that answers; the fd, or the last error.
-StatusOr<int> Connect(const HttpEndpoint& endpoint, const addrinfo* addresses,
+StatusOr<int> ConnectTo(const HttpEndpoint& endpoint, const addrinfo* addresses,
                       const IoLimits& limits) {
   Status last = UnavailableError("no address for " + endpoint.host);
   for (const addrinfo* a = addresses; a != nullptr; a = a->ai_next) {
@@ -344,7 +354,7 @@ StatusOr<int> Connect(const HttpEndpoint& endpoint, const addrinfo* addresses,
     SetSocketOptions(fd);
     int rc = connect(fd, a->ai_addr, a->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
-      Status waited = WaitFd(fd, POLLOUT, limits, Clock::now());
+      Status waited = WaitFd(fd, POLLOUT, limits, SteadyClock::now());
       if (!waited.ok()) {
         close(fd);
         return Status(waited.code(), "connecting to " + endpoint.host_header + ": " +
@@ -434,24 +444,36 @@ StatusOr<std::shared_ptr<SSL_CTX>> TlsContextFor(const TlsMaterial& tls) {
   return cache->Get(tls);
 }
 
-std::string HttpConnection::KeyFor(const HttpEndpoint& endpoint, const SSL_CTX* ctx,
-                                   bool verify) {
+std::string HttpConnection::KeyFor(const HttpEndpoint& endpoint, const HttpProxy* proxy,
+                                   const SSL_CTX* ctx, bool verify) {
   char context[32];
   std::snprintf(context, sizeof(context), "%p/%d", static_cast<const void*>(ctx), verify ? 1 : 0);
-  return std::string(endpoint.https ? "https://" : "http://") + endpoint.host + "|" +
-         std::to_string(endpoint.port) + "|" + context;
+  std::string key = std::string(endpoint.https ? "https://" : "http://") + endpoint.host + "|" +
+                    std::to_string(endpoint.port) + "|" + context;
+  if (proxy != nullptr) {
+    key += "|via " + proxy->endpoint.host_header + "|" + proxy->authorization;
+  }
+  return key;
 }
 
 StatusOr<std::unique_ptr<HttpConnection>> HttpConnection::Open(const HttpEndpoint& endpoint,
+                                                               const HttpProxy* proxy,
                                                                std::shared_ptr<SSL_CTX> ctx,
                                                                bool verify,
                                                                const IoLimits& limits) {
-  StatusOr<AddrInfoPtr> addresses = Resolve(endpoint, limits);
+  const HttpEndpoint& first_hop = proxy != nullptr ? proxy->endpoint : endpoint;
+  StatusOr<AddrInfoPtr> addresses = ResolveHost(first_hop, limits);
   if (!addresses.ok()) return addresses.status();
-  StatusOr<int> fd = Connect(endpoint, addresses->get(), limits);
-  if (!fd.ok()) return fd.status();
+  StatusOr<int> fd = ConnectTo(first_hop, addresses->get(), limits);
+  if (!fd.ok()) {
+    if (proxy == nullptr) return fd.status();
+    return Status(fd.status().code(), "proxy " + fd.status().message());
+  }
   std::unique_ptr<HttpConnection> c(
-      new HttpConnection(*fd, KeyFor(endpoint, ctx.get(), verify)));
+      new HttpConnection(*fd, KeyFor(endpoint, proxy, ctx.get(), verify)));
+  if (proxy != nullptr && endpoint.https) {
+    if (Status s = c->Tunnel(endpoint, *proxy, limits); !s.ok()) return s;
+  }
   if (endpoint.https) {
     c->ctx_ = std::move(ctx);
     if (Status s = c->Handshake(endpoint, verify, limits); !s.ok()) return s;
@@ -507,6 +529,38 @@ Status HttpConnection::Handshake(const HttpEndpoint& endpoint, bool verify,
   return OkStatus();
 }
 
+Status HttpConnection::Tunnel(const HttpEndpoint& endpoint, const HttpProxy& proxy,
+                              const IoLimits& limits) {
+  const std::string authority = (endpoint.host.find(':') != std::string::npos
+                                     ? "[" + endpoint.host + "]"
+                                     : endpoint.host) +
+                                ":" + std::to_string(endpoint.port);
+  std::string connect = "CONNECT " + authority + " HTTP/1.1\r\nHost: " + authority + "\r\n";
+  if (!proxy.authorization.empty()) {
+    connect += "Proxy-Authorization: " + proxy.authorization + "\r\n";
+  }
+  connect += "\r\n";
+  const std::string where = "proxy " + proxy.endpoint.host_header + ", CONNECT " + authority;
+  if (Status s = Write(connect, limits); !s.ok()) {
+    return Status(s.code(), where + ": " + s.message());
+  }
+  // The answer to a CONNECT ends with its header section (RFC 9110 §9.3.6);
+  // a proxy sends nothing more before the client's first TLS bytes, so
+  // reading a byte at a time never takes one of the tunnel's.
+  HttpResponseParser parser(/*head_request=*/true);
+  while (!parser.complete()) {
+    char byte;
+    StatusOr<size_t> n = Read(&byte, 1, limits);
+    if (!n.ok()) return Status(n.status().code(), where + ": " + n.status().message());
+    Status parsed = *n == 0 ? parser.FinishAtEof() : parser.Feed(std::string_view(&byte, 1), {});
+    if (!parsed.ok()) return Status(parsed.code(), where + ": " + parsed.message());
+  }
+  if (parser.status() < 200 || parser.status() > 299) {
+    return UnavailableError(where + ": refused with HTTP " + std::to_string(parser.status()));
+  }
+  return OkStatus();
+}
+
 HttpConnection::~HttpConnection() {
   if (ssl_ != nullptr) {
     SSL_shutdown(ssl_);  // close_notify if the socket takes it now; never waits
@@ -522,7 +576,7 @@ Status HttpConnection::WaitFor(short events, const IoLimits& limits) {
 
 Status HttpConnection::Write(std::string_view bytes, const IoLimits& limits) {
   while (!bytes.empty()) {
-    if (Status s = Check(limits, last_byte_); !s.ok()) return s;
+    if (Status s = CheckLimits(limits, last_byte_); !s.ok()) return s;
     const int chunk = static_cast<int>(std::min<size_t>(bytes.size(), 1 << 30));
     if (ssl_ != nullptr) {
       ERR_clear_error();
@@ -555,12 +609,12 @@ Status HttpConnection::Write(std::string_view bytes, const IoLimits& limits) {
 StatusOr<size_t> HttpConnection::Read(char* buffer, size_t size, const IoLimits& limits) {
   const int want = static_cast<int>(std::min<size_t>(size, 1 << 30));
   for (;;) {
-    if (Status s = Check(limits, last_byte_); !s.ok()) return s;
+    if (Status s = CheckLimits(limits, last_byte_); !s.ok()) return s;
     if (ssl_ != nullptr) {
       ERR_clear_error();
       const int n = SSL_read(ssl_, buffer, want);
       if (n > 0) {
-        last_byte_ = Clock::now();
+        last_byte_ = SteadyClock::now();
         return static_cast<size_t>(n);
       }
       const int error = SSL_get_error(ssl_, n);
@@ -577,7 +631,7 @@ StatusOr<size_t> HttpConnection::Read(char* buffer, size_t size, const IoLimits&
     }
     const ssize_t n = recv(fd_, buffer, static_cast<size_t>(want), 0);
     if (n >= 0) {
-      if (n > 0) last_byte_ = Clock::now();
+      if (n > 0) last_byte_ = SteadyClock::now();
       return static_cast<size_t>(n);
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {

@@ -20,6 +20,7 @@ typedef struct ssl_st SSL;
 namespace hcudp::kube {
 
 struct TlsMaterial;
+struct HttpProxy;
 
 // The parts of an http(s) URL a request needs.
 struct HttpEndpoint {
@@ -52,12 +53,14 @@ struct IoLimits {
 class HttpConnection {
  public:
   // Resolves, connects (TCP keepalive: 30 s idle, 10 s interval, 3 probes;
-  // no Nagle) and for https shakes hands, verifying the server against
-  // `ctx`'s trust and the endpoint's name or IP address unless
+  // no Nagle) to the endpoint or `proxy` (null: none; for https through a
+  // CONNECT tunnel) and for https shakes hands, verifying the server
+  // against `ctx`'s trust and the endpoint's name or IP address unless
   // `verify` is false. Errors: DeadlineExceeded, Cancelled,
   // Unauthenticated (certificate not trusted), Unavailable (resolve,
-  // connect or handshake failed).
+  // connect, the proxy's CONNECT or the handshake failed).
   static StatusOr<std::unique_ptr<HttpConnection>> Open(const HttpEndpoint& endpoint,
+                                                        const HttpProxy* proxy,
                                                         std::shared_ptr<SSL_CTX> ctx, bool verify,
                                                         const IoLimits& limits);
   ~HttpConnection();
@@ -72,16 +75,19 @@ class HttpConnection {
   // For a kept-alive connection about to be used again: false when the
   // server closed it (or sent something unasked) meanwhile.
   bool LooksReusable();
-  // What a kept-alive connection is matched by: scheme, host, port, TLS
-  // context and verification.
+  // What a kept-alive connection is matched by: scheme, host, port, proxy,
+  // TLS context and verification.
   const std::string& key() const { return key_; }
-  static std::string KeyFor(const HttpEndpoint& endpoint, const SSL_CTX* ctx, bool verify);
+  static std::string KeyFor(const HttpEndpoint& endpoint, const HttpProxy* proxy,
+                            const SSL_CTX* ctx, bool verify);
 
  private:
   HttpConnection(int fd, std::string key) : fd_(fd), key_(std::move(key)) {}
   // Waits until the socket is ready for `events` (POLLIN/POLLOUT).
   Status WaitFor(short events, const IoLimits& limits);
   Status Handshake(const HttpEndpoint& endpoint, bool verify, const IoLimits& limits);
+  // Asks the proxy for a tunnel to `endpoint` (CONNECT), before TLS.
+  Status Tunnel(const HttpEndpoint& endpoint, const HttpProxy& proxy, const IoLimits& limits);
 
   const int fd_;
   const std::string key_;

@@ -4,17 +4,19 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <utility>
 
 #include "kube/http_connection.h"
+#include "kube/http_proxy.h"
 #include "kube/http_response_parser.h"
 
 namespace hcudp::kube {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // What one attempt on one connection did, for the caller's retry decisions.
 struct Attempt {
@@ -26,14 +28,23 @@ struct Attempt {
 // The request as it goes on the wire. The caller's headers are checked for
 // line breaks: one would let a value (a token read from a file) add header
 // lines of its own.
-StatusOr<std::string> RequestBytes(const HttpRequest& request, const HttpEndpoint& endpoint) {
+// `proxy`: a plain http request through a proxy names the whole URL and
+// carries the proxy's credentials (an https one goes through a tunnel).
+StatusOr<std::string> RequestBytes(const HttpRequest& request, const HttpEndpoint& endpoint,
+                                   const HttpProxy* proxy) {
   if (request.method.empty() ||
       !std::all_of(request.method.begin(), request.method.end(),
                    [](unsigned char c) { return std::isupper(c); })) {
     return InvalidArgumentError("method '" + request.method.substr(0, 16) + "'");
   }
-  std::string out = request.method + " " + endpoint.target + " HTTP/1.1\r\nHost: " +
-                    endpoint.host_header + "\r\n";
+  const bool via_proxy = proxy != nullptr && !endpoint.https;
+  const std::string target =
+      via_proxy ? "http://" + endpoint.host_header + endpoint.target : endpoint.target;
+  std::string out =
+      request.method + " " + target + " HTTP/1.1\r\nHost: " + endpoint.host_header + "\r\n";
+  if (via_proxy && !proxy->authorization.empty()) {
+    out += "Proxy-Authorization: " + proxy->authorization + "\r\n";
+  }
   for (const std::string& h : request.headers) {
     if (h.find_first_of("\r\n") != std::string::npos || h.find(':') == std::string::npos) {
       // The header is not quoted: it may hold a credential.
@@ -157,8 +168,8 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
   };
   // What is left of the caller's deadline bounds the connect and the whole
   // exchange, each ending at the earlier of its own limit and the deadline.
-  const Clock::time_point start = Clock::now();
-  Clock::time_point end = Clock::time_point::max();
+  const SteadyClock::time_point start = SteadyClock::now();
+  SteadyClock::time_point end = SteadyClock::time_point::max();
   if (request.total_timeout_ms > 0) {
     end = start + std::chrono::milliseconds(request.total_timeout_ms);
   }
@@ -175,7 +186,10 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
 
   StatusOr<HttpEndpoint> endpoint = ParseHttpUrl(request.url);
   if (!endpoint.ok()) return fail(endpoint.status(), false);
-  StatusOr<std::string> bytes = RequestBytes(request, *endpoint);
+  StatusOr<std::optional<HttpProxy>> proxy = ProxyFor(*endpoint, ::getenv);
+  if (!proxy.ok()) return fail(proxy.status(), false);
+  const HttpProxy* via = proxy->has_value() ? &**proxy : nullptr;
+  StatusOr<std::string> bytes = RequestBytes(request, *endpoint, via);
   if (!bytes.ok()) return fail(bytes.status(), false);
   std::shared_ptr<SSL_CTX> ctx;
   if (endpoint->https) {
@@ -186,15 +200,15 @@ StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
   const bool verify = !tls.insecure_skip_verify;
   std::unique_ptr<HttpConnection> connection;
   if (!request.fresh_connection) {
-    connection = TakeIdle(HttpConnection::KeyFor(*endpoint, ctx.get(), verify));
+    connection = TakeIdle(HttpConnection::KeyFor(*endpoint, via, ctx.get(), verify));
   }
   for (bool reused = connection != nullptr;; reused = false) {
     if (!connection) {
       IoLimits connect_limits = limits;
       connect_limits.deadline = std::min(
-          end, Clock::now() + std::chrono::milliseconds(std::max(request.connect_timeout_ms, 1)));
+          end, SteadyClock::now() + std::chrono::milliseconds(std::max(request.connect_timeout_ms, 1)));
       StatusOr<std::unique_ptr<HttpConnection>> opened =
-          HttpConnection::Open(*endpoint, ctx, verify, connect_limits);
+          HttpConnection::Open(*endpoint, via, ctx, verify, connect_limits);
       if (!opened.ok()) return fail(opened.status(), false);
       connection = std::move(*opened);
     }

@@ -1,9 +1,9 @@
 // One HTTP/1.1 exchange, over TLS (OpenSSL) for https, with the TLS material
 // held in memory; KubeClient adds Kubernetes semantics on top. The wire
 // format is http_response_parser.h's, the socket and TLS
-// http_connection.h's. Proxies are not used (kubeconfig's proxy-url is
-// refused; HTTPS_PROXY and friends are ignored: the API server is reached
-// directly, as from the node).
+// http_connection.h's. A proxy is used as client-go and libcurl use one:
+// from HTTPS_PROXY/HTTP_PROXY and NO_PROXY (http_proxy.h); kubeconfig's
+// proxy-url is refused.
 #ifndef HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 #define HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 

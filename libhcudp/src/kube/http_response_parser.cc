@@ -18,7 +18,7 @@ bool IsTokenChar(unsigned char c) {
                                 std::string_view::npos;
 }
 
-bool EqualsLower(std::string_view text, std::string_view lower) {
+bool EqualsLowerAscii(std::string_view text, std::string_view lower) {
   if (text.size() != lower.size()) return false;
   for (size_t i = 0; i < text.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
@@ -26,7 +26,7 @@ bool EqualsLower(std::string_view text, std::string_view lower) {
   return true;
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimHttpSpace(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -50,7 +50,7 @@ Status Malformed(const std::string& what) {
 bool ListHas(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     const size_t comma = value.find(',');
-    if (EqualsLower(Trim(value.substr(0, comma)), token)) return true;
+    if (EqualsLowerAscii(TrimHttpSpace(value.substr(0, comma)), token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -109,8 +109,8 @@ Status HttpResponseParser::OnHeaderLine(std::string_view line) {
     return Malformed("header line '" + Excerpt(line) + "'");
   }
   const std::string_view name = line.substr(0, colon);
-  const std::string_view value = Trim(line.substr(colon + 1));
-  if (EqualsLower(name, "content-length")) {
+  const std::string_view value = TrimHttpSpace(line.substr(colon + 1));
+  if (EqualsLowerAscii(name, "content-length")) {
     if (value.empty() || value.size() > 18 ||
         !std::all_of(value.begin(), value.end(),
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
@@ -121,19 +121,19 @@ Status HttpResponseParser::OnHeaderLine(std::string_view line) {
       return Malformed("two different Content-Length values");
     }
     content_length_ = length;
-  } else if (EqualsLower(name, "transfer-encoding")) {
+  } else if (EqualsLowerAscii(name, "transfer-encoding")) {
     // Only chunked is asked for (no TE header is sent); any other coding
     // could not be decoded.
-    if (!EqualsLower(Trim(value), "chunked")) {
+    if (!EqualsLowerAscii(TrimHttpSpace(value), "chunked")) {
       return Malformed("Transfer-Encoding '" + Excerpt(value) + "' (only chunked is understood)");
     }
     chunked_ = true;
-  } else if (EqualsLower(name, "connection")) {
+  } else if (EqualsLowerAscii(name, "connection")) {
     if (ListHas(value, "close")) keep_alive_ = false;
     if (!http11_ && ListHas(value, "keep-alive")) keep_alive_ = true;
-  } else if (EqualsLower(name, "retry-after")) {
+  } else if (EqualsLowerAscii(name, "retry-after")) {
     retry_after_ = std::string(value);
-  } else if (EqualsLower(name, "date")) {
+  } else if (EqualsLowerAscii(name, "date")) {
     date_ = std::string(value);
   }
   return OkStatus();
@@ -162,7 +162,7 @@ Status HttpResponseParser::OnHeadersEnd() {
 }
 
 Status HttpResponseParser::OnChunkSizeLine(std::string_view line) {
-  const std::string_view size = Trim(line.substr(0, line.find(';')));
+  const std::string_view size = TrimHttpSpace(line.substr(0, line.find(';')));
   if (size.empty() || size.size() > kMaxChunkHexDigits ||
       !std::all_of(size.begin(), size.end(),
                    [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
@@ -315,19 +315,19 @@ std::optional<int64_t> ParseHttpDate(std::string_view text) {
       } else {
         return std::nullopt;
       }
-    } else if (EqualsLower(t, "gmt") || EqualsLower(t, "utc")) {
+    } else if (EqualsLowerAscii(t, "gmt") || EqualsLowerAscii(t, "utc")) {
       if (zone) return std::nullopt;
       zone = true;
     } else {
       bool known = false;
       for (int m = 0; m < 12 && !known; ++m) {
-        if (EqualsLower(t, kMonths[m]) && month < 0) {
+        if (EqualsLowerAscii(t, kMonths[m]) && month < 0) {
           month = m;
           known = true;
         }
       }
       for (int d = 0; d < 7 && !known; ++d) {
-        if ((EqualsLower(t, kDays[d]) || EqualsLower(t, kLongDays[d])) && !weekday) {
+        if ((EqualsLowerAscii(t, kDays[d]) || EqualsLowerAscii(t, kLongDays[d])) && !weekday) {
           weekday = true;
           known = true;
         }
