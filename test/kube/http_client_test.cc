@@ -63,6 +63,21 @@ BOOST_AUTO_TEST_CASE(sequential_requests_share_one_kept_alive_connection) {
   BOOST_TEST(server.connections() == 1);
 }
 
+// A kept-alive connection that sat idle longer than the next request's idle
+// limit: the limit counts from that request, not from the connection's last
+// byte. (It counted from the last byte, and such a request failed at once.)
+BOOST_AUTO_TEST_CASE(the_idle_limit_counts_from_the_request_not_the_connections_last_byte) {
+  ScriptedHttpServer server(KeepAnswering(kOk));
+  kube::HttpChannelPool pool;
+  BOOST_REQUIRE(pool.Perform({}, Get(server.Url())).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+  kube::HttpRequest request = Get(server.Url());
+  request.idle_timeout_s = 1;
+  StatusOr<kube::HttpResponse> r = pool.Perform({}, request);
+  BOOST_TEST(r.ok(), r.status().ToString());
+  BOOST_TEST(server.connections() == 1);
+}
+
 // A server that closes a kept-alive connection just as it is reused (its
 // idle timeout): a GET is sent once more on a new connection; a POST is
 // not, since the server may have applied it.

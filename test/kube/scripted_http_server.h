@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -70,6 +71,9 @@ class ScriptedHttpServer {
   // `ctx`: TLS server context (owned by the caller), or null for plain HTTP.
   explicit ScriptedHttpServer(Script script, SSL_CTX* ctx = nullptr)
       : script_(std::move(script)), ctx_(ctx) {
+    // A script's TLS writes go through write(): a client gone must not
+    // kill the test with SIGPIPE.
+    signal(SIGPIPE, SIG_IGN);
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;

@@ -67,6 +67,10 @@ class HttpConnection {
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
+  // A new exchange begins: the idle limit counts from now, not from the
+  // last byte of the previous one (a kept-alive connection may have sat
+  // idle for longer than a watch's idle limit).
+  void StartExchange() { last_byte_ = std::chrono::steady_clock::now(); }
   // Sends all of `bytes`. Errors as Read.
   Status Write(std::string_view bytes, const IoLimits& limits);
   // Up to `size` bytes into `buffer`; 0 when the server closed the

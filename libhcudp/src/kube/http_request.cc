@@ -66,6 +66,7 @@ StatusOr<HttpResponse> Exchange(HttpConnection& connection, const HttpRequest& r
                                 const std::string& bytes, const IoLimits& limits,
                                 Attempt* attempt) {
   attempt->wrote_any = true;  // from the first send() on, it may have arrived
+  connection.StartExchange();
   if (Status s = connection.Write(bytes, limits); !s.ok()) return s;
   HttpResponse response;
   HttpResponseParser parser(request.method == "HEAD");
