@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   lld  # links the test programs (test/CMakeLists.txt, HCUDP_TEST_LLD)
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
-  libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
+  libyaml-cpp-dev rapidjson-dev
   libboost-test-dev openssl
   libssl-dev  # the kube client's TLS: OpenSSL 3, which gRPC links as well
   prometheus-cpp-dev  # the daemon's metric types (its own /metrics server)
