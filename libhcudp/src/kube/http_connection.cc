@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "hcudp_internal/thread_annotations.h"
@@ -49,10 +50,27 @@ constexpr char kTls12Ciphers[] =
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 constexpr char kGroups[] = "X25519:P-256:P-384";
 
+// OpenSSL's error strings, loaded the first time an error is worded: a
+// process that never meets one never pays for them (MakeTlsContext), and an
+// operator still reads "SSL routines::no cipher match", not a bare code.
+// OpenSSL 3 deprecates these calls (its init loads the strings, which we
+// turned off), but they still load them.
+void LoadOpenSslErrorStrings() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    ERR_load_CRYPTO_strings();
+    ERR_load_SSL_strings();
+#pragma GCC diagnostic pop
+  });
+}
+
 std::string OpenSslError(const char* fallback) {
   const unsigned long code = ERR_get_error();  // NOLINT(runtime/int): OpenSSL's type
   ERR_clear_error();
   if (code == 0) return fallback;
+  LoadOpenSslErrorStrings();
   char text[256];
   ERR_error_string_n(code, text, sizeof(text));
   return text;
@@ -167,11 +185,11 @@ Status UseClientPem(SSL_CTX* ctx, const TlsMaterial& tls) {
 StatusOr<std::shared_ptr<SSL_CTX>> MakeTlsContext(const TlsMaterial& tls) {
   // Without OpenSSL's error strings: loading them touches ~190 KiB of
   // libcrypto and keeps ~60 KiB of heap for the life of the process
-  // (BENCHMARKS.md, "The kube client's own HTTP client"); an error then
-  // reads "error:0A000086:lib(20)::reason(134)", and the errors a user
-  // meets (an untrusted certificate, a closed connection, a timeout) are
-  // worded here. The first initialisation decides, so this comes before
-  // the first context; a no-op when something else initialised OpenSSL.
+  // (BENCHMARKS.md, "The kube client's own HTTP client"). OpenSslError loads
+  // them when it first words an error, and the errors a user meets most (an
+  // untrusted certificate, a closed connection, a timeout) are worded here.
+  // The first initialisation decides, so this comes before the first
+  // context; a no-op when something else initialised OpenSSL.
   OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS, nullptr);
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   if (!ctx) return InternalError("TLS context: " + OpenSslError("SSL_CTX_new failed"));
