@@ -49,8 +49,6 @@ constexpr NodeKind kMig = NodeKind::kMig;
 // some CI runs leave out the op kinds (`without`) that reach one of them:
 //   "MG" with HAMi pods ("A")   -> a HAMi pod's mark dropped after a card
 //                                  renumbering (I4)
-//   "MGF" with whole-card claims -> the whole-card spec drops a missed or
-//                                  unknown card (I3)
 // Every op kind is run by some seed. When a fix lands, drop its letters
 // here and move its entry below to kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
@@ -58,9 +56,9 @@ const std::vector<Seed> kCiSeeds = {
     {11, kMixed, 200, "0A"}, {12, kMixed, 200, "0A"}, {13, kMixed, 200, "0A"},
     {14, kMixed, 200, "0A"}, {15, kMixed, 200, "0A"},
     // Whole-card claims (and HAMi pods beside them), restarts, kills, torn
-    // confs, health, deletes.
-    {21, kMixed, 200, "123MGF"}, {22, kMixed, 200, "123MGF"}, {23, kMixed, 200, "123MGF"},
-    {24, kMixed, 200, "123MGF"}, {25, kMixed, 200, "123MGF"},
+    // confs, cards missed or failing, health, deletes.
+    {21, kMixed, 200, "123"}, {22, kMixed, 200, "123"}, {23, kMixed, 200, "123"},
+    {24, kMixed, 200, "123"}, {25, kMixed, 200, "123"},
     // A HAMi node (no DRA claims, no slices): HAMi pods' vHCUs made and
     // swept, with torn confs, /etc/vdev unreadable, failing cards, kills.
     {41, kMixed, 200, "0123MG", nullptr, false, "", false},
@@ -87,20 +85,19 @@ const std::vector<Seed> kRegressionSeeds = {
     {1022, kMixed, 0, "", "P4.3.5,V11.13.5,U3.13.4", false,
      "I4: a whole-card claim unprepared while /etc/vdev is unreadable answered OK and leaked its "
      "mark (fixed: ReleaseDevice takes only ENOENT for 'released before')"},
+    {1008, kMixed, 0, "", "P8.3.8,M6.1.0", false,
+     "I3: a whole-card claim's card missed at the next start: the whole-card CDI spec rewritten "
+     "without it (fixed: WriteWholeCardSpec keeps the entries of cards prepared claims hold)"},
+    {1008, kMixed, 0, "", "P4.10.4,M9.8.9", false,
+     "I3: the same, the card missed while running (another BDF at its index)"},
+    {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
+     "I3: two cards' queries failing: the whole-card spec dropped the unknown card a claim holds "
+     "(fixed as the above)"},
 };
 
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
 // Each is the shortest list the shrinker found, with the seed that found it.
 const std::vector<Seed> kKnownFailing = {
-    {1008, kMixed, 0, "", "P8.3.8,M6.1.0", false,
-     "I3 (new, beside issue 28 #2; seed 1008): a whole-card claim; the card is missed at the next "
-     "start (or while running: P4.10.4,M9.8.9): the whole-card CDI spec is rewritten without it, "
-     "so the running pod's CDI id dra.hygon.com/hcu=hcu-0000-4e-00-0 no longer resolves "
-     "(Preparer::WriteWholeCardSpec writes only the readable cards)."},
-    {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
-     "I3 (new; seed 1002): a whole-card claim on card 2; after a restart with card 2's "
-     "queries failing, card 3's fail too: the whole-card spec drops the unknown card 2, so the "
-     "claim's CDI id no longer resolves (unknown written as absent)."},
     {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
      "I5 (new, on DraAgent's slices; seed 1032; to examine): two dynamic-vHCU claims on "
      "0000:0b:00.0 (vdev3, vdev4), vdev3.conf torn, then 0000:4e:00.0 missed while running, so "
