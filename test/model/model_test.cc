@@ -93,16 +93,15 @@ const std::vector<Seed> kRegressionSeeds = {
     {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
      "I3: two cards' queries failing: the whole-card spec dropped the unknown card a claim holds "
      "(fixed as the above)"},
+    {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
+     "I5: vdev3.conf of a claim on 0000:0b:00.0 torn, then 0000:4e:00.0 missed so 0000:0b:00.0 "
+     "answers at index 2: the gap kept the old index 3, and 0000:0b:00.0 was offered whole "
+     "(fixed: VhcuKeeper::Apply finds the kept vHCU's card by BDF)"},
 };
 
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
 // Each is the shortest list the shrinker found, with the seed that found it.
 const std::vector<Seed> kKnownFailing = {
-    {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
-     "I5 (new, on DraAgent's slices; seed 1032; to examine): two dynamic-vHCU claims on "
-     "0000:0b:00.0 (vdev3, vdev4), vdev3.conf torn, then 0000:4e:00.0 missed while running, so "
-     "0000:0b:00.0 answers at index 2: the slices offer 0000:0b:00.0 whole (shared) though a "
-     "conf on it cannot be read (the gap seems to follow the card's old index)."},
     {1011, kMixed, 0, "", "M14.6.8,A5.7.7", false,
      "I4 (new, HAMi node; seed 1011; to examine): card 0000:4e:00.0 (index 2) is missed, so "
      "0000:0b:00.0 answers at index 2 and a HAMi pod's vHCU 3 is made there (mark "
