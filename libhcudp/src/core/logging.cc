@@ -60,7 +60,7 @@ std::string Prefix(const LogLine& line) {
   gettimeofday(&now, nullptr);
   tm local{};
   localtime_r(&now.tv_sec, &local);
-  char buf[96];
+  char buf[192];  // a long file name is cut, never overflows
   std::snprintf(buf, sizeof buf, "%c%02d%02d %02d:%02d:%02d.%06ld %5ld %s:%d] ",
                 SeverityLetter(line.severity), local.tm_mon + 1, local.tm_mday, local.tm_hour,
                 local.tm_min, local.tm_sec, static_cast<long>(now.tv_usec),  // NOLINT(runtime/int)
