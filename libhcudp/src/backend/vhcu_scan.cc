@@ -12,10 +12,6 @@
 namespace hcudp {
 namespace {
 
-std::string ConfPath(int id) {
-  return std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf";
-}
-
 // The driver's view of vHCU `id` against its conf. The conf is what the
 // container runtime reads, so it wins; disagreements are logged. Cards are
 // compared by BDF: the conf's device_id is a DMI index and the library's
@@ -92,9 +88,9 @@ Status CheckRegularConf(const std::string& file) {
 
 }  // namespace
 
-StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
+StatusOr<std::set<int>> ReadVdevConfIds(const internal::HostFs& fs) {
   std::set<int> ids;
-  const std::string dir = HostPath(host_root, kVdevDir);
+  const std::string dir = fs.VdevDir();
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
   for (const std::string& name : names) {
     StatusOr<int> id = ParseVdevConfFileName(name);
@@ -105,9 +101,9 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
   return ids;
 }
 
-StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
+StatusOr<Vhcu> ReadVhcu(const internal::HostFs& fs, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
-  const std::string file = HostPath(host_root, ConfPath(id));
+  const std::string file = fs.VdevConf(id);
   if (Status regular = CheckRegularConf(file); !regular.ok()) {
     // Gone since the listing: the driver decides whether the vHCU is.
     if (regular.code() != StatusCode::kNotFound) return regular;
@@ -126,7 +122,7 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   vhcu.pipe_id = conf->pipe_id;
   vhcu.cu_mask_lo = conf->cu_mask_lo;
   vhcu.cu_mask_hi = conf->cu_mask_hi;
-  vhcu.conf_path = ConfPath(id);
+  vhcu.conf_path = internal::host_path::VdevConf(id);
   // The card is the one at PciBusId. device_id is the card's DMI index,
   // not an index of `cards`: when no card has that BDF (it was not
   // discovered), the parent is unknown (-1), never another card.
@@ -137,22 +133,22 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   return vhcu;
 }
 
-VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
+VhcuScan ScanVhcus(const internal::HostFs& fs, const std::vector<Card>& cards,
                    VendorLib& vendor) {
   VhcuScan scan;
-  const std::string dir = HostPath(host_root, kVdevDir);
-  StatusOr<std::set<int>> ids = ReadVdevConfIds(host_root);
+  const std::string dir = fs.VdevDir();
+  StatusOr<std::set<int>> ids = ReadVdevConfIds(fs);
   if (!ids.ok()) {
     VhcuStateGap gap;
     gap.path = dir;
     gap.reason = ids.status().message();
-    if (!node_files::IsDirectory(host_root)) gap.reason = "the host-root " + host_root + " is gone";
+    if (!node_files::IsDirectory(fs.root())) gap.reason = "the host-root " + fs.root() + " is gone";
     VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
     scan.gaps.push_back(std::move(gap));
     return scan;
   }
   for (int id : *ids) {
-    StatusOr<Vhcu> vhcu = ReadVhcu(host_root, id, cards, vendor);
+    StatusOr<Vhcu> vhcu = ReadVhcu(fs, id, cards, vendor);
     if (vhcu.ok()) {
       scan.vhcus.push_back(std::move(*vhcu));
     } else if (vhcu.status().code() == StatusCode::kNotFound) {
@@ -162,7 +158,7 @@ VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
       VhcuStateGap gap;
       gap.vhcu_id = id;
       gap.kind = UnknownReason::kConfTorn;
-      gap.path = HostPath(host_root, ConfPath(id));
+      gap.path = fs.VdevConf(id);
       gap.reason = vhcu.status().message();
       VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
       scan.gaps.push_back(std::move(gap));
