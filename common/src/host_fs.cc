@@ -48,13 +48,16 @@ HostFs::HostFs(std::string_view root) {
   display_root_ = root_.empty() ? std::string("/") : root_;
 }
 
-std::string HostFs::Path(std::string_view host_path) const {
-  while (!host_path.empty() && host_path.front() == '/') host_path.remove_prefix(1);
-  std::string out = root_;
+std::string JoinUnder(std::string_view dir, std::string_view path) {
+  while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  std::string out(dir);
   out += '/';
-  out += host_path;
+  out += path;
   return out;
 }
+
+std::string HostFs::Path(std::string_view host_path) const { return JoinUnder(root_, host_path); }
 
 StatusOr<std::string> HostFs::ReadFile(std::string_view host_path, size_t max_bytes) const {
   return file_util::ReadFile(Path(host_path), max_bytes);

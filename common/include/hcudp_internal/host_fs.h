@@ -83,6 +83,11 @@ std::string DevDri(std::string_view node);
 
 }  // namespace host_path
 
+// `dir` + '/' + `path`, with no doubled '/' where they meet ("" + "/lib" is
+// "/lib"). HostFs::Path is JoinUnder(root, host_path); trees other than the
+// node's root (the vendor runtime under --hyhal-path) join with it too.
+std::string JoinUnder(std::string_view dir, std::string_view path);
+
 class HostFs {
  public:
   // `root` as the user gave it (Options::host_root, --host-root).
