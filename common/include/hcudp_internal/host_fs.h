@@ -52,7 +52,9 @@ inline constexpr std::string_view kVhcuLockFile = hcudp::kVhcuLockFile;
 // Our DRA checkpoint, and the boot ID it records.
 inline constexpr std::string_view kDraCheckpointDir = dra::kCheckpointDir;
 inline constexpr std::string_view kBootId = dra::kBootIdPath;
-// MIG compute-instance confs: /etc/dmi_mig_config/ci/dev<d>gi<g>ci<c>.conf.
+// MIG configuration: dev<d> per card, and the compute-instance confs
+// /etc/dmi_mig_config/ci/dev<d>gi<g>ci<c>.conf.
+inline constexpr std::string_view kMigConfigDir = "/etc/dmi_mig_config";
 inline constexpr std::string_view kMigCiDir = "/etc/dmi_mig_config/ci";
 // The KFD topology (the driver's card order), in the two places kernels put it.
 inline constexpr std::string_view kKfdNodesDir = "/sys/class/kfd/kfd/topology/nodes";
@@ -61,12 +63,16 @@ inline constexpr std::string_view kKfdVirtualNodesDir = "/sys/devices/virtual/kf
 inline constexpr std::string_view kSysModuleDir = "/sys/module";
 // PCI functions: /sys/bus/pci/devices/<bdf>, links into /sys/devices.
 inline constexpr std::string_view kPciDevicesDir = "/sys/bus/pci/devices";
+inline constexpr std::string_view kSysDevicesDir = "/sys/devices";
 // Device nodes every container gets when the node has them.
 inline constexpr std::string_view kDevKfd = "/dev/kfd";
 inline constexpr std::string_view kDevMkfd = "/dev/mkfd";
 inline constexpr std::string_view kDevDriDir = "/dev/dri";
 // The vendor's second runtime copy on some hosts (CDI specs mount it).
 inline constexpr std::string_view kLocalHyhal = hcudp::kLocalHyhalPath;
+// The simulated node's own bookkeeping (render manifest, seed marker, its
+// lock): under the host-root, outside the tree a real node has.
+inline constexpr std::string_view kSimStateDir = "/.hcudp-sim";
 
 // "/etc/vdev/vdev<id>.conf".
 std::string VdevConf(int id);
@@ -112,6 +118,7 @@ class HostFs {
   std::string VhcuLockFile() const { return Path(host_path::kVhcuLockFile); }
   std::string DraCheckpointDir() const { return Path(host_path::kDraCheckpointDir); }
   std::string BootId() const { return Path(host_path::kBootId); }
+  std::string MigConfigDir() const { return Path(host_path::kMigConfigDir); }
   std::string MigCiDir() const { return Path(host_path::kMigCiDir); }
   std::string KfdNodesDir() const { return Path(host_path::kKfdNodesDir); }
   std::string SysModuleDir() const { return Path(host_path::kSysModuleDir); }
@@ -120,10 +127,13 @@ class HostFs {
   }
   std::string PciDevicesDir() const { return Path(host_path::kPciDevicesDir); }
   std::string PciDevice(std::string_view bdf) const { return Path(host_path::PciDevice(bdf)); }
+  std::string SysDevicesDir() const { return Path(host_path::kSysDevicesDir); }
   std::string DevKfd() const { return Path(host_path::kDevKfd); }
   std::string DevMkfd() const { return Path(host_path::kDevMkfd); }
+  std::string DevDriDir() const { return Path(host_path::kDevDriDir); }
   std::string DevDri(std::string_view node) const { return Path(host_path::DevDri(node)); }
   std::string LocalHyhal() const { return Path(host_path::kLocalHyhal); }
+  std::string SimStateDir() const { return Path(host_path::kSimStateDir); }
 
   // The file operations of hcudp_internal/file_util.h on host paths: the
   // same limits, atomicity and messages (which name the local path).
