@@ -68,6 +68,9 @@ inline constexpr std::string_view kSysDevicesDir = "/sys/devices";
 inline constexpr std::string_view kDevKfd = "/dev/kfd";
 inline constexpr std::string_view kDevMkfd = "/dev/mkfd";
 inline constexpr std::string_view kDevDriDir = "/dev/dri";
+// Debug access a CDI spec grants only when asked (DESIGN §9).
+inline constexpr std::string_view kDevMem = "/dev/mem";
+inline constexpr std::string_view kKernelDebugFs = "/sys/kernel/debug";
 // The vendor's second runtime copy on some hosts (CDI specs mount it).
 inline constexpr std::string_view kLocalHyhal = hcudp::kLocalHyhalPath;
 // The simulated node's own bookkeeping (render manifest, seed marker, its
