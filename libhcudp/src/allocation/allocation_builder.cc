@@ -15,7 +15,7 @@ namespace {
 
 std::string VhcuConfPath(const Vhcu& vhcu) {
   if (!vhcu.conf_path.empty()) return vhcu.conf_path;
-  return "/etc/vdev/vdev" + std::to_string(vhcu.id) + ".conf";
+  return internal::host_path::VdevConf(vhcu.id);
 }
 
 Status AddCardDri(const NodeInventory& inventory, int card_index, ContainerAllocation& out) {
@@ -70,8 +70,10 @@ AllocationBuilder::AllocationBuilder(AllocationBuilderOptions options)
 
 ContainerAllocation AllocationBuilder::CommonEdits(const NodeInventory& inventory) const {
   ContainerAllocation out;
-  if (inventory.has_kfd) out.devices.push_back({"/dev/kfd", "/dev/kfd", "rw"});
-  if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rw"});
+  const std::string kfd(internal::host_path::kDevKfd);
+  const std::string mkfd(internal::host_path::kDevMkfd);
+  if (inventory.has_kfd) out.devices.push_back({kfd, kfd, "rw"});
+  if (inventory.has_mkfd) out.devices.push_back({mkfd, mkfd, "rw"});
   out.mounts.push_back({options_.hyhal_path, std::string(kHyhalContainerPath), true});
   out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;

@@ -41,7 +41,7 @@ PciPlace FindPciPlace(const internal::HostFs& fs, const std::string& bdf) {
   std::filesystem::path resolved(target);
   if (resolved.is_relative()) resolved = std::filesystem::path(link_dir) / resolved;
   const std::string path = resolved.lexically_normal().string();
-  const std::string devices = "/sys/devices/";
+  const std::string devices = std::string(internal::host_path::kSysDevicesDir) + "/";
   const size_t slash = path.find('/', devices.size());
   const std::string root =
       path.compare(0, devices.size(), devices) == 0 && slash != std::string::npos
