@@ -63,6 +63,11 @@ StatusOr<std::string> HostFs::ReadFile(std::string_view host_path, size_t max_by
   return file_util::ReadFile(Path(host_path), max_bytes);
 }
 
+StatusOr<std::string> HostFs::ReadRegularFile(std::string_view host_path,
+                                              size_t max_bytes) const {
+  return file_util::ReadRegularFile(Path(host_path), max_bytes);
+}
+
 Status HostFs::WriteFileAtomic(std::string_view host_path, std::string_view data, mode_t mode,
                                file_util::Durability durability) const {
   return file_util::WriteFileAtomic(Path(host_path), data, mode, durability);

@@ -142,6 +142,10 @@ class HostFs {
   // same limits, atomicity and messages (which name the local path).
   StatusOr<std::string> ReadFile(std::string_view host_path,
                                  size_t max_bytes = file_util::kSmallFileMaxBytes) const;
+  // For node files others may replace (vHCU confs, checkpoint entries,
+  // state files): never opens anything but a regular file, never blocks.
+  StatusOr<std::string> ReadRegularFile(std::string_view host_path,
+                                        size_t max_bytes = file_util::kSmallFileMaxBytes) const;
   Status WriteFileAtomic(std::string_view host_path, std::string_view data, mode_t mode,
                          file_util::Durability durability) const;
   Status MakeDirs(std::string_view host_path, mode_t mode,

@@ -2,7 +2,6 @@
 
 #include <glog/logging.h>
 
-#include <filesystem>
 
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
@@ -44,48 +43,6 @@ Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, Ven
   return OkStatus();
 }
 
-// OK for a regular file (not followed if a symbolic link); NotFound when
-// nothing is there; FailedPrecondition naming what is there otherwise. A
-// FIFO is never opened: opening it for reading blocks until a writer comes.
-Status CheckRegularConf(const std::string& file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(file, ec);
-  if (ec || st.type() == fs::file_type::not_found) {
-    if (st.type() == fs::file_type::not_found || ec == std::errc::no_such_file_or_directory) {
-      return NotFoundError(file + " does not exist");
-    }
-    return UnavailableError("cannot stat " + file + ": " + ec.message());
-  }
-  std::string what;
-  switch (st.type()) {
-    case fs::file_type::regular:
-      return OkStatus();
-    case fs::file_type::fifo:
-      what = "a FIFO";
-      break;
-    case fs::file_type::directory:
-      what = "a directory";
-      break;
-    case fs::file_type::symlink:
-      what = "a symbolic link";
-      break;
-    case fs::file_type::socket:
-      what = "a socket";
-      break;
-    case fs::file_type::block:
-    case fs::file_type::character:
-      what = "a device node";
-      break;
-    default:
-      what = "not a regular file";
-      break;
-  }
-  return FailedPreconditionError(file + " is " + what +
-                                 ", not a regular vHCU conf (not opened; the vHCU it names is "
-                                 "unknown)");
-}
-
 }  // namespace
 
 StatusOr<std::set<int>> ReadVdevConfIds(const internal::HostFs& fs) {
@@ -104,11 +61,14 @@ StatusOr<std::set<int>> ReadVdevConfIds(const internal::HostFs& fs) {
 StatusOr<Vhcu> ReadVhcu(const internal::HostFs& fs, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
   const std::string file = fs.VdevConf(id);
-  if (Status regular = CheckRegularConf(file); !regular.ok()) {
-    // Gone since the listing: the driver decides whether the vHCU is.
-    if (regular.code() != StatusCode::kNotFound) return regular;
+  // Only a regular file is read: a FIFO there would block the look. NotFound
+  // (gone since the listing) lets the caller skip it; the rest are gaps.
+  StatusOr<std::string> read = fs.ReadRegularFile(internal::host_path::VdevConf(id));
+  if (!read.ok() && read.status().code() == StatusCode::kFailedPrecondition) {
+    return FailedPreconditionError(read.status().message() +
+                                   " (a vHCU conf; the vHCU it names is unknown)");
   }
-  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(file));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, std::move(read));
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   if (!conf.ok()) return conf.status().WithContext(file);
   HCUDP_RETURN_IF_ERROR(CheckVdevConfName(*conf, id).WithContext(file));

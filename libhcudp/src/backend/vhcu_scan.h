@@ -20,7 +20,7 @@ namespace hcudp {
 StatusOr<std::set<int>> ReadVdevConfIds(const internal::HostFs& fs);
 
 // Reads and checks vdev<N>.conf and asks the driver about vHCU N. Errors name
-// the file: not a regular file (FailedPrecondition: never opened, so a FIFO
+// the file: not a regular file (FailedPrecondition: never read, so a FIFO
 // cannot block), unreadable, invalid, vdev_id != N, or (NotFound) the driver
 // has no such vHCU. The card index comes from the parent BDF when `cards` knows it.
 StatusOr<Vhcu> ReadVhcu(const internal::HostFs& fs, int id, const std::vector<Card>& cards,
