@@ -3,6 +3,7 @@
 // a relative root is resolved once, against the working directory.
 #include "hcudp_internal/host_fs.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -117,6 +118,13 @@ BOOST_AUTO_TEST_CASE(file_operations_act_on_the_local_path) {
   StatusOr<std::string> capped = fs.ReadFile("/etc/vdev/vdev1.conf", 4);
   BOOST_TEST(!capped.ok());
   BOOST_TEST(capped.status().message().find(fs.VdevConf(1)) != std::string::npos);
+  StatusOr<std::string> regular = fs.ReadRegularFile(host_path::VdevConf(1));
+  BOOST_REQUIRE(regular.ok());
+  BOOST_TEST(*regular == "DeviceId: 0\n");
+  BOOST_REQUIRE(::mkfifo(fs.VdevConf(2).c_str(), 0644) == 0);
+  StatusOr<std::string> fifo = fs.ReadRegularFile(host_path::VdevConf(2));  // does not block
+  BOOST_TEST((fifo.status().code() == StatusCode::kFailedPrecondition));
+  BOOST_TEST(fifo.status().message() == fs.VdevConf(2) + ": a FIFO, not a regular file");
   BOOST_TEST(fs.RemoveFile(host_path::VdevConf(1)).ok());
   BOOST_TEST((fs.ReadFile(host_path::VdevConf(1)).status().code() == StatusCode::kNotFound));
 }
