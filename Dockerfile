@@ -15,7 +15,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config git ca-certificates ccache \
       protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev \
-      libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev \
+      libyaml-cpp-dev rapidjson-dev \
       libcurl4-openssl-dev libcurl3-gnutls prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 # Compiling needs no privileges.
@@ -62,8 +62,8 @@ RUN printf 'path-exclude %s\n' \
       >/etc/dpkg/dpkg.cfg.d/hcudp-unused-libraries \
  && apt-get update \
  && apt-get install -y --no-install-recommends \
-      libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 libgoogle-glog0v6 \
-      libgflags2.2 libcurl3-gnutls libprometheus-cpp-core1.0 ca-certificates \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 \
+      libcurl3-gnutls libprometheus-cpp-core1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/

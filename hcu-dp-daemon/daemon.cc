@@ -1,6 +1,5 @@
 #include "daemon.h"
 
-#include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -23,6 +22,7 @@
 #include "hcudp/node_state.h"
 #include "hcudp/node_watcher.h"
 #include "hcudp/version.h"
+#include "hcudp_internal/log.h"
 #include "metrics.h"
 #include "node_ops.h"
 #include "plugin_manager.h"

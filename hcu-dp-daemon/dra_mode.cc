@@ -1,6 +1,5 @@
 #include "dra_mode.h"
 
-#include <glog/logging.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "cdi_dir.h"
 #include "hcudp/kube_config.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"
 

@@ -1,6 +1,5 @@
 #include "hami_mode.h"
 
-#include <glog/logging.h>
 #include <signal.h>
 
 #include <chrono>
@@ -9,6 +8,7 @@
 
 #include "grpc_status.h"
 #include "hcudp/naming.h"
+#include "hcudp_internal/log.h"
 #include "metrics.h"
 
 namespace hcudp::daemon {

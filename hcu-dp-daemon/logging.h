@@ -1,6 +1,7 @@
-// Logging through glog, to stderr only, with the vendor plugin's semantics:
-// --log-level is the VLOG verbosity; --log-severity the minimum severity, and
-// anything above INFO also silences VLOG (FLAGS_v = 0).
+// Logging (hcudp/logging.h: glog's line format, to stderr only) with the
+// vendor plugin's semantics: --log-level is the VLOG verbosity;
+// --log-severity the minimum severity, and anything above INFO also
+// silences VLOG.
 #ifndef HCU_DP_DAEMON_LOGGING_H_
 #define HCU_DP_DAEMON_LOGGING_H_
 
@@ -8,8 +9,8 @@
 
 namespace hcudp::daemon {
 
-// Sets glog's flags (stderr only, minimum severity, verbosity) without
-// initialising glog; InitLogging calls it.
+// Sets the library's log level (minimum severity, verbosity); InitLogging
+// calls it.
 void ApplyLogFlags(int log_level, LogSeverity severity);
 
 // Call once, before any other thread starts.

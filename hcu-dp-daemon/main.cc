@@ -1,6 +1,5 @@
 // hcu-dp-daemon: parse flags, set up logging, run. Everything else lives in
 // the daemon's components and in libhcudp.
-#include <glog/logging.h>
 #include <malloc.h>
 
 #include <cstdio>
@@ -9,6 +8,7 @@
 #include "daemon.h"
 #include "daemon_flags.h"
 #include "hcudp/version.h"
+#include "hcudp_internal/log.h"
 #include "logging.h"
 
 int main(int argc, char** argv) {

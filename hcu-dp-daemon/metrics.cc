@@ -1,6 +1,5 @@
 #include "metrics.h"
 
-#include <glog/logging.h>
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>

@@ -1,7 +1,6 @@
 #include "metrics_server.h"
 
 #include <fcntl.h>
-#include <glog/logging.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -18,6 +17,8 @@
 #include <map>
 #include <string_view>
 #include <thread>
+
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon {
 // (A namespace of its own: the product's unity build joins this file with

@@ -1,6 +1,5 @@
+#include "hcudp_internal/log.h"
 #include "node_ops.h"
-
-#include <glog/logging.h>
 
 #include "hcudp/kube_config.h"
 #include "hcudp_internal/file_util.h"

@@ -1,6 +1,5 @@
 #include "plugin_manager.h"
 
-#include <glog/logging.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include "hcudp/plugin_socket.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "registrar.h"
 #include "socket_names.h"
 

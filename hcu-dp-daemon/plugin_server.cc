@@ -1,6 +1,5 @@
 #include "plugin_server.h"
 
-#include <glog/logging.h>
 #include <unistd.h>
 
 #include <chrono>

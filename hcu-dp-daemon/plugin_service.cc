@@ -1,11 +1,10 @@
 #include "plugin_service.h"
 
-#include <glog/logging.h>
-
 #include <thread>
 
 #include "grpc_status.h"
 #include "hcudp/preferred.h"
+#include "hcudp_internal/log.h"
 #include "metrics.h"
 
 namespace hcudp::daemon {

@@ -1,13 +1,13 @@
 #include "socket_names.h"
 
 #include <dirent.h>
-#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 
 #include "hcudp/plugin_socket.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon {
 

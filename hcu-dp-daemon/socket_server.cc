@@ -1,6 +1,5 @@
 #include "socket_server.h"
 
-#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <cstring>
 
 #include "hcudp_internal/leave_behind.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon {
 

@@ -1,12 +1,11 @@
 // hcuctl: the node admin's CLI. main only parses the global flags, builds
 // Options and dispatches to the subcommand table (command.h).
-#include <glog/logging.h>
-
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "command.h"
+#include "hcudp/logging.h"
 #include "hcudp/version.h"
 #include "hcudp_cli/flags.h"
 #include "hcudp_cli/option_flags.h"
@@ -28,12 +27,8 @@ std::string TopLevelHelp(const hcudp::FlagSet& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The library logs through glog. A CLI shows its warnings as they are,
-  // but no INFO chatter, and glog is initialised first so it never prints
-  // its "Logging before InitGoogleLogging" preamble.
-  FLAGS_logtostderr = true;
-  FLAGS_minloglevel = google::GLOG_WARNING;
-  google::InitGoogleLogging("hcuctl");
+  // A CLI shows the library's warnings as they are, but no INFO chatter.
+  hcudp::SetLogLevel(hcudp::LogSeverity::kWarning, 0);
   hcudp::Options options;
   std::string output = "table";
   hcudp::FlagSet flags("hcuctl", "hcuctl [global flags] <command> [flags]: inspect and manage "

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   lld  # links the test programs (test/CMakeLists.txt, HCUDP_TEST_LLD)
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
-  libyaml-cpp-dev rapidjson-dev libgoogle-glog-dev libgflags-dev
+  libyaml-cpp-dev rapidjson-dev
   libboost-test-dev openssl
   # libcurl: the headers from libcurl4-openssl-dev (prometheus-cpp-dev needs
   # it, and it conflicts with libcurl4-gnutls-dev); libhcudp links the GnuTLS

@@ -1,12 +1,13 @@
 #include "hcudp_internal/fd_poller.h"
 
-#include <glog/logging.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 

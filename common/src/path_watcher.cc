@@ -1,6 +1,5 @@
 #include "hcudp_internal/path_watcher.h"
 
-#include <glog/logging.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <filesystem>
 
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 namespace {

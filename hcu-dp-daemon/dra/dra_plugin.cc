@@ -1,6 +1,5 @@
 #include "dra/dra_plugin.h"
 
-#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "hcudp_internal/fd_poller.h"
 #include "hcudp_internal/file_util.h"
 #include "hcudp_internal/leave_behind.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/path_watcher.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "plugin_server.h"

@@ -1,12 +1,11 @@
 #include "dra/dra_service.h"
 
-#include <glog/logging.h>
-
 #include <map>
 #include <set>
 
 #include "grpc_status.h"
 #include "hcudp/dra/claim.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon::dra {
 namespace {

@@ -1,7 +1,6 @@
 #include "dra/dra_sockets.h"
 
 #include <dirent.h>
-#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <cstring>
 
 #include "hcudp/plugin_socket.h"
+#include "hcudp_internal/log.h"
 #include "socket_names.h"
 
 namespace hcudp::daemon::dra {

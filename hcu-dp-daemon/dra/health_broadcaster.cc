@@ -1,8 +1,7 @@
 #include "dra/health_broadcaster.h"
 
-#include <glog/logging.h>
-
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon::dra {
 namespace {

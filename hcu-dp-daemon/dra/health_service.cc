@@ -1,8 +1,8 @@
 #include "dra/health_service.h"
 
-#include <glog/logging.h>
-
 #include <optional>
+
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon::dra {
 namespace {

@@ -1,6 +1,5 @@
 #include "dra/registration_service.h"
-
-#include <glog/logging.h>
+#include "hcudp_internal/log.h"
 
 namespace hcudp::daemon::dra {
 

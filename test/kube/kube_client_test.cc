@@ -2,7 +2,6 @@
 #include "hcudp/kube_client.h"
 
 #include <dirent.h>
-#include <glog/logging.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -19,6 +18,7 @@
 
 #include "hcudp/kube_objects.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp/logging.h"
 #include "kube/http_request.h"
 #include "kube/kube_test_util.h"
 
@@ -408,14 +408,15 @@ BOOST_AUTO_TEST_CASE(watch_stops_promptly_when_cancelled) {
   BOOST_TEST(MillisSince(start) < 1000);
 }
 
-// Captures everything glog emits.
-class CapturingSink : public google::LogSink {
+// Captures every line the library logs (instead of stderr) while it lives.
+class CapturingSink {
  public:
-  void send(google::LogSeverity, const char*, const char*, int, const struct ::tm*,
-            const char* message, size_t length) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    text_.append(message, length).append("\n");
-  }
+  CapturingSink()
+      : previous_(SetLogSink([this](const LogLine& line) {
+          std::lock_guard<std::mutex> lock(mu_);
+          text_.append(line.message).append("\n");
+        })) {}
+  ~CapturingSink() { SetLogSink(previous_); }
   std::string text() {
     std::lock_guard<std::mutex> lock(mu_);
     return text_;
@@ -424,13 +425,12 @@ class CapturingSink : public google::LogSink {
  private:
   std::mutex mu_;
   std::string text_;
+  LogSink previous_;
 };
 
 BOOST_AUTO_TEST_CASE(credentials_never_appear_in_logs_or_errors) {
-  CapturingSink sink;
-  google::AddLogSink(&sink);
-  int old_v = FLAGS_v;
-  FLAGS_v = 10;
+  std::optional<CapturingSink> sink(std::in_place);
+  SetLogLevel(LogSeverity::kInfo, 10);
   const std::string secret = "super-secret-token-0123456789";
   KubeConfig config = testing::ConfigFor(api);
   config.token_file.clear();
@@ -444,9 +444,9 @@ BOOST_AUTO_TEST_CASE(credentials_never_appear_in_logs_or_errors) {
   messages += c->Get(NodePath("missing")).status().ToString();  // 404
   config.ca_pem = testing::ReadFile(api.wrong_ca_file());
   messages += testing::ClientFor(config)->Get(NodePath("x")).status().ToString();  // TLS
-  FLAGS_v = old_v;
-  google::RemoveLogSink(&sink);
-  std::string logged = sink.text();
+  SetLogLevel(LogSeverity::kInfo, 0);
+  std::string logged = sink->text();
+  sink.reset();
   BOOST_TEST(logged.find("/nodes/logged") != std::string::npos);  // the sink saw the traffic
   for (const std::string& text : {logged, messages}) {
     BOOST_TEST(text.find(secret) == std::string::npos);

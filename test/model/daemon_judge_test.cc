@@ -16,7 +16,6 @@
 //
 // HCUDP_MODEL_SEED / HCUDP_MODEL_STEPS choose the run (model_test.cc);
 // HCUDP_MODEL_WITHOUT=2MT leaves out what Judge's constructor says.
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>

@@ -14,7 +14,6 @@
 //   HCUDP_MODEL_HAMI_NODE=1            a HAMi node: no DRA slices judged
 //   HCUDP_MODEL_AS_DAEMON=1            slices recomputed as dra_mode.cc does
 //   HCUDP_MODEL_VERBOSE=1              the library's log on stderr
-#include <glog/logging.h>
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
@@ -23,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hcudp/logging.h"
 #include "model/model.h"
 #include "testing/sanitizer.h"
 
@@ -132,7 +132,7 @@ bool AsDaemonFromEnv() { return Env("HCUDP_MODEL_AS_DAEMON") != nullptr; }
 // The library logs every fault the model injects: quiet unless asked.
 struct QuietLog {
   QuietLog() {
-    if (Env("HCUDP_MODEL_VERBOSE") == nullptr) FLAGS_minloglevel = google::GLOG_FATAL;
+    if (Env("HCUDP_MODEL_VERBOSE") == nullptr) SetLogSink([](const LogLine&) {});
   }
 };
 BOOST_TEST_GLOBAL_FIXTURE(QuietLog);

@@ -1,6 +1,5 @@
 #include "backend/card_events.h"
-
-#include <glog/logging.h>
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 

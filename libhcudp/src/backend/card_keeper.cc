@@ -1,12 +1,11 @@
 #include "backend/card_keeper.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <cctype>
 
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 namespace {

@@ -1,7 +1,5 @@
 #include "backend/host_backend.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <cctype>
 #include <iterator>
@@ -16,6 +14,7 @@
 #include "backend/pci_place.h"
 #include "backend/vhcu_scan.h"
 #include "hcudp/vhcu_lock.h"
+#include "hcudp_internal/log.h"
 #include "vendor/node_files.h"
 
 namespace hcudp {

@@ -1,7 +1,5 @@
 #include "backend/mig_scan.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -12,6 +10,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/mig_conf.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "vendor/kfd_topology.h"
 
 namespace hcudp {

@@ -1,12 +1,10 @@
 #include "backend/vhcu_scan.h"
 
-#include <glog/logging.h>
-
-
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/vdev_conf.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 namespace {

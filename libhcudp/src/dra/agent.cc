@@ -5,7 +5,6 @@
 // retries of the preparer and the vHCU manager.
 #include "hcudp/dra/agent.h"
 
-#include <glog/logging.h>
 #include <malloc.h>
 
 #include <atomic>
@@ -17,6 +16,7 @@
 
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "node/ledger_read.h"
 

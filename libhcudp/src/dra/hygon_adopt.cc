@@ -3,7 +3,6 @@
 // their vHCUs and a Prepare answers their devices; once one is unprepared it
 // leaves Hygon's state file too, which therefore lists exactly the adopted
 // claims still prepared (what a rollback to Hygon's driver must resume).
-#include <glog/logging.h>
 #include <sys/stat.h>
 
 #include <set>
@@ -12,6 +11,7 @@
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::dra {
 namespace {

@@ -1,6 +1,5 @@
 // Preparer::Prepare: GET, check, plan each result, make vHCUs and marks,
 // write the claim's CDI spec, record it.
-#include <glog/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "node/ledger_read.h"
 
 namespace hcudp::dra {

@@ -1,6 +1,5 @@
 // Slice device names → node devices, the KubeClient claim fetcher, and the
 // Preparer's small shared pieces.
-#include <glog/logging.h>
 
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"

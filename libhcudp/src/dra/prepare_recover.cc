@@ -1,6 +1,5 @@
 // Preparer::Recover and Tick: the checkpoint against the node and the API
 // after a restart or a reboot.
-#include <glog/logging.h>
 
 #include <algorithm>
 
@@ -8,6 +7,7 @@
 #include "dra/prepare_impl.h"
 #include "hcudp/dra/agent.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::dra {
 namespace {

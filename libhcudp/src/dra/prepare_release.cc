@@ -1,6 +1,5 @@
 // Preparer::Unprepare and the undo of a Prepare: release what is provably
 // ours, remove the claim's CDI spec, then its checkpoint entry.
-#include <glog/logging.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include "dra/dra_cdi_spec.h"
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::dra {
 

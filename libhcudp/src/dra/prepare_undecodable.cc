@@ -12,7 +12,6 @@
 // admin: `hcuctl dra prepared` names it and exits 1. What cannot be proven
 // (a whole-card mark of the claim's pod, a vHCU the node cannot read now) is
 // logged and left.
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 
 #include <set>
@@ -21,6 +20,7 @@
 
 #include "dra/prepare_impl.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "kube/api_error.h"
 
 namespace hcudp::dra {

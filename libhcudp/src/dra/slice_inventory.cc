@@ -4,7 +4,6 @@
 // vHCUs are held is handed to a claim over the running pods (issue 28,
 // repro 1). DecideOffers says what is free; this maps its verdicts onto
 // what BuildPoolPlan publishes.
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "hcudp/dra/slices.h"
 #include "hcudp/offer.h"
+#include "hcudp_internal/log.h"
 #include "node/ledger_read.h"
 
 namespace hcudp::dra {

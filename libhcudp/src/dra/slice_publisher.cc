@@ -1,7 +1,6 @@
 // SlicePublisher: the worker that keeps the pool published (see the header).
 #include "hcudp/dra/slice_publisher.h"
 
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "dra/slice_watch.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::dra {

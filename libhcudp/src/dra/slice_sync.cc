@@ -1,7 +1,6 @@
 // One sync of the node's ResourceSlice pool: LIST, compare, write.
 #include "dra/slice_sync.h"
 
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "hcudp/dra/slice_publisher.h"
+#include "hcudp_internal/log.h"
 #include "kube/watch_event.h"
 
 namespace hcudp::dra {

@@ -1,9 +1,9 @@
 // HamiAgent: the public face of the agent, Start/Stop and pod-cache events.
-#include <glog/logging.h>
 
 #include "hami/agent_impl.h"
 #include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 

@@ -1,6 +1,5 @@
 // Allocator::AllocateCount / AllocateCores: reference/seed-behaviour.md §5.4
 // with the defects of §8.15-8.20 fixed (see hami_agent.h).
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/host_fs.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
 namespace {

@@ -1,11 +1,11 @@
 // Evictor::EvictUnaccountedPods: the vendor's pod killer (seed-behaviour
 // §5.6), opt-in only and restricted to Running pods (defect §8.21).
-#include <glog/logging.h>
 
 #include <cstdlib>
 
 #include "hami/evictor.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
 namespace {

@@ -1,7 +1,6 @@
 // StaleLock::Release: the node lock of a pod whose Allocate can no
 // longer complete is released, so that the scheduler does not wait for it to
 // expire (issue 9 item 6; see hami_agent.h).
-#include <glog/logging.h>
 
 #include "hami/stale_lock.h"
 #include "hcudp/hami/keys.h"
@@ -9,6 +8,7 @@
 #include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
 namespace {

@@ -1,5 +1,4 @@
 // Registrar: node registration (annotations, hcumem, topology ConfigMap).
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 
 #include "hami/registrar.h"
@@ -10,6 +9,7 @@
 #include "hcudp/kube_ops.h"
 #include "hcudp/offer.h"
 #include "hcudp/topology.h"
+#include "hcudp_internal/log.h"
 #include "node/ledger_read.h"
 
 namespace hcudp::internal {

@@ -1,9 +1,9 @@
 // Sweeper: the first sync, Reconcile and Tick of the HAMi agent (sweeper.h).
-#include <glog/logging.h>
 
 #include <algorithm>
 
 #include "hami/sweeper.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
 namespace {

@@ -1,7 +1,6 @@
 // KubeClient: request building, retries with backoff, and watch streams.
 #include "hcudp/kube_client.h"
 
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -11,6 +10,7 @@
 #include <random>
 
 #include "hcudp/version.h"
+#include "hcudp_internal/log.h"
 #include "kube/api_error.h"
 #include "kube/bearer_token.h"
 #include "kube/http_request.h"

@@ -1,7 +1,6 @@
 // Typed operations on nodes, pods and ConfigMaps.
 #include "hcudp/kube_ops.h"
-
-#include <glog/logging.h>
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 

@@ -1,8 +1,6 @@
 // PodCache: LIST + WATCH reflector for pods.
 #include "hcudp/pod_cache.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +12,7 @@
 
 #include "hcudp/kube_ops.h"
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp {

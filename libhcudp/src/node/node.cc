@@ -1,5 +1,4 @@
 // hcudp::Node: open, look, watch, the ledger and the offer rule.
-#include <glog/logging.h>
 
 #include "node/node_impl.h"
 #include "watch/vhcu_keeper.h"

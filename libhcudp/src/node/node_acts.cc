@@ -1,10 +1,10 @@
 // hcudp::Node's guarded acts: vHCU create and destroy under the host-wide
 // lock, with the ledger's holders checked first (fail closed).
-#include <glog/logging.h>
 
 #include "hcudp/vhcu_lock.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "node/node_impl.h"
 
 namespace hcudp {

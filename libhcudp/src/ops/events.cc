@@ -1,6 +1,5 @@
 // EventRecorder: the bounded queue, series cache and sender thread
 // (hcudp/node_events.h).
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +12,7 @@
 #include <tuple>
 
 #include "hcudp_internal/clock_wait.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "ops/events_internal.h"
 

@@ -1,6 +1,5 @@
 // NodeLabelPublisher: the background thread that writes the features.d file
 // or patches the Node (hcudp/node_labels.h).
-#include <glog/logging.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -14,6 +13,7 @@
 #include "hcudp/node_labels.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "ops/labels_internal.h"
 

@@ -1,13 +1,13 @@
 // SimVendorLib: the VendorLib answered from a SimNode file. The file is
 // re-read (and the host-root re-rendered) when its identity changes; an
 // invalid edit is logged and the last good node stays.
-#include <glog/logging.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <memory>
 
 #include "hcudp/sim_node.h"
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "sim/sim_layout.h"
 #include "sim/sim_vhcu_store.h"

@@ -1,13 +1,12 @@
 #include "sim/sim_vhcu_store.h"
 
-#include <glog/logging.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <set>
 
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
 

@@ -1,7 +1,6 @@
 // DlopenVendorLib: loading, start-up (wait for the driver, init, count
 // agreement, index map) and shutdown. Queries live in
 // dlopen_vendor_lib_queries.cc, health in dlopen_vendor_lib_health.cc.
-#include <glog/logging.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "hcudp_internal/log.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/kfd_topology.h"
 #include "vendor/node_files.h"

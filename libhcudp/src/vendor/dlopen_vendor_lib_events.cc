@@ -1,10 +1,10 @@
 // DlopenVendorLib: RSMI event notification (reference/hcu-hardware.md §1.3:
 // rsmi_event_notification_init / mask_set / get / stop; §5: the KFD SMI
 // events — VM fault, thermal throttle, GPU pre/post reset).
-#include <glog/logging.h>
 
 #include <cstring>
 
+#include "hcudp_internal/log.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/vendor_status.h"
 

@@ -1,6 +1,5 @@
 // DlopenVendorLib::QueryHealth: hy-smi --healthcheck (matched by BDF), plus
 // uncorrectable ECC counts and card presence from RSMI.
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <map>
@@ -8,6 +7,7 @@
 #include <set>
 
 #include "hcudp/healthcheck.h"
+#include "hcudp_internal/log.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/node_files.h"
 #include "vendor/subprocess.h"

@@ -1,12 +1,12 @@
 // DlopenVendorLib: RSMI, DMI and MIG queries and vHCU operations. Each holds
 // mu_ shared for the duration of its library calls.
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "hcudp_internal/log.h"
 #include "vendor/created_vhcu.h"
 #include "vendor/dlopen_vendor_lib_impl.h"
 #include "vendor/node_files.h"

@@ -1,7 +1,6 @@
 #include "vendor/subprocess.h"
 
 #include <fcntl.h>
-#include <glog/logging.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,6 +15,7 @@
 #include <cstring>
 #include <thread>
 
+#include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 
 extern char** environ;

@@ -1,9 +1,9 @@
 #include "vendor/vendor_api.h"
 
-#include <glog/logging.h>
-
 #include <iterator>
 #include <vector>
+
+#include "hcudp_internal/log.h"
 
 namespace hcudp::vendor {
 namespace {

@@ -1,12 +1,11 @@
 #include "vhcu/intent_record.h"
 
-#include <glog/logging.h>
-
 #include <map>
 #include <vector>
 
 #include "hami/text_util.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
 namespace {

@@ -2,12 +2,11 @@
 // hcudp/vhcu_manager.h.
 #include "hcudp/vhcu_manager.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 
 #include "hcudp/backend.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "vhcu/intent_record.h"
 #include "vhcu/vhcu_manager_impl.h"
 

@@ -1,13 +1,13 @@
 // Intent resolution of the vHCU manager (Recover, and every Reconcile) and
 // the claims hcuctl checks before a destroy; the state table is in
 // hcudp/vhcu_manager.h.
-#include <glog/logging.h>
 
 #include <algorithm>
 
 #include "hcudp/backend.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/log.h"
 #include "vhcu/intent_record.h"
 #include "vhcu/vhcu_manager_impl.h"
 

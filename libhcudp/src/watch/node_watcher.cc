@@ -1,12 +1,11 @@
 #include "hcudp/node_watcher.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 
 #include "hcudp/cdi.h"
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/leave_behind.h"
+#include "hcudp_internal/log.h"
 #include "watch/node_watcher_impl.h"
 
 namespace hcudp {

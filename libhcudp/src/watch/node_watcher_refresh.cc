@@ -1,13 +1,13 @@
 // One look at the node (NodeWatcher::Impl::Refresh): discovery with the
 // fail-closed vHCU merge, health through hysteresis, the resources, the
 // CDI spec, and the publish when something changed.
-#include <glog/logging.h>
 
 #include <algorithm>
 #include <set>
 
 #include "hcudp/cdi.h"
 #include "hcudp/offer.h"
+#include "hcudp_internal/log.h"
 #include "node/ledger_read.h"
 #include "watch/inventory_diff.h"
 #include "watch/node_watcher_impl.h"

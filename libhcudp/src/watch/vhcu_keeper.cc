@@ -1,9 +1,9 @@
 #include "watch/vhcu_keeper.h"
 
-#include <glog/logging.h>
-
 #include <algorithm>
 #include <set>
+
+#include "hcudp_internal/log.h"
 
 namespace hcudp {
 
