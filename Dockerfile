@@ -16,7 +16,7 @@ RUN apt-get update \
       build-essential cmake ninja-build pkg-config git ca-certificates ccache \
       protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev \
       libyaml-cpp-dev rapidjson-dev \
-      libcurl4-openssl-dev libcurl3-gnutls prometheus-cpp-dev \
+      libssl-dev prometheus-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 # Compiling needs no privileges.
 RUN useradd --create-home --uid 10001 builder
@@ -46,8 +46,8 @@ LABEL org.opencontainers.image.title="hcu-device-plugin" \
       org.opencontainers.image.description="Kubernetes device plugin for Hygon HCU accelerators" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0"
-# Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only (libcurl is
-# the GnuTLS flavour, libcurl3-gnutls: see HCUDP_CURL_GNUTLS in CMakeLists.txt). No pciutils:
+# Runtime libraries of libhcudp, hcu-dp-daemon and hcuctl only (the kube
+# client's TLS is OpenSSL's libssl3, which gRPC needs anyway). No pciutils:
 # `hcuctl doctor` reads the PCI functions from sysfs, not through lspci.
 # The gRPC and protobuf packages also ship libraries that neither binary
 # loads (the unsecure and reflection variants, channelz, the protoc compiler
@@ -63,7 +63,7 @@ RUN printf 'path-exclude %s\n' \
  && apt-get update \
  && apt-get install -y --no-install-recommends \
       libgrpc++1.51 libgrpc29 libprotobuf32 libyaml-cpp0.7 \
-      libcurl3-gnutls libprometheus-cpp-core1.0 ca-certificates \
+      libssl3 libprometheus-cpp-core1.0 ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
       /var/cache/debconf/*-old /var/lib/dpkg/*-old
 COPY --from=build /home/builder/out/usr/local/bin/hcu-dp-daemon /home/builder/out/usr/local/bin/hcuctl /usr/local/bin/

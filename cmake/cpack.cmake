@@ -53,7 +53,7 @@ set(CPACK_COMPONENT_LIBHCUDP0_DESCRIPTION "Hygon HCU device plugin library
 set(CPACK_DEBIAN_LIBHCUDP-DEV_PACKAGE_NAME "libhcudp-dev")
 set(CPACK_DEBIAN_LIBHCUDP-DEV_PACKAGE_SECTION "libdevel")
 # shlibdeps finds nothing to scan here; pkg-config's Requires.private lines
-# (yaml-cpp libcurl) must resolve, so their -dev packages are needed.
+# (yaml-cpp libssl libcrypto) must resolve, so their -dev packages are needed.
 set(CPACK_DEBIAN_LIBHCUDP-DEV_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_COMPONENT_LIBHCUDP-DEV_DESCRIPTION "Hygon HCU device plugin library - development files
  Headers, the CMake package (find_package(hcudp) -> hcudp::hcudp) and the

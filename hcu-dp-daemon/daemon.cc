@@ -13,24 +13,24 @@
 #include <memory>
 #include <thread>
 
-#include "cdi_dir.h"
 #include "dra_mode.h"
 #include "hami_mode.h"
 #include "hcudp/allocation.h"
 #include "hcudp/backend.h"
 #include "hcudp/dlopen_vendor_lib.h"
-#include "hcudp/node_state.h"
-#include "hcudp/node_watcher.h"
+#include "hcudp/node.h"
+#include "hcudp/node_ops.h"
 #include "hcudp/version.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "hcudp_internal/log.h"
+#include "hcudp_internal/socket_dir.h"
 #include "metrics.h"
-#include "node_ops.h"
 #include "plugin_manager.h"
 
 namespace hcudp::daemon {
 namespace {
 
-// SIGUSR1 is how the node watcher asks for a restart (NodeWatcher::
+// SIGUSR1 is how the node watcher asks for a restart (Node::
 // set_restart_handler): blocked in every thread like SIGTERM, it ends the
 // same sigwait, so the shutdown is the same.
 sigset_t TerminationSignals() {
@@ -114,8 +114,6 @@ class StartupSignalGuard {
   std::thread thread_;
 };
 
-// One plain line (no log prefix), like a bad flag: exit 2 for bad input,
-// 1 for anything else.
 // The builder's view of the flags: files looked at under host-root.
 AllocationBuilderOptions BuilderOptions(const Options& options, const std::string& host_root) {
   AllocationBuilderOptions o;
@@ -126,6 +124,8 @@ AllocationBuilderOptions BuilderOptions(const Options& options, const std::strin
   return o;
 }
 
+// One plain line (no log prefix), like a bad flag: exit 2 for bad input,
+// 1 for anything else.
 int StartupError(const Status& status) {
   std::fprintf(stderr, "hcu-dp-daemon: %s\n", status.message().c_str());
   return IsInputError(status) ? 2 : 1;
@@ -133,11 +133,11 @@ int StartupError(const Status& status) {
 
 // Waits for SIGTERM/SIGINT, or SIGUSR1 from the watcher; returns the exit
 // code (1 when the watcher asked for a restart).
-int WaitForTermination(const NodeWatcher& watcher) {
+int WaitForTermination(const Node& node) {
   sigset_t set = TerminationSignals();
   int signal = 0;
   // A SIGUSR1 not from the watcher is ignored.
-  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !watcher.restart_requested())) {
+  while (sigwait(&set, &signal) != 0 || (signal == SIGUSR1 && !node.restart_requested())) {
   }
   const int exit_code = signal == SIGUSR1 ? 1 : 0;
   if (exit_code != 0) {
@@ -148,26 +148,47 @@ int WaitForTermination(const NodeWatcher& watcher) {
   return exit_code;
 }
 
+// Opens the node's one door (hcudp/node.h) on the flags' backend, metered
+// when metrics are on. --cdi-spec-dir is a host path (§4.4) wherever it is
+// used: the Node writes the device-plugin CDI spec, and reads Hygon's DRA
+// state for its ledger, under host-root.
+StatusOr<std::unique_ptr<Node>> OpenNode(const Options& options, DaemonMetrics* metrics) {
+  HCUDP_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, OpenBackend(options));
+  NodeOptions o;
+  o.options = options;
+  // A bad value is an error only where the flag is used (DRA, CDI specs).
+  StatusOr<std::string> cdi_dir = CdiSpecHostPath(backend->host_root(), options.cdi_spec_dir);
+  if (cdi_dir.ok()) {
+    o.options.cdi_spec_dir = *cdi_dir;
+  } else if (options.strategy == Strategy::kDra ||
+             options.device_list_strategy != DeviceListStrategy::kDevices) {
+    return cdi_dir.status();
+  }
+  o.backend = metrics != nullptr ? metrics->Wrap(std::move(backend)) : std::move(backend);
+  return Node::Open(std::move(o));
+}
+
 // Events follow the watcher's health verdicts; node labels every look at
 // the node (the publisher writes only when a labelled value changed, which
 // a changed resource set alone would miss: a driver upgrade), and so do the
-// metrics' vHCU counts (`metrics` null when off).
-void ConnectNodeOps(NodeWatcher& watcher, NodeOps* node_ops, DaemonMetrics* metrics) {
-  watcher.set_health_listener(
-      [node_ops](const Card& card, Health health, const std::string& reason) {
-        node_ops->OnHealthChanged(card, health, reason);
-      });
-  watcher.set_inventory_listener([node_ops, metrics](const NodeInventory& inventory) {
+// metrics' vHCU counts (`metrics` null when off). A restart the watcher
+// asks for ends WaitForTermination.
+void ConnectNode(Node& node, NodeOps* node_ops, DaemonMetrics* metrics) {
+  node.set_health_listener([node_ops](const Card& card, Health health, const std::string& reason) {
+    node_ops->OnHealthChanged(card, health, reason);
+  });
+  node.AddInventoryListener([node_ops, metrics](const NodeInventory& inventory) {
     node_ops->OnInventory(inventory);
     if (metrics != nullptr) metrics->OnInventory(inventory);
   });
+  node.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
 }
 
 // Stops the watcher; if a look is stuck in a vendor call past the watcher's
 // budget, the process ends here with `exit_code` (the thread still uses the
 // backend and the node state, which must not be destroyed).
-void StopWatcherOrExit(NodeWatcher& watcher, int exit_code) {
-  if (watcher.Stop()) return;
+void StopWatcherOrExit(Node& node, int exit_code) {
+  if (node.StopWatching()) return;
   LOG(WARNING) << "stopped with a look at the node still running; exiting without waiting for it";
   std::fflush(nullptr);
   std::_Exit(exit_code);
@@ -177,7 +198,7 @@ void StopWatcherOrExit(NodeWatcher& watcher, int exit_code) {
 // `servers_stopped` false: a kubelet call never returned and still uses the
 // node state and the mode's objects, so none of them may be destroyed; our
 // sockets are gone, so the process ends here.
-int FinishStop(bool servers_stopped, int exit_code, NodeWatcher& watcher, NodeOps& node_ops,
+int FinishStop(bool servers_stopped, int exit_code, Node& node, NodeOps& node_ops,
                DaemonMetrics* metrics) {
   if (!servers_stopped) {
     LOG(WARNING) << "stopped with a call still running; exiting without waiting for it";
@@ -186,7 +207,7 @@ int FinishStop(bool servers_stopped, int exit_code, NodeWatcher& watcher, NodeOp
   }
   // A scrape reads the mode's registrations, which go first.
   if (metrics != nullptr) metrics->StopServing();
-  StopWatcherOrExit(watcher, exit_code);
+  StopWatcherOrExit(node, exit_code);
   node_ops.Stop();
   LOG(INFO) << "stopped";
   return exit_code;
@@ -196,29 +217,25 @@ int FinishStop(bool servers_stopped, int exit_code, NodeWatcher& watcher, NodeOp
 // `metrics` (null when off) is already the active instance; DraMode reports
 // Prepare/Unprepare and its API requests to it and makes /metrics answer
 // once kubelet has registered the plugin.
-int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetrics* metrics,
-           StartupSignalGuard& guard) {
+int RunDra(const Options& options, Node& node, DaemonMetrics* metrics, StartupSignalGuard& guard) {
   if (metrics != nullptr) metrics->EnableDra();
-  auto made = DraMode::New(options, node, state);
+  auto made = DraMode::New(options, node);
   if (!made.ok()) return StartupError(made.status());
   DraMode& dra = **made;
   // --node-labels, --events, on the mode's API client.
-  auto ops = NodeOps::New(options, dra.client());
+  auto ops = NodeOps::New(options, dra.client(), DaemonMetrics::CountApiResponse);
   if (!ops.ok()) return StartupError(ops.status());
   NodeOps* node_ops = ops->get();
-  state.set_listener([&dra, metrics, &state] {
+  node.state().set_listener([&dra, metrics, &node] {
     dra.OnNodeChanged();
-    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    if (metrics != nullptr) metrics->OnPublish(*snapshot);
+    if (metrics != nullptr) metrics->OnPublish(*node.Snapshot());
   });
-  NodeWatcher watcher(options, &node, &state);
-  ConnectNodeOps(watcher, node_ops, metrics);
-  watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
+  ConnectNode(node, node_ops, metrics);
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy dra, backend "
             << BackendKindName(options.backend) << ", driver " << options.dra_driver_name
             << ", node " << options.node_name;
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
-  if (Status st = watcher.Start(); !st.ok()) {
+  if (Status st = node.StartWatching(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     node_ops->Stop();
     return 1;
@@ -226,16 +243,16 @@ int RunDra(const Options& options, Backend& node, NodeState& state, DaemonMetric
   guard.Disarm();
   if (Status st = dra.Start(); !st.ok()) {
     dra.Stop();
-    StopWatcherOrExit(watcher, st.code() == StatusCode::kCancelled ? 0 : 1);
+    StopWatcherOrExit(node, st.code() == StatusCode::kCancelled ? 0 : 1);
     node_ops->Stop();
     if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
     if (IsInputError(st)) return StartupError(st);
     LOG(ERROR) << "DRA mode: " << st.ToString();
     return 1;
   }
-  const int exit_code = WaitForTermination(watcher);
+  const int exit_code = WaitForTermination(node);
   CancelVendorTools();
-  return FinishStop(dra.Stop(), exit_code, watcher, *node_ops, metrics);
+  return FinishStop(dra.Stop(), exit_code, node, *node_ops, metrics);
 }
 
 }  // namespace
@@ -251,89 +268,83 @@ int RunDaemon(const Options& options) {
   // checked before anything runs; a problem there is one plain line and
   // exit 2, as for a bad flag.
   StartupSignalGuard guard;
-  NodeState state;
+  // Outlives the metrics, whose scrapes read its state.
+  std::unique_ptr<Node> opened;
   // Bound first: a port in use is a start-up error before any waiting.
   std::unique_ptr<DaemonMetrics> metrics;
   if (!options.metrics_address.empty()) {
-    auto started = DaemonMetrics::Start(options.metrics_address, options, state);
+    auto started = DaemonMetrics::Start(options.metrics_address, options);
     if (!started.ok()) return StartupError(started.status());
     metrics = std::move(*started);
     DaemonMetrics::SetActive(metrics.get());  // API calls count from the start
     LOG(INFO) << "metrics on " << options.metrics_address << " (port " << metrics->port()
               << "), /metrics answers once serving";
   }
-  auto backend = OpenBackend(options);
-  if (!backend.ok()) return StartupError(backend.status());
-  std::unique_ptr<Backend> metered = metrics ? metrics->Wrap(**backend) : nullptr;
-  Backend& node = metered ? *metered : **backend;
-  if (options.strategy == Strategy::kDra) {
-    return RunDra(options, node, state, metrics.get(), guard);
+  if (auto made = OpenNode(options, metrics.get()); made.ok()) {
+    opened = std::move(*made);
+  } else {
+    return StartupError(made.status());
   }
+  Node& node = *opened;
+  if (metrics) metrics->WatchNode(node.state());
+  if (options.strategy == Strategy::kDra) return RunDra(options, node, metrics.get(), guard);
   // The HAMi agent reports its start-up recovery (in Start, below) to the
   // NodeOps built after it, on its API client.
   NodeOps* node_ops = nullptr;
   std::unique_ptr<HamiMode> hami;
   if (options.strategy == Strategy::kHami) {
-    auto made = HamiMode::New(options, node, state, [&node_ops](const VhcuSweepResult& r) {
+    auto made = HamiMode::New(options, node, [&node_ops](const VhcuSweepResult& r) {
       if (node_ops != nullptr) node_ops->OnVhcusRecovered(r);
     });
     if (!made.ok()) return StartupError(made.status());
     hami = std::move(*made);
   }
   // --node-labels, --events; destroyed before the mode whose client it uses.
-  auto ops = NodeOps::New(options, hami ? hami->client() : nullptr);
+  auto ops =
+      NodeOps::New(options, hami ? hami->client() : nullptr, DaemonMetrics::CountApiResponse);
   if (!ops.ok()) return StartupError(ops.status());
   node_ops = ops->get();
-  if (Status dir = PluginManager::PrepareSocketDir(options.device_plugin_path); !dir.ok()) {
+  if (Status dir = PrepareSocketDir(options.device_plugin_path, "--device-plugin-path");
+      !dir.ok()) {
     return StartupError(dir);
   }
   LOG(INFO) << "hcu-dp-daemon " << Version() << " starting: strategy "
             << StrategyName(options.strategy) << ", backend " << BackendKindName(options.backend)
             << ", socket dir " << options.device_plugin_path;
-  AllocationBuilder builder(BuilderOptions(options, node.host_root()));
-  PluginManager manager(options, state, builder, hami ? hami->Delegate() : nullptr,
+  AllocationBuilder builder(BuilderOptions(options, node.backend().host_root()));
+  PluginManager manager(options, node.state(), builder, hami ? hami->Delegate() : nullptr,
                         hami ? hami->Ready() : nullptr);
   // A node change (health, cards) also re-registers the HAMi annotations.
   HamiMode* hami_mode = hami.get();
   DaemonMetrics* metrics_ptr = metrics.get();
-  state.set_listener([&manager, hami_mode, metrics_ptr, &state] {
+  node.state().set_listener([&manager, hami_mode, metrics_ptr, &node] {
     manager.Wake();
     if (hami_mode != nullptr) hami_mode->RequestRegister();
-    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*snapshot);
+    if (metrics_ptr != nullptr) metrics_ptr->OnPublish(*node.Snapshot());
   });
-  // The watcher writes the CDI spec at host-root + --cdi-spec-dir (§4.4).
-  Options watcher_options = options;
-  if (options.device_list_strategy != DeviceListStrategy::kDevices) {
-    StatusOr<std::string> cdi_dir = CdiSpecWriteDir(node.host_root(), options.cdi_spec_dir);
-    if (!cdi_dir.ok()) return StartupError(cdi_dir.status());
-    watcher_options.cdi_spec_dir = *cdi_dir;
-  }
-  NodeWatcher watcher(watcher_options, &node, &state);
-  ConnectNodeOps(watcher, node_ops, metrics.get());
+  ConnectNode(node, node_ops, metrics.get());
   if (Status st = node_ops->Start(); !st.ok()) return StartupError(st);
-  watcher.set_restart_handler([] { ::kill(::getpid(), SIGUSR1); });
-  if (Status st = watcher.Start(); !st.ok()) {
+  if (Status st = node.StartWatching(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     return 1;
   }
   guard.Disarm();
   if (hami) {
     if (Status st = hami->Start(); !st.ok()) {
-      StopWatcherOrExit(watcher, st.code() == StatusCode::kCancelled ? 0 : 1);
+      StopWatcherOrExit(node, st.code() == StatusCode::kCancelled ? 0 : 1);
       if (st.code() == StatusCode::kCancelled) return 0;  // SIGTERM before serving
       LOG(ERROR) << "HAMi mode: " << st.ToString();
       return 1;
     }
   }
-  if (state.Current()->resources.empty()) {
+  if (node.Snapshot()->resources.empty()) {
     LOG(WARNING) << "no resources to register for strategy " << StrategyName(options.strategy)
                  << "; waiting for devices to appear";
   }
   if (Status st = manager.Start(); !st.ok()) {
     LOG(ERROR) << st.ToString();
     if (hami) hami->Stop();
-    StopWatcherOrExit(watcher, 1);
+    StopWatcherOrExit(node, 1);
     return 1;
   }
 
@@ -341,11 +352,11 @@ int RunDaemon(const Options& options) {
     metrics->ServeMetrics([&manager] { return manager.Registrations(); });
   }
 
-  const int exit_code = WaitForTermination(watcher);
+  const int exit_code = WaitForTermination(node);
   // A hung vendor tool (hy-smi) must not hold up the shutdown.
   CancelVendorTools();
   if (hami) hami->Stop();  // first: an Allocate waiting on the API server ends now
-  return FinishStop(manager.Stop(), exit_code, watcher, *node_ops, metrics.get());
+  return FinishStop(manager.Stop(), exit_code, node, *node_ops, metrics.get());
 }
 
 }  // namespace hcudp::daemon

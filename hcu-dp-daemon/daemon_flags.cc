@@ -5,12 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "dra/dra_sockets.h"
 #include "hcudp_cli/option_flags.h"
+#include "hcudp_internal/socket_dir.h"
 #include "metrics.h"
 #include "node_ops_flags.h"
 #include "registrar.h"
-#include "socket_names.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -138,7 +137,7 @@ Status Validate(const Options& o) {
   // kubelet.sock sits in --device-plugin-path: over the unix-socket limit
   // kubelet cannot serve it nor we dial it (DRA mode checks its own sockets).
   if (o.strategy != Strategy::kDra) {
-    HCUDP_RETURN_IF_ERROR(dra::CheckSocketPath(
+    HCUDP_RETURN_IF_ERROR(CheckSocketPath(
         JoinPath(o.device_plugin_path, std::string(kKubeletSocket)), "--device-plugin-path"));
   }
   if (!o.metrics_address.empty())

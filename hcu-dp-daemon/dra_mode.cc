@@ -4,67 +4,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <utility>
 
-#include "cdi_dir.h"
 #include "hcudp/kube_config.h"
+#include "hcudp_cli/cdi_dir.h"
 #include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "metrics.h"
+#ifdef HCUDP_TEST_CRASH_POINTS
+#include "crash_points.h"  // test/integration: the test copy's hooks
+#endif
 
 namespace hcudp::daemon {
 namespace {
 
 namespace hdra = ::hcudp::dra;
-
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy hcu-dp-daemon-crashpoints (test/integration): the
-// step of a Prepare (or of its vHCU creation) after which the daemon SIGKILLs
-// itself, from HCUDP_TEST_ONLY_CRASH_AFTER. The shipped daemon has no switch.
-constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
-
-std::string CrashStep() {
-  const char* env = std::getenv(kCrashAfterEnv);
-  return env == nullptr ? "" : env;
-}
-
-std::function<bool(hdra::PrepareStep)> PrepareCrashHook() {
-  static const std::map<std::string, hdra::PrepareStep> kSteps = {
-      {"dra-preparing", hdra::PrepareStep::kCheckpointPreparing},
-      {"dra-device-made", hdra::PrepareStep::kDeviceMade},
-      {"dra-claim-spec", hdra::PrepareStep::kClaimSpecWritten},
-      {"dra-prepared", hdra::PrepareStep::kCheckpointPrepared},
-      {"dra-unprepare-freed", hdra::PrepareStep::kUnprepareDeviceFreed}};
-  auto it = kSteps.find(CrashStep());
-  if (it == kSteps.end()) return nullptr;
-  LOG(WARNING) << "test only: will crash after Prepare step " << it->first;
-  const hdra::PrepareStep target = it->second;
-  return [target](hdra::PrepareStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-
-std::function<bool(VhcuCreateStep)> VhcuCrashHook() {
-  static const std::map<std::string, VhcuCreateStep> kSteps = {
-      {"intent-recorded", VhcuCreateStep::kIntentRecorded},
-      {"vhcu-created", VhcuCreateStep::kVhcuCreated},
-      {"id-recorded", VhcuCreateStep::kIdRecorded},
-      {"mark-written", VhcuCreateStep::kMarkWritten}};
-  auto it = kSteps.find(CrashStep());
-  if (it == kSteps.end()) return nullptr;
-  LOG(WARNING) << "test only: will crash after vHCU step " << it->first;
-  const VhcuCreateStep target = it->second;
-  return [target](VhcuCreateStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-#endif  // HCUDP_TEST_CRASH_POINTS
 
 // When a Prepare's claim GET must have ended, from kubelet's deadline: a
 // fifth of what is left (at most 1 s) is kept for the answer to reach
@@ -86,8 +42,7 @@ struct DraMode::RegistrationView {
   const dra::DraPlugin* plugin HCUDP_GUARDED_BY(mu) = nullptr;
 };
 
-StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend& backend,
-                                                const NodeState& state) {
+StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Node& node) {
   // Names first (no network): a bad one is the flag's error.
   hdra::SliceParams check;
   check.node_name = options.node_name;
@@ -112,14 +67,13 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   client_options.on_response = DaemonMetrics::CountApiResponse;
   HCUDP_ASSIGN_OR_RETURN(auto client, KubeClient::New(std::move(*resolved), client_options));
   HCUDP_ASSIGN_OR_RETURN(std::string cdi_dir,
-                         CdiSpecHostPath(backend.host_root(), options.cdi_spec_dir));
+                         CdiSpecHostPath(node.backend().host_root(), options.cdi_spec_dir));
   std::unique_ptr<DraMode> mode(new DraMode(options));
   DraMode* m = mode.get();
   mode->client_ = std::move(client);
   mode->registration_view_ = std::make_shared<RegistrationView>();
 
   hdra::DraAgentOptions ao;
-  ao.preparer.host_root = backend.host_root();
   ao.preparer.driver_name = options.dra_driver_name;
   ao.preparer.pool_name = options.node_name;
   ao.preparer.cdi_dir = cdi_dir;
@@ -131,8 +85,8 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   ao.slices.params.max_vhcus_per_card = options.device_split_count;
   ao.slices.owned_by_node = true;
 #ifdef HCUDP_TEST_CRASH_POINTS
-  ao.preparer.crash_after = PrepareCrashHook();
-  ao.vhcus.crash_after = VhcuCrashHook();
+  ao.preparer.crash_after = testing::PrepareCrashHook();
+  ao.vhcus.crash_after = testing::VhcuCrashHook(/*warn_if_unknown=*/false);
 #endif
   ao.on_health_changed = [m] {
     if (m->plugin_ != nullptr) m->plugin_->NotifyHealthChanged();
@@ -140,8 +94,7 @@ StatusOr<std::unique_ptr<DraMode>> DraMode::New(const Options& options, Backend&
   ao.on_pool = [](const std::vector<std::pair<std::string, bool>>& devices) {
     if (DaemonMetrics* metrics = DaemonMetrics::Active()) metrics->OnDraPool(devices);
   };
-  HCUDP_ASSIGN_OR_RETURN(mode->agent_,
-                         hdra::DraAgent::New(backend, state, *mode->client_, std::move(ao)));
+  HCUDP_ASSIGN_OR_RETURN(mode->agent_, hdra::DraAgent::New(node, *mode->client_, std::move(ao)));
   LOG(INFO) << "DRA: API server " << mode->client_->server() << ", node " << options.node_name
             << ", driver " << options.dra_driver_name;
 

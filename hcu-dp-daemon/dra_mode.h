@@ -19,22 +19,20 @@
 
 #include "dra/dra_handler.h"
 #include "dra/dra_plugin.h"
-#include "hcudp/backend.h"
 #include "hcudp/dra/agent.h"
 #include "hcudp/kube_client.h"
-#include "hcudp/node_state.h"
+#include "hcudp/node.h"
 #include "hcudp/options.h"
 
 namespace hcudp::daemon {
 
 class DraMode : public dra::DraHandler {
  public:
-  // Resolves the kubeconfig, builds the client and the agent; nothing is
-  // served yet. A start-up input error (kubeconfig, CDI directory, a bad
-  // name) is InvalidArgument naming the flag. `backend` and `state` must
+  // Resolves the kubeconfig, builds the client and the agent on `node`;
+  // nothing is served yet. A start-up input error (kubeconfig, CDI
+  // directory, a bad name) is InvalidArgument naming the flag. `node` must
   // outlive the mode.
-  static StatusOr<std::unique_ptr<DraMode>> New(const Options& options, Backend& backend,
-                                                const NodeState& state);
+  static StatusOr<std::unique_ptr<DraMode>> New(const Options& options, Node& node);
   ~DraMode() override;
 
   // Recovers the checkpoint (which may wait for the API server), then starts

@@ -3,53 +3,23 @@
 #include <signal.h>
 
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 
 #include "grpc_status.h"
-#include "hcudp/naming.h"
 #include "hcudp_internal/log.h"
 #include "metrics.h"
+#ifdef HCUDP_TEST_CRASH_POINTS
+#include "crash_points.h"  // test/integration: the test copy's hooks
+#endif
 
 namespace hcudp::daemon {
 namespace {
 
 constexpr std::chrono::milliseconds kStartWait{10000};
 
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy of the daemon (test/integration builds
-// hcu-dp-daemon-crashpoints from this file with HCUDP_TEST_CRASH_POINTS); the
-// shipped hcu-dp-daemon has no crash switch at all.
-std::function<bool(VhcuCreateStep)> CrashHook() {
-  const char* env = std::getenv(kCrashAfterEnv);
-  if (env == nullptr || *env == '\0') return nullptr;
-  const std::string step = env;
-  VhcuCreateStep target;
-  if (step == "intent-recorded") {
-    target = VhcuCreateStep::kIntentRecorded;
-  } else if (step == "vhcu-created") {
-    target = VhcuCreateStep::kVhcuCreated;
-  } else if (step == "id-recorded") {
-    target = VhcuCreateStep::kIdRecorded;
-  } else if (step == "mark-written") {
-    target = VhcuCreateStep::kMarkWritten;
-  } else {
-    LOG(WARNING) << kCrashAfterEnv << "=" << step << " not understood; ignored";
-    return nullptr;
-  }
-  LOG(WARNING) << "test only: will crash after step " << step << " of a vHCU creation";
-  return [target](VhcuCreateStep s) {
-    if (s == target) std::raise(SIGKILL);
-    return false;
-  };
-}
-#endif  // HCUDP_TEST_CRASH_POINTS
-
 }  // namespace
 
 StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
-    const Options& options, Backend& backend, const NodeState& state,
-    std::function<void(const VhcuSweepResult&)> on_recovered) {
+    const Options& options, Node& node, std::function<void(const VhcuSweepResult&)> on_recovered) {
   // Whatever is wrong with the cluster credentials (missing, unreadable,
   // malformed) is a start-up input error: one line and exit 2.
   StatusOr<KubeConfig> resolved = ResolveKubeConfig(options.kubeconfig);
@@ -69,42 +39,25 @@ StatusOr<std::unique_ptr<HamiMode>> HamiMode::New(
   o.topology_register = options.topology_register;
   o.evict_unaccounted_pods = options.evict_unaccounted_pods;
   o.on_recovered = std::move(on_recovered);
-  o.host_root = backend.host_root();
   o.hyhal_path = options.hyhal_path;
 #ifdef HCUDP_TEST_CRASH_POINTS
-  o.crash_after = CrashHook();
+  o.crash_after = testing::VhcuCrashHook(/*warn_if_unknown=*/true);
 #endif
-  // One health pipeline: register what ListAndWatch sends.
-  o.card_health = [&state](const std::string& bdf) -> std::optional<Health> {
-    std::shared_ptr<const NodeSnapshot> snapshot = state.Current();
-    for (const Card& card : snapshot->inventory.cards) {
-      if (card.bdf == bdf) return card.health;
-    }
-    return std::nullopt;
-  };
+  // The host root, the card health (what ListAndWatch sends) and the
+  // hcumem resource's name are the Node's: HamiAgent's Node constructor
+  // takes them from it.
+  o.hcumem_resource.clear();
   o.start_wait = std::chrono::milliseconds(0);  // Start() below waits, signals in view
 
-  std::unique_ptr<HamiMode> mode(new HamiMode(backend, state, options.naming_policy));
+  std::unique_ptr<HamiMode> mode(new HamiMode());
   mode->client_ = std::move(client);
-  mode->agent_options_ = std::move(o);
+  mode->agent_ = std::make_unique<HamiAgent>(node, mode->client_.get(), std::move(o));
   return mode;
 }
 
 HamiMode::~HamiMode() { Stop(); }
 
 Status HamiMode::Start() {
-  {
-    // The node watcher's first look is in `state_` by now: the hcumem
-    // resource is named after its cards, as the plugins' names are.
-    std::shared_ptr<const NodeSnapshot> snapshot = state_.Current();
-    if (!snapshot->inventory.cards.empty()) {
-      agent_options_.hcumem_resource =
-          "hygon.com/" +
-          HamiDerivedName(HamiCountName(snapshot->inventory, naming_policy_), "hcumem");
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    agent_ = std::make_unique<HamiAgent>(&backend_, client_.get(), std::move(agent_options_));
-  }
   HCUDP_RETURN_IF_ERROR(agent_->Start());
   // Wait for the first sync and registration, but not past a SIGTERM: it
   // is taken here (the signals are blocked in every thread) and the caller
@@ -131,27 +84,14 @@ Status HamiMode::Start() {
   return OkStatus();
 }
 
-HamiAgent* HamiMode::agent() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return agent_.get();  // never reset once made: usable after the lock
-}
+void HamiMode::Stop() { agent_->Stop(); }
 
-void HamiMode::Stop() {
-  if (HamiAgent* agent = this->agent()) agent->Stop();
-}
-
-void HamiMode::RequestRegister() {
-  // Before Start (a node change during the watcher's first look): the
-  // agent's start registers anyway.
-  if (HamiAgent* agent = this->agent()) agent->RequestRegister();
-}
+// Before Start (a node change during the watcher's first look): the agent's
+// start registers anyway.
+void HamiMode::RequestRegister() { agent_->RequestRegister(); }
 
 std::function<bool()> HamiMode::Ready() {
-  // Not ready before Start() made the agent.
-  return [this] {
-    HamiAgent* agent = this->agent();
-    return agent != nullptr && agent->ready();
-  };
+  return [this] { return agent_->ready(); };
 }
 
 AllocateDelegate HamiMode::Delegate() {

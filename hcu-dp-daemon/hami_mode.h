@@ -1,47 +1,34 @@
 // HamiMode: the daemon's HAMi strategy — a Kubernetes client and a
-// HamiAgent on the shared backend, and the Allocate delegate the hcunum and
-// hcucores plugins use (DESIGN.md §5).
+// HamiAgent on the node's one door (hcudp/node.h), and the Allocate
+// delegate the hcunum and hcucores plugins use (DESIGN.md §5).
 #ifndef HCU_DP_DAEMON_HAMI_MODE_H_
 #define HCU_DP_DAEMON_HAMI_MODE_H_
 
 #include <functional>
 #include <memory>
-#include <mutex>
 
-#include "hcudp/backend.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_client.h"
-#include "hcudp/node_state.h"
+#include "hcudp/node.h"
 #include "hcudp/options.h"
 #include "plugin_service.h"
 
 namespace hcudp::daemon {
 
-#ifdef HCUDP_TEST_CRASH_POINTS
-// Only in the test copy hcu-dp-daemon-crashpoints (never in the shipped
-// daemon): set to "intent-recorded", "vhcu-created", "id-recorded" or
-// "mark-written" and the daemon SIGKILLs itself right after that step of a
-// vHCU creation (crash-safety tests).
-inline constexpr char kCrashAfterEnv[] = "HCUDP_TEST_ONLY_CRASH_AFTER";
-#endif
-
 class HamiMode {
  public:
   // Resolves the kubeconfig (--kubeconfig/KUBECONFIG, in-cluster, ~/.kube)
-  // and the agent's options; nothing is started, the agent is built by
-  // Start() (after the node watcher's first look, whose cards name the
-  // hcumem resource). The registration publishes
-  // the card health of `state` (the verdict ListAndWatch sends); `state`
-  // must outlive the mode.
+  // and builds the agent on `node`; nothing is started. `node` must outlive
+  // the mode.
   // `on_recovered` gets the start-up vHCU journal recovery's result.
   static StatusOr<std::unique_ptr<HamiMode>> New(
-      const Options& options, Backend& backend, const NodeState& state,
+      const Options& options, Node& node,
       std::function<void(const VhcuSweepResult&)> on_recovered = nullptr);
   ~HamiMode();
 
-  // Builds and starts the agent (pod cache, registration) and waits up to
-  // 10 s for it to settle; call once, after the node watcher started and
-  // before serving. A SIGTERM/SIGINT (blocked, as the
+  // Starts the agent (pod cache, registration) and waits up to 10 s for it
+  // to settle; call once, after the node watcher started (its first look
+  // names the hcumem resource) and before serving. A SIGTERM/SIGINT (blocked, as the
   // daemon keeps them) ends the wait at once: Cancelled.
   Status Start();
   // Aborts API calls in flight (an Allocate waiting on the API server
@@ -58,23 +45,12 @@ class HamiMode {
   KubeClient* client() const { return client_.get(); }
 
  private:
-  HamiMode(Backend& backend, const NodeState& state, NamingPolicy naming_policy)
-      : backend_(backend), state_(state), naming_policy_(naming_policy) {}
-  // The agent once Start() made it, else null.
-  HamiAgent* agent();
+  HamiMode() = default;
   grpc::Status Allocate(DeviceKind kind, const v1beta1::AllocateRequest& request,
                         v1beta1::AllocateResponse* response);
 
-  Backend& backend_;
-  const NodeState& state_;
-  const NamingPolicy naming_policy_;
   std::unique_ptr<KubeClient> client_;
-  HamiAgentOptions agent_options_;  // moved into the agent by Start()
-  // Guards agent_'s creation against RequestRegister and Stop, which the
-  // node watcher's thread and the signal path may call at any time; held
-  // only for the pointer (and Stop), never across the agent's Start.
-  std::mutex mu_;
-  std::unique_ptr<HamiAgent> agent_;
+  std::unique_ptr<HamiAgent> agent_;  // after the client it uses
 };
 
 }  // namespace hcudp::daemon

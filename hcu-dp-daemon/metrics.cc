@@ -9,12 +9,11 @@
 #include <prometheus/text_serializer.h>
 
 #include <atomic>
-#include <cctype>
 #include <mutex>
 
 #include "hcudp/backend_wrapper.h"
 #include "hcudp/version.h"
-#include "metrics_server.h"
+#include "hcudp_internal/metrics_server.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -55,48 +54,7 @@ MetricFamily GaugeFamily(const char* name, const char* help) {
   return f;
 }
 
-bool AllDigits(const std::string& s) {
-  if (s.empty() || s.size() > 5) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return std::stoi(s) <= 65535;
-}
-
 }  // namespace
-
-StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address) {
-  const std::string accepted = "--metrics-address: \"" + address +
-                               "\" is not host:port (e.g. :9400, 127.0.0.1:9400, [::1]:9400)";
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgumentError(accepted);
-  std::string host = address.substr(0, colon);
-  std::string port = address.substr(colon + 1);
-  if (!AllDigits(port)) return InvalidArgumentError(accepted);
-  MetricsAddress out;
-  out.port = std::stoi(port);
-  if (host.empty() || host == "0.0.0.0") {  // every IPv4 address
-    out.host = "0.0.0.0";
-    return out;
-  }
-  if (host.front() == '[') {
-    if (host.back() != ']' || host.size() < 3) return InvalidArgumentError(accepted);
-    out.host = host.substr(1, host.size() - 2);
-    for (char c : out.host) {
-      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
-        return InvalidArgumentError(accepted);
-      }
-    }
-    return out;
-  }
-  for (char c : host) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') {
-      return InvalidArgumentError(accepted);
-    }
-  }
-  out.host = host;
-  return out;
-}
 
 struct DaemonMetrics::Families {
   Family<Counter>* allocate = nullptr;
@@ -116,7 +74,10 @@ struct DaemonMetrics::Families {
 // each scrape: nothing to keep in step between scrapes.
 class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
  public:
-  explicit NodeCollector(const NodeState& state) : state_(state) {}
+  void set_state(const NodeState& state) {
+    MutexLock lock(mu_);
+    state_ = &state;
+  }
 
   void set_registrations(std::function<std::vector<std::pair<std::string, bool>>()> f) {
     MutexLock lock(mu_);
@@ -124,7 +85,12 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
   }
 
   std::vector<MetricFamily> Collect() const override {
-    auto snapshot = state_.Current();
+    const NodeState* state;
+    {
+      MutexLock lock(mu_);
+      state = state_;
+    }
+    auto snapshot = state != nullptr ? state->Current() : std::make_shared<const NodeSnapshot>();
     std::vector<MetricFamily> out;
     out.reserve(5);
 
@@ -151,20 +117,17 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
     MetricFamily healthy = GaugeFamily(
         "hcudp_device_healthy",
         "1 when the device is listed Healthy, 0 when Unhealthy (hcucores: see hcudp_devices).");
-    AddDraDevices(devices, healthy);
+    {
+      // DRA mode lists no device-plugin resources: its devices are the
+      // pool's, under the driver's name, as each resource's are otherwise.
+      MutexLock lock(mu_);
+      if (!dra_driver_.empty()) AddDevices(devices, healthy, dra_driver_, dra_devices_, true);
+    }
     for (const Resource& r : snapshot->resources) {
-      size_t good = 0;
-      const bool per_device = r.kind != DeviceKind::kHamiCores;
-      for (const ResourceDevice& d : r.devices) {
-        const bool ok = d.health == Health::kHealthy;
-        good += ok ? 1 : 0;
-        if (per_device)
-          healthy.metric.push_back(Gauge({{"device", d.id}, {"resource", r.name}}, ok));
-      }
-      devices.metric.push_back(
-          Gauge({{"health", "healthy"}, {"resource", r.name}}, static_cast<double>(good)));
-      devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", r.name}},
-                                     static_cast<double>(r.devices.size() - good)));
+      std::vector<std::pair<std::string, bool>> list;
+      for (const ResourceDevice& d : r.devices)
+        list.emplace_back(d.id, d.health == Health::kHealthy);
+      AddDevices(devices, healthy, r.name, list, r.kind != DeviceKind::kHamiCores);
     }
     out.push_back(std::move(devices));
     out.push_back(std::move(healthy));
@@ -197,30 +160,24 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
   }
 
  private:
-  // DRA mode lists no device-plugin resources: its devices are the pool's,
-  // under the driver's name, as each resource's are in the other modes.
-  void AddDraDevices(MetricFamily& devices, MetricFamily& healthy) const {
-    std::string driver;
-    std::vector<std::pair<std::string, bool>> list;
-    {
-      MutexLock lock(mu_);
-      if (dra_driver_.empty()) return;
-      driver = dra_driver_;
-      list = dra_devices_;
-    }
+  // hcudp_devices of `resource`, and hcudp_device_healthy of each device
+  // when `per_device`.
+  static void AddDevices(MetricFamily& devices, MetricFamily& healthy, const std::string& resource,
+                         const std::vector<std::pair<std::string, bool>>& list, bool per_device) {
     size_t good = 0;
     for (const auto& [name, ok] : list) {
       good += ok ? 1 : 0;
-      healthy.metric.push_back(Gauge({{"device", name}, {"resource", driver}}, ok));
+      if (per_device)
+        healthy.metric.push_back(Gauge({{"device", name}, {"resource", resource}}, ok));
     }
     devices.metric.push_back(
-        Gauge({{"health", "healthy"}, {"resource", driver}}, static_cast<double>(good)));
-    devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", driver}},
+        Gauge({{"health", "healthy"}, {"resource", resource}}, static_cast<double>(good)));
+    devices.metric.push_back(Gauge({{"health", "unhealthy"}, {"resource", resource}},
                                    static_cast<double>(list.size() - good)));
   }
 
-  const NodeState& state_;
   mutable Mutex mu_;  // a leaf; the function is copied out, then called
+  const NodeState* state_ HCUDP_GUARDED_BY(mu_) = nullptr;
   std::function<std::vector<std::pair<std::string, bool>>()> registrations_ HCUDP_GUARDED_BY(mu_);
   std::map<std::string, int> vhcus_ HCUDP_GUARDED_BY(mu_);
   std::string dra_driver_ HCUDP_GUARDED_BY(mu_);  // empty: not DRA mode
@@ -229,11 +186,16 @@ class DaemonMetrics::NodeCollector final : public prometheus::Collectable {
 
 namespace {
 
+// The wrapped backend, owned: a base made before BackendWrapper's.
+struct OwnedBackend {
+  std::unique_ptr<Backend> inner;
+};
+
 // Forwards everything; counts vHCU creates and destroys by result.
-class MeteredBackend final : public BackendWrapper {
+class MeteredBackend final : private OwnedBackend, public BackendWrapper {
  public:
-  MeteredBackend(Backend& inner, DaemonMetrics& metrics)
-      : BackendWrapper(inner), metrics_(metrics) {}
+  MeteredBackend(std::unique_ptr<Backend> inner, DaemonMetrics& metrics)
+      : OwnedBackend{std::move(inner)}, BackendWrapper(*OwnedBackend::inner), metrics_(metrics) {}
   StatusOr<Vhcu> CreateVhcu(int card, int compute_units, uint64_t memory_mib) override {
     auto start = std::chrono::steady_clock::now();
     StatusOr<Vhcu> made = target().CreateVhcu(card, compute_units, memory_mib);
@@ -252,11 +214,11 @@ class MeteredBackend final : public BackendWrapper {
 
 }  // namespace
 
-DaemonMetrics::DaemonMetrics(const Options& options, const NodeState& state)
+DaemonMetrics::DaemonMetrics(const Options& options)
     : options_(options),
       registry_(std::make_shared<prometheus::Registry>()),
       f_(std::make_unique<Families>()),
-      node_(std::make_shared<NodeCollector>(state)) {
+      node_(std::make_shared<NodeCollector>()) {
   auto& r = *registry_;
   f_->allocate = &prometheus::BuildCounter()
                       .Name("hcudp_allocate_requests_total")
@@ -311,10 +273,9 @@ DaemonMetrics::~DaemonMetrics() {
 }
 
 StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string& address,
-                                                              const Options& options,
-                                                              const NodeState& state) {
+                                                              const Options& options) {
   HCUDP_ASSIGN_OR_RETURN(MetricsAddress listen, ParseMetricsAddress(address));
-  std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options, state));
+  std::unique_ptr<DaemonMetrics> m(new DaemonMetrics(options));
   DaemonMetrics* self = m.get();
   HCUDP_ASSIGN_OR_RETURN(
       m->server_, MetricsServer::Start(listen, address, [self] { return self->Exposition(); }));
@@ -322,6 +283,8 @@ StatusOr<std::unique_ptr<DaemonMetrics>> DaemonMetrics::Start(const std::string&
 }
 
 int DaemonMetrics::port() const { return server_->port(); }
+
+void DaemonMetrics::WatchNode(const NodeState& state) { node_->set_state(state); }
 
 std::optional<std::string> DaemonMetrics::Exposition() {
   std::vector<MetricFamily> families;
@@ -476,8 +439,8 @@ void DaemonMetrics::ObserveUnprepare(bool ok, std::chrono::nanoseconds took) {
   f_->unprepare_seconds->Add({}, CallBuckets()).Observe(Seconds(took));
 }
 
-std::unique_ptr<Backend> DaemonMetrics::Wrap(Backend& inner) {
-  return std::make_unique<MeteredBackend>(inner, *this);
+std::unique_ptr<Backend> DaemonMetrics::Wrap(std::unique_ptr<Backend> inner) {
+  return std::make_unique<MeteredBackend>(std::move(inner), *this);
 }
 
 DaemonMetrics* DaemonMetrics::Active() { return g_active.load(); }

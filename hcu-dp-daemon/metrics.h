@@ -1,6 +1,6 @@
 // DaemonMetrics: the daemon's Prometheus endpoint (--metrics-address,
 // DESIGN.md §10, doc/metrics.md). prometheus-cpp's metric types, served by
-// MetricsServer (our own one-thread HTTP server, metrics_server.h) in the
+// MetricsServer (our own one-thread HTTP server, hcudp_internal/metrics_server.h) in the
 // text format 0.0.4: only
 // the hcudp_ families below.
 //
@@ -36,8 +36,8 @@
 #include "hcudp/node_state.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
+#include "hcudp_internal/metrics_server.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "metrics_server.h"
 
 namespace prometheus {
 class Registry;
@@ -49,18 +49,16 @@ class Family;
 
 namespace hcudp::daemon {
 
-// "host:port", ":port" or "[v6]:port" -> where to listen (":port" is
-// every IPv4 address); InvalidArgument naming --metrics-address otherwise.
-// A host name is resolved when the server starts, not here.
-StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address);
-
 class DaemonMetrics {
  public:
   // Binds `address` (the flag's value). A bind failure is InvalidArgument
   // naming the flag and the address (a start-up error, exit 2).
   static StatusOr<std::unique_ptr<DaemonMetrics>> Start(const std::string& address,
-                                                        const Options& options,
-                                                        const NodeState& state);
+                                                        const Options& options);
+  // The node's state the gauges are computed from (before ServeMetrics; it
+  // must outlive the metrics). It is bound before the node is opened, which
+  // may wait for the driver.
+  void WatchNode(const NodeState& state);
   ~DaemonMetrics();
 
   // The port actually bound (useful with port 0).
@@ -101,8 +99,9 @@ class DaemonMetrics {
   void ObservePrepare(bool ok, std::chrono::nanoseconds took);
   void ObserveUnprepare(bool ok, std::chrono::nanoseconds took);
 
-  // A Backend that forwards to `inner` and counts vHCU creates and destroys.
-  std::unique_ptr<Backend> Wrap(Backend& inner);
+  // A Backend that owns and forwards to `inner`, and counts vHCU creates
+  // and destroys (the metrics must outlive it).
+  std::unique_ptr<Backend> Wrap(std::unique_ptr<Backend> inner);
 
   // The instance the gRPC handlers report to (null when metrics are off).
   static DaemonMetrics* Active();
@@ -111,7 +110,7 @@ class DaemonMetrics {
  private:
   class NodeCollector;
   struct Families;
-  DaemonMetrics(const Options& options, const NodeState& state);
+  explicit DaemonMetrics(const Options& options);
   struct AllocateSeries {
     prometheus::Counter* ok = nullptr;
     prometheus::Counter* error = nullptr;

@@ -9,38 +9,16 @@
 #include <cstring>
 
 #include "hcudp/plugin_socket.h"
-#include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/file_util.h"
 #include "hcudp_internal/log.h"
+#include "hcudp_internal/socket_dir.h"
 #include "registrar.h"
-#include "socket_names.h"
 
 namespace hcudp::daemon {
-namespace {
-
-// The socket directory, made when missing (the kubelet usually has).
-constexpr mode_t kSocketDirMode = 0750;
-
-}  // namespace
-
-// The socket directory exists (or was made), is a directory, and we may
-// create sockets in it: else the flag's value is the problem.
-Status PluginManager::PrepareSocketDir(const std::string& dir) {
-  if (dir.empty()) return InvalidArgumentError("--device-plugin-path: empty");
-  Status made = file_util::MakeDirs(dir, kSocketDirMode);
-  if (!made.ok()) return InvalidArgumentError("--device-plugin-path: " + made.message());
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    return InvalidArgumentError("--device-plugin-path: " + dir + ": " + std::strerror(errno));
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError("--device-plugin-path: " + dir + ": not a directory");
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return InvalidArgumentError("--device-plugin-path: " + dir +
-                                ": cannot create sockets here: " + std::strerror(errno));
-  }
-  return OkStatus();
+int PluginManager::RemoveStaleSockets(const std::string& dir) {
+  return RemoveDeadSockets(
+      dir, [](const std::string& name) { return ParsePluginSocketName(name).has_value(); },
+      "stale socket");
 }
 
 PluginManager::PluginManager(const Options& options, NodeState& state,
@@ -53,24 +31,18 @@ PluginManager::PluginManager(const Options& options, NodeState& state,
       delegate_ready_(std::move(delegate_ready)),
       dir_(options.device_plugin_path),
       kubelet_socket_(JoinPath(options.device_plugin_path, std::string(kKubeletSocket))),
-      clock_(clock) {}
+      clock_(clock),
+      loop_(clock, [this] { return Pass(); }) {}
 
 PluginManager::~PluginManager() {
   Stop();
-  if (poller_) poller_->Stop();
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
 }
 
-void PluginManager::Wake() {
-  {
-    MutexLock lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_all();
-}
+void PluginManager::Wake() { loop_.Wake(); }
 
 Status PluginManager::Start() {
-  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(dir_));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(dir_, "--device-plugin-path"));
   inotify_fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (inotify_fd_ < 0) PLOG(WARNING) << "inotify unavailable; relying on the 5 s backstop";
   int removed = RemoveStaleSockets(dir_);
@@ -80,20 +52,15 @@ Status PluginManager::Start() {
     if (!e.server && !e.path_too_long)
       return UnavailableError("cannot serve " + e.resource_name + " on " + e.socket_path);
   }
-  poller_ = std::make_unique<FdPoller>(inotify_fd_, [this] { DrainInotify(); });
-  Status polling = poller_->Start();
+  started_ = true;
+  Status polling = loop_.Start(inotify_fd_, [this] { return DrainInotify(); });
   if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; relying on the 5 s backstop";
-  thread_ = std::thread([this] { Loop(); });
   return OkStatus();
 }
 
 bool PluginManager::Stop() {
-  if (thread_.joinable()) {
-    stopping_ = true;
-    Wake();
-    thread_.join();
-  }
-  if (poller_) poller_->Stop();
+  stopping_ = true;
+  loop_.Stop();
   for (Endpoint& e : endpoints_) CancelAttempt(e);
   for (Endpoint& e : endpoints_) {
     if (e.attempt) {
@@ -126,7 +93,7 @@ void PluginManager::OnStreamEnd(const std::string& resource) {
 }
 
 Status PluginManager::Serve(Endpoint& e) {
-  Status made = file_util::MakeDirs(dir_, kSocketDirMode);
+  Status made = file_util::MakeDirs(dir_, 0750);
   if (!made.ok()) return UnavailableError(made.message());
   const std::string name = e.resource_name;
   auto service = std::make_unique<PluginService>(
@@ -148,7 +115,7 @@ void PluginManager::SyncEndpoints() {
     e.resource_name = r.name;
     e.last_name = r.last_name;
     e.kind = r.kind;
-    e.socket_path = JoinPath(dir_, SocketFileName(r.last_name, InstanceId()));
+    e.socket_path = JoinPath(dir_, PluginSocketName(r.last_name, InstanceId()));
     e.next_attempt = clock_.Now();
     if (e.socket_path.size() > kMaxUnixSocketPath) {
       e.path_too_long = true;
@@ -160,7 +127,7 @@ void PluginManager::SyncEndpoints() {
     }
     Status st = Serve(e);
     if (!st.ok()) LOG(ERROR) << st.ToString();
-    if (!thread_.joinable() && e.server) {
+    if (!started_ && e.server) {
       LOG(INFO) << "resource " << r.name << ": " << r.devices.size() << " devices on "
                 << e.socket_path;
     } else if (e.server) {
@@ -231,8 +198,8 @@ void PluginManager::CollectAttempt(Endpoint& e) {
   }
 }
 
-void PluginManager::DrainInotify() {
-  if (inotify_fd_ < 0) return;
+bool PluginManager::DrainInotify() {
+  if (inotify_fd_ < 0) return false;
   alignas(inotify_event) char buf[4096];
   ssize_t len;
   bool created = false;
@@ -249,13 +216,10 @@ void PluginManager::DrainInotify() {
       p += sizeof(inotify_event) + ev->len;
     }
   }
-  {
-    MutexLock lock(mu_);
-    kubelet_created_ = kubelet_created_ || created;
-    watch_lost_ = watch_lost_ || lost;
-    woken_ = true;  // any change in the directory: reconcile
-  }
-  cv_.notify_all();
+  MutexLock lock(mu_);
+  kubelet_created_ = kubelet_created_ || created;
+  watch_lost_ = watch_lost_ || lost;
+  return true;  // any change in the directory: reconcile
 }
 
 void PluginManager::Reconcile() {
@@ -283,8 +247,8 @@ void PluginManager::Reconcile() {
         continue;
       }
       for (Endpoint& e : endpoints_) {
-        if (e.resource_name == it->first && e.server && !e.server->service().kubelet_stream_open() &&
-            e.registered) {
+        if (e.resource_name == it->first && e.server &&
+            !e.server->service().kubelet_stream_open() && e.registered) {
           LOG(INFO) << e.resource_name << ": no ListAndWatch stream; registering again";
           e.registered = false;
           e.next_attempt = now;
@@ -362,24 +326,17 @@ std::vector<std::pair<std::string, bool>> PluginManager::Registrations() const {
   return registrations_;
 }
 
-void PluginManager::Loop() {
-  while (!stopping_) {
-    Reconcile();
-    std::vector<std::pair<std::string, bool>> view;
-    for (const Endpoint& e : endpoints_) view.emplace_back(e.resource_name, e.registered);
-    {
-      MutexLock lock(mu_);
-      registrations_ = std::move(view);
-    }
-    const auto now = clock_.Now();
-    if (now >= next_backstop_) next_backstop_ = now + kBackstop;
-    Clock::TimePoint deadline = std::min(NextDeadline(), now + kBackstop);
-    MutexLock lock(mu_);
-    for (const auto& [name, t] : stream_ends_) deadline = std::min(deadline, t + kStreamGrace);
-    WaitUntil(clock_, mu_, cv_, deadline,
-              [this]() HCUDP_REQUIRES(mu_) { return woken_ || stopping_; });
-    woken_ = false;
-  }
+Clock::TimePoint PluginManager::Pass() {
+  Reconcile();
+  std::vector<std::pair<std::string, bool>> view;
+  for (const Endpoint& e : endpoints_) view.emplace_back(e.resource_name, e.registered);
+  const auto now = clock_.Now();
+  if (now >= next_backstop_) next_backstop_ = now + kBackstop;
+  Clock::TimePoint deadline = std::min(NextDeadline(), now + kBackstop);
+  MutexLock lock(mu_);
+  registrations_ = std::move(view);
+  for (const auto& [name, t] : stream_ends_) deadline = std::min(deadline, t + kStreamGrace);
+  return deadline;
 }
 
 }  // namespace hcudp::daemon

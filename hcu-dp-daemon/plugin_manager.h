@@ -17,8 +17,9 @@
 // kubelet that is not there yet is waited for (logged once).
 //
 // Threads: Start() serves every resource before returning and then runs the
-// manager thread (and an FdPoller thread reading the inotify descriptor);
-// Stop() joins them, stops the servers and removes our sockets. Backoff,
+// manager thread (a ReconcileLoop, with its poller thread reading the inotify
+// descriptor); Stop() joins them, stops the servers and removes our
+// sockets. Backoff,
 // the backstop and the stream grace are kept on the hcudp::Clock given to the
 // constructor, so a test can run them in simulated time.
 //
@@ -27,7 +28,7 @@
 // order is written here. Every lock the daemon itself owns is a leaf: it is
 // taken with no other lock held, and nothing is locked and nothing that
 // blocks is called under it:
-//   PluginManager::mu_, RegistrationCanceller::mu_ (and the library's
+//   PluginManager::mu_, RegistrationCanceller::mu_, ReconcileLoop::mu_ (and the library's
 //   NodeWatcher and NodeState locks, leaves as well).
 // The locks a daemon thread nests are the library's, entered through the
 // node watcher's and the gRPC handlers' calls, outermost first: HamiAgent's
@@ -40,7 +41,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <set>
@@ -52,7 +52,7 @@
 #include "hcudp/clock.h"
 #include "hcudp/node_state.h"
 #include "hcudp/options.h"
-#include "hcudp_internal/fd_poller.h"
+#include "hcudp_internal/reconcile_loop.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "plugin_server.h"
 #include "registrar.h"
@@ -86,9 +86,9 @@ class PluginManager {
   // false when a server had to be left behind with a call still running.
   bool Stop();
 
-  // Creates `dir` if needed and checks that sockets can be made there;
-  // InvalidArgument naming --device-plugin-path otherwise.
-  static Status PrepareSocketDir(const std::string& dir);
+  // Removes hygon.com_*@* socket files in `dir` that nobody listens on, as
+  // RemoveDeadSockets (hcudp_internal/socket_dir.h) does. Returns the count.
+  static int RemoveStaleSockets(const std::string& dir);
 
   // Thread-safe: asks the manager thread to look again soon.
   void Wake();
@@ -127,7 +127,8 @@ class PluginManager {
     std::unique_ptr<Attempt> attempt;  // in flight or finished, not yet collected
   };
 
-  void Loop();
+  // One pass of the loop: Reconcile, then when the next must run.
+  Clock::TimePoint Pass();
   void Reconcile();
   void SyncEndpoints();
   Status Serve(Endpoint& e);
@@ -135,7 +136,7 @@ class PluginManager {
   void CollectAttempt(Endpoint& e);
   static void CancelAttempt(Endpoint& e);
   // On the poller thread: reads the inotify events and records them.
-  void DrainInotify();
+  bool DrainInotify();
   void OnStreamEnd(const std::string& resource);
   Clock::TimePoint NextDeadline() const;
 
@@ -158,15 +159,13 @@ class PluginManager {
 
   // What other threads tell the manager thread; a leaf lock.
   mutable Mutex mu_;
-  std::condition_variable cv_;
   std::vector<std::pair<std::string, Clock::TimePoint>> stream_ends_ HCUDP_GUARDED_BY(mu_);
-  bool woken_ HCUDP_GUARDED_BY(mu_) = false;
   bool kubelet_created_ HCUDP_GUARDED_BY(mu_) = false;  // kubelet.sock (re)appeared
   bool watch_lost_ HCUDP_GUARDED_BY(mu_) = false;       // the directory's watch went away
   std::vector<std::pair<std::string, bool>> registrations_ HCUDP_GUARDED_BY(mu_);
 
-  std::unique_ptr<FdPoller> poller_;  // inotify_fd_; after what its handler uses
-  std::thread thread_;
+  ReconcileLoop loop_;  // polls inotify_fd_; after what its pass and drain use
+  bool started_ = false;
 };
 
 }  // namespace hcudp::daemon

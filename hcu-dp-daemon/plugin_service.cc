@@ -1,11 +1,12 @@
 #include "plugin_service.h"
 
-#include <thread>
-
 #include "grpc_status.h"
 #include "hcudp/preferred.h"
 #include "hcudp_internal/log.h"
 #include "metrics.h"
+#ifdef HCUDP_DAEMON_TEST_HOOKS
+#include "test_hooks.h"  // test/daemon_bounds: the test-only build's hooks
+#endif
 
 namespace hcudp::daemon {
 namespace {
@@ -173,16 +174,7 @@ grpc::Status PluginService::AllocateUnmetered(grpc::ServerContext*,
                                               const v1beta1::AllocateRequest* request,
                                               v1beta1::AllocateResponse* response) {
 #ifdef HCUDP_DAEMON_TEST_HOOKS
-  // Test-only build (test/daemon_bounds): an Allocate naming this ID never
-  // returns, as a handler stuck in a call without a deadline would.
-  for (const auto& req : request->container_requests()) {
-    for (const auto& id : req.devices_ids()) {
-      if (id == "test-hook:hold") {
-        LOG(WARNING) << "test hook: holding Allocate";
-        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-      }
-    }
-  }
+  testing::HoldAllocateIfAsked(*request);  // test-only build (test/daemon_bounds)
 #endif
   if (delegate_ && IsHamiKind(kind_)) return delegate_(kind_, *request, response);
   auto snapshot = state_.Current();

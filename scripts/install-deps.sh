@@ -9,10 +9,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev
   libyaml-cpp-dev rapidjson-dev
   libboost-test-dev openssl
-  # libcurl: the headers from libcurl4-openssl-dev (prometheus-cpp-dev needs
-  # it, and it conflicts with libcurl4-gnutls-dev); libhcudp links the GnuTLS
-  # flavour's library from libcurl3-gnutls (CMakeLists.txt, HCUDP_CURL_GNUTLS).
-  libcurl4-openssl-dev libcurl3-gnutls
+  libssl-dev  # the kube client's TLS: OpenSSL 3, which gRPC links as well
   prometheus-cpp-dev  # the daemon's metric types (its own /metrics server)
   python3 python3-jsonschema python3-yaml yamllint
 )

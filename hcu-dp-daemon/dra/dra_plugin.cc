@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <optional>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "dra/dra_service.h"
@@ -18,15 +16,14 @@
 #include "dra/health_broadcaster.h"
 #include "dra/health_service.h"
 #include "dra/registration_service.h"
-#include "hcudp_internal/clock_wait.h"
-#include "hcudp_internal/fd_poller.h"
 #include "hcudp_internal/file_util.h"
 #include "hcudp_internal/leave_behind.h"
 #include "hcudp_internal/log.h"
 #include "hcudp_internal/path_watcher.h"
+#include "hcudp_internal/reconcile_loop.h"
+#include "hcudp_internal/socket_dir.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "plugin_server.h"
-#include "socket_names.h"
 #include "socket_server.h"
 
 namespace hcudp::daemon::dra {
@@ -50,22 +47,6 @@ Status CheckDriverName(const std::string& name) {
   return InvalidArgumentError("--dra-driver-name: \"" + name +
                               "\" is not a DRA driver name (a lower-case DNS subdomain of at "
                               "most 63 characters, such as dra.hygon.com)");
-}
-
-// Creates `dir` if needed and checks that sockets can be made there.
-Status PrepareDir(const std::string& dir, const std::string& flag) {
-  if (dir.empty()) return InvalidArgumentError(flag + ": empty");
-  Status made = file_util::MakeDirs(dir, kDirMode);
-  if (!made.ok()) return InvalidArgumentError(flag + ": " + made.message());
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return InvalidArgumentError(flag + ": " + dir + ": not a directory");
-  }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return InvalidArgumentError(flag + ": " + dir +
-                                ": cannot create sockets here: " + std::strerror(errno));
-  }
-  return OkStatus();
 }
 
 // What the DRA server's handlers use besides the caller's handler: kept
@@ -126,11 +107,12 @@ class DraPlugin::Impl {
                                                                    ? InstanceId()
                                                                    : options_.instance_id)),
         reg_path_(JoinPath(options_.registry_dir, reg_name_)),
-        shared_(std::make_unique<Shared>(handler, clock)) {}
+        shared_(std::make_unique<Shared>(handler, clock)),
+        loop_(clock, [this] { return Pass(); }) {}
 
   ~Impl() {
     Stop();
-    if (poller_) poller_->Stop();
+    loop_.Stop();
   }
 
   Status Start();
@@ -163,8 +145,8 @@ class DraPlugin::Impl {
   Status ServeRegistration();
   void OnVerdict(uint64_t generation, bool registered, const std::string& error);
   void SetRegistered(bool registered, bool count);
-  void Wake();
-  void Loop();
+  // One pass of the loop: Reconcile, then when the next must run.
+  Clock::TimePoint Pass();
   void Reconcile();
   Clock::TimePoint NextDeadline() const;
   std::chrono::milliseconds GrowBackoff();
@@ -197,20 +179,17 @@ class DraPlugin::Impl {
   std::set<std::string> siblings_;
 
   std::unique_ptr<PathWatcher> watcher_;  // read on the poller thread only
-  std::unique_ptr<FdPoller> poller_;
-  std::thread thread_;
 
   std::atomic<int> service_serves_{0};  // dra.sock servers started
   std::atomic<uint64_t> passes_{0};     // reconcile passes begun
 
   // What other threads tell the manager thread; a leaf lock.
   mutable Mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ HCUDP_GUARDED_BY(mu_) = false;
-  bool stop_requested_ HCUDP_GUARDED_BY(mu_) = false;
   std::vector<Verdict> verdicts_ HCUDP_GUARDED_BY(mu_);
   bool registered_ HCUDP_GUARDED_BY(mu_) = false;
   int registrations_ HCUDP_GUARDED_BY(mu_) = 0;
+
+  ReconcileLoop loop_;  // the manager thread; after what its pass uses
 };
 
 Status DraPlugin::Impl::Start() {
@@ -225,8 +204,8 @@ Status DraPlugin::Impl::Start() {
       CheckSocketPath(SocketServer::HiddenPath(dra_path_), "--kubelet-plugins-dir"));
   HCUDP_RETURN_IF_ERROR(
       CheckSocketPath(SocketServer::HiddenPath(reg_path_), "--kubelet-registry-dir"));
-  HCUDP_RETURN_IF_ERROR(PrepareDir(data_dir_, "--kubelet-plugins-dir"));
-  HCUDP_RETURN_IF_ERROR(PrepareDir(options_.registry_dir, "--kubelet-registry-dir"));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(data_dir_, "--kubelet-plugins-dir"));
+  HCUDP_RETURN_IF_ERROR(PrepareSocketDir(options_.registry_dir, "--kubelet-registry-dir"));
   // A crashed predecessor's sockets: its dra.sock is in our way, and its
   // registration socket holds our endpoint in kubelet.
   HCUDP_RETURN_IF_ERROR(ClearServiceSocketPath(dra_path_));
@@ -246,26 +225,16 @@ Status DraPlugin::Impl::Start() {
   LOG(INFO) << "DRA driver " << options_.driver_name << ": serving " << dra_path_
             << ", registering through " << reg_path_;
 
-  poller_ = std::make_unique<FdPoller>(watcher_->fd(), [this] {
-    if (watcher_->ReadEvents()) Wake();
-  });
-  Status polling = poller_->Start();
-  if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; relying on the 5 s backstop";
   next_backstop_ = clock_.Now() + kBackstop;
-  thread_ = std::thread([this] { Loop(); });
+  Status polling = loop_.Start(watcher_->fd(), [this] { return watcher_->ReadEvents(); });
+  if (!polling.ok()) LOG(WARNING) << polling.ToString() << "; relying on the 5 s backstop";
   return OkStatus();
 }
 
 bool DraPlugin::Impl::Stop() {
   if (!started_ || stopped_) return true;
   stopped_ = true;
-  {
-    MutexLock lock(mu_);
-    stop_requested_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  if (poller_) poller_->Stop();
+  loop_.Stop();
   shared_->stopping = true;
   // The registration socket goes first: kubelet deregisters the endpoint.
   if (reg_.server) reg_.server->Stop();
@@ -328,9 +297,8 @@ void DraPlugin::Impl::OnVerdict(uint64_t generation, bool registered, const std:
   {
     MutexLock lock(mu_);
     verdicts_.push_back(Verdict{generation, registered, error});
-    woken_ = true;
   }
-  cv_.notify_all();
+  loop_.Wake();
 }
 
 void DraPlugin::Impl::SetRegistered(bool registered, bool count) {
@@ -338,14 +306,6 @@ void DraPlugin::Impl::SetRegistered(bool registered, bool count) {
   MutexLock lock(mu_);
   registered_ = registered;
   if (count) ++registrations_;
-}
-
-void DraPlugin::Impl::Wake() {
-  {
-    MutexLock lock(mu_);
-    woken_ = true;
-  }
-  cv_.notify_all();
 }
 
 std::chrono::milliseconds DraPlugin::Impl::GrowBackoff() {
@@ -455,16 +415,9 @@ Clock::TimePoint DraPlugin::Impl::NextDeadline() const {
   return deadline;
 }
 
-void DraPlugin::Impl::Loop() {
-  for (;;) {
-    Reconcile();
-    const Clock::TimePoint deadline = NextDeadline();
-    MutexLock lock(mu_);
-    WaitUntil(clock_, mu_, cv_, deadline,
-              [this]() HCUDP_REQUIRES(mu_) { return woken_ || stop_requested_; });
-    if (stop_requested_) return;
-    woken_ = false;
-  }
+Clock::TimePoint DraPlugin::Impl::Pass() {
+  Reconcile();
+  return NextDeadline();
 }
 
 DraPluginOptions DraPluginOptionsFrom(const Options& options) {

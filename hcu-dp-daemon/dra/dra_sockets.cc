@@ -9,7 +9,7 @@
 
 #include "hcudp/plugin_socket.h"
 #include "hcudp_internal/log.h"
-#include "socket_names.h"
+#include "hcudp_internal/socket_dir.h"
 
 namespace hcudp::daemon::dra {
 namespace {
@@ -38,45 +38,18 @@ bool IsRegistrationSocketOf(std::string_view name, std::string_view driver) {
   return true;
 }
 
-Status CheckSocketPath(const std::string& path, std::string_view flag) {
-  if (path.size() <= kMaxUnixSocketPath) return OkStatus();
-  return InvalidArgumentError(
-      std::string(flag) + ": the socket path " + path + " is " + std::to_string(path.size()) +
-      " bytes, over the " + std::to_string(kMaxUnixSocketPath) +
-      "-byte limit of unix sockets (a shorter " + std::string(flag) + " fits)");
-}
-
 int RemoveDeadRegistrationSockets(const std::string& dir, std::string_view driver,
                                   std::string_view own_name) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return 0;
-  int removed = 0;
-  while (dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == own_name || !IsRegistrationSocketOf(name, driver)) continue;
-    const std::string path = JoinPath(dir, name);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    std::string why;
-    switch (ProbeUnixSocket(path, kStaleProbeTimeout, &why)) {
-      case SocketProbe::kLive:
+  return RemoveDeadSockets(
+      dir,
+      [&](const std::string& name) {
+        return name != own_name && IsRegistrationSocketOf(name, driver);
+      },
+      "dead registration socket (kubelet holds its endpoint until it goes)",
+      [&](const std::string& path) {
         LOG(WARNING) << "another plugin of " << driver << " is registered through " << path
                      << "; leaving it alone";
-        break;
-      case SocketProbe::kUnknown:
-        LOG(WARNING) << "leaving " << path << " alone: " << why;
-        break;
-      case SocketProbe::kStale:
-        if (::unlink(path.c_str()) == 0) {
-          ++removed;
-          LOG(INFO) << "removed the dead registration socket " << path
-                    << " (kubelet holds its endpoint until it goes)";
-        }
-        break;
-    }
-  }
-  ::closedir(d);
-  return removed;
+      });
 }
 
 std::set<std::string> OtherRegistrationSockets(const std::string& dir, std::string_view driver,

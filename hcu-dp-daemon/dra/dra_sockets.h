@@ -30,10 +30,6 @@ std::string RegistrationSocketName(std::string_view driver, std::string_view ins
 // driver's "<driver>-reg.sock".
 bool IsRegistrationSocketOf(std::string_view file_name, std::string_view driver);
 
-// InvalidArgument naming `flag` when `path` cannot be a unix socket path
-// (longer than hcudp::kMaxUnixSocketPath bytes).
-Status CheckSocketPath(const std::string& path, std::string_view flag);
-
 // Removes the registration sockets of `driver` in `dir` that nobody listens
 // on, except `own_name`. A live one is left alone and logged (another plugin
 // of the same driver). Returns how many were removed.

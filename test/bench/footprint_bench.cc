@@ -237,11 +237,12 @@ BOOST_AUTO_TEST_CASE(every_mode_next_to_the_floor, *boost::unit_test::timeout(60
   all.push_back(Dra(env, n));
   all.push_back(Floor());
   std::printf("footprint, daemon %s, %s (MiB):\n", DaemonBinary().c_str(), env[0].c_str());
-  std::printf("  %-58s %7s %8s %8s %5s %7s\n", "process", "VmRSS", "RssAnon", "private", "libs",
-              "threads");
+  std::printf("  %-58s %7s %8s %8s %5s %7s %9s\n", "process", "VmRSS", "RssAnon", "private",
+              "libs", "threads", "libcrypto");
   for (const Footprint& f : all) {
-    std::printf("  %-58s %7.1f %8.2f %8.2f %5d %7d\n", f.name.c_str(), f.rss_kib / 1024,
-                f.anon_kib / 1024, f.private_kib / 1024, f.libraries, f.threads);
+    std::printf("  %-58s %7.1f %8.2f %8.2f %5d %7d %9.2f\n", f.name.c_str(), f.rss_kib / 1024,
+                f.anon_kib / 1024, f.private_kib / 1024, f.libraries, f.threads,
+                f.libcrypto_kib / 1024);
   }
   std::printf("targets: VmRSS <= 20 MiB, private <= 3 MiB in every mode\n");
   std::fflush(stdout);
@@ -251,11 +252,12 @@ BOOST_AUTO_TEST_CASE(every_mode_next_to_the_floor, *boost::unit_test::timeout(60
   for (size_t i = 1; i + 1 < all.size(); ++i) {
     BOOST_TEST(all[i].rss_kib / 1024 < 48.0, all[i].name);
     BOOST_TEST(all[i].private_kib / 1024 < 12.0, all[i].name);
-    // The kube client talks TLS through GnuTLS; OpenSSL is gRPC's, and the
-    // daemon should touch no more of it than the floor does. curl's global
-    // init used to load OpenSSL's config and every built-in engine through
-    // libssh2 (+1.4 MiB of libcrypto here, BENCHMARKS.md "Footprint").
-    BOOST_TEST(all[i].libcrypto_kib <= all[0].libcrypto_kib + 512,
+    // The kube client's TLS is OpenSSL's, which gRPC maps too: its first
+    // context and handshake touch ~2.4 MiB of libcrypto beyond what the
+    // floor touches (one context per process, no error strings). Loading
+    // every built-in engine (as libssh2's init did through libcurl) would
+    // add ~1.4 MiB more, and fail this.
+    BOOST_TEST(all[i].libcrypto_kib <= all[0].libcrypto_kib + 2816,
                all[i].name << ": libcrypto " << all[i].libcrypto_kib << " KiB, the floor's "
                            << all[0].libcrypto_kib << " KiB");
   }

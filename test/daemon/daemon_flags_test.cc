@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "cdi_dir.h"
+#include "hcudp_cli/cdi_dir.h"
 
 namespace hcudp::daemon {
 namespace {

@@ -1,5 +1,3 @@
-#include "socket_names.h"
-
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "hcudp/plugin_socket.h"
+#include "hcudp_internal/socket_dir.h"
+#include "plugin_manager.h"
 
 namespace hcudp::daemon {
 namespace {
@@ -44,18 +44,18 @@ bool Exists(const std::string& p) {
 BOOST_AUTO_TEST_SUITE(socket_names)
 
 BOOST_AUTO_TEST_CASE(name_starts_with_the_vendor_prefix_and_round_trips) {
-  std::string name = SocketFileName("hcu-share-15c-8g", "0k3v9qa");
+  std::string name = PluginSocketName("hcu-share-15c-8g", "0k3v9qa");
   BOOST_TEST(name == "hygon.com_hcu-share-15c-8g@0k3v9qa");
-  BOOST_TEST(*LastNameFromSocketFile(name) == "hcu-share-15c-8g");
+  BOOST_TEST(ParsePluginSocketName(name)->last_name == "hcu-share-15c-8g");
   // An earlier version's name is still recognised (the start-up sweep).
-  BOOST_TEST(*LastNameFromSocketFile("hygon.com_hcu@123-18c.sock") == "hcu");
+  BOOST_TEST(ParsePluginSocketName("hygon.com_hcu@123-18c.sock")->last_name == "hcu");
 }
 
 BOOST_AUTO_TEST_CASE(other_files_are_not_ours) {
   for (const char* f :
        {"kubelet.sock", "hygon.com_hcu", "hygon.com_hcu.sock", "hygon.com_@1.sock",
         "nvidia.com_gpu@1.sock", "hygon.com_hcu@", "hygon.com_hcu@.sock", "hygon.com_hcu@a/b"}) {
-    BOOST_TEST_CONTEXT(f) { BOOST_TEST(!LastNameFromSocketFile(f).has_value()); }
+    BOOST_TEST_CONTEXT(f) { BOOST_TEST(!ParsePluginSocketName(f).has_value()); }
   }
 }
 
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(instance_is_the_tag_of_this_pid_and_start_time) {
 BOOST_AUTO_TEST_CASE(a_long_policy_2_name_fits_a_57_byte_directory) {
   const std::string dir = "/var/snap/microk8s/common/var/lib/kubelet/device-plugins/";
   BOOST_REQUIRE(dir.size() == 57u);
-  const std::string path = dir + SocketFileName("K100-AI_64G_120CU-share-120c-64g", InstanceId());
+  const std::string path = dir + PluginSocketName("K100-AI_64G_120CU-share-120c-64g", InstanceId());
   BOOST_TEST(path.size() <= kMaxUnixSocketPath, path);
 }
 
@@ -98,7 +98,8 @@ BOOST_AUTO_TEST_CASE(a_listener_with_a_full_backlog_is_left_alone_at_once) {
     }
     queued.push_back(fd);
   }
-  auto swept = std::async(std::launch::async, [&] { return RemoveStaleSockets(dir.path); });
+  auto swept =
+      std::async(std::launch::async, [&] { return PluginManager::RemoveStaleSockets(dir.path); });
   bool prompt = swept.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
   ::close(l);  // releases a blocked connect(), so the test ends either way
   for (int fd : queued) ::close(fd);
@@ -117,7 +118,7 @@ BOOST_AUTO_TEST_CASE(stale_sockets_go_live_ones_and_others_stay) {
   int l = BindAt(live, true);
   int k = BindAt(foreign, false);
   ::close(k);
-  BOOST_TEST(RemoveStaleSockets(dir.path) == 1);
+  BOOST_TEST(PluginManager::RemoveStaleSockets(dir.path) == 1);
   BOOST_TEST(!Exists(stale));
   BOOST_TEST(Exists(live));
   BOOST_TEST(Exists(foreign));

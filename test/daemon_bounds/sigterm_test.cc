@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // The test-only daemon build: Allocate of the ID "test-hook:hold" never
-// returns (hcu-dp-daemon/plugin_service.cc, HCUDP_DAEMON_TEST_HOOKS).
+// returns (test_hooks.cc, built into it with HCUDP_DAEMON_TEST_HOOKS).
 std::string HookedDaemonBinary() {
   return BinaryPath("test/daemon_bounds/hcu-dp-daemon-testhooks");
 }

@@ -13,7 +13,8 @@
 
 #include "dra_prepare/prepare_fixture.h"
 #include "fake_apiserver/fake_apiserver_process.h"
-#include "hcudp/node_state.h"
+#include "hcudp/backend_wrapper.h"
+#include "hcudp/node.h"
 
 namespace hcudp::testing {
 namespace {
@@ -47,16 +48,27 @@ dra::ClaimRef ClaimOn(SimDraNode& node, const std::string& name, const std::stri
   return {"ns1", name, uid};
 }
 
+// A Node over the fixture's backend (not owned: a BackendWrapper forwards),
+// its state published by hand, as the watcher would.
+std::unique_ptr<Node> OpenNode(SimDraNode& sim) {
+  NodeOptions o;
+  o.options.host_root = sim.Root();
+  o.backend = std::make_unique<BackendWrapper>(*sim.backend);
+  auto node = Node::Open(std::move(o));
+  BOOST_REQUIRE_MESSAGE(node.ok(), node.status().ToString());
+  (*node)->state().Publish(sim.Inventory(), {});
+  return std::move(*node);
+}
+
 struct Agent {
-  Agent(SimDraNode& node, NodeState& state, KubeClient& client) {
+  Agent(SimDraNode& sim, Node& node, KubeClient& client) {
     dra::DraAgentOptions o;
-    o.preparer.host_root = node.Root();
     o.preparer.pool_name = "node-a";
     o.slices.params.node_name = "node-a";
     o.slices.params.node_uid = "node-uid";
     o.tick_period = milliseconds(50);
-    o.fetch = node.claims.Fetcher();
-    auto made = dra::DraAgent::New(*node.backend, state, client, std::move(o));
+    o.fetch = sim.claims.Fetcher();
+    auto made = dra::DraAgent::New(node, client, std::move(o));
     BOOST_REQUIRE_MESSAGE(made.ok(), made.status().ToString());
     agent = std::move(*made);
   }
@@ -88,22 +100,22 @@ BOOST_AUTO_TEST_CASE(the_pool_waits_for_recover_and_follows_every_prepare_and_un
   FakeApiServer api;
   auto client = Client(api);
   SimDraNode node(kProbeOrderNode);
-  NodeState state;
-  state.Publish(node.Inventory(), {});
+  std::unique_ptr<Node> door = OpenNode(node);
   const std::string held = std::string(kPreSplitCard) + "-vdev0";
   {
-    Agent a(node, state, *client);
+    Agent a(node, *door, *client);
     BOOST_REQUIRE(a.agent->Recover().ok());
     a.agent->Start();
     BOOST_REQUIRE(Eventually([&] { return InPool(a.agent->Pool(), held); }));
     auto answer = a.agent->Prepare(ClaimOn(node, "held", held));
-    BOOST_REQUIRE(answer.ok() && answer->error.empty());
+    BOOST_REQUIRE_MESSAGE(answer.ok() && answer->error.empty(),
+                          (answer.ok() ? answer->error : answer.status().ToString()));
     BOOST_TEST(Eventually([&] { return !InPool(a.agent->Pool(), held); }),
                held << " still offered after its Prepare");
     BOOST_TEST(!InPool(a.agent->Pool(), kPreSplitCard));
   }
   // A restart: nothing is computed or published before Recover.
-  Agent b(node, state, *client);
+  Agent b(node, *door, *client);
   b.agent->OnNodeChanged();
   std::this_thread::sleep_for(milliseconds(300));
   BOOST_TEST(b.agent->Pool().devices.empty());
@@ -130,9 +142,9 @@ BOOST_AUTO_TEST_CASE(a_card_gone_makes_its_claims_devices_unhealthy_and_unprepar
   FakeApiServer api;
   auto client = Client(api);
   SimDraNode node("k100ai-8.yaml");
-  NodeState state;
-  state.Publish(node.Inventory(), {});
-  Agent a(node, state, *client);
+  std::unique_ptr<Node> door = OpenNode(node);
+  NodeState& state = door->state();
+  Agent a(node, *door, *client);
   BOOST_REQUIRE(a.agent->Recover().ok());
   a.agent->Start();
   auto ref = node.AllocateAndStore(
@@ -140,7 +152,8 @@ BOOST_AUTO_TEST_CASE(a_card_gone_makes_its_claims_devices_unhealthy_and_unprepar
                 "[" + ExactRequest("hcu", R"({"cores":"30","memory":"8Gi"})") + "]"),
       "pod-live");
   auto answer = a.agent->Prepare(ref);
-  BOOST_REQUIRE(answer.ok() && answer->error.empty());
+  BOOST_REQUIRE_MESSAGE(answer.ok() && answer->error.empty(),
+                        (answer.ok() ? answer->error : answer.status().ToString()));
   BOOST_REQUIRE(Eventually([&] {
     auto h = a.agent->Health();
     return h.size() == 1u && h[0].health == dra::DeviceHealthStatus::kHealthy;

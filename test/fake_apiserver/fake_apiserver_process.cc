@@ -1,6 +1,5 @@
 #include "fake_apiserver/fake_apiserver_process.h"
 
-#include <curl/curl.h>
 #include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -14,13 +13,10 @@
 #include <chrono>
 #include <thread>
 
+#include "kube/http_request.h"
+
 namespace hcudp::testing {
 namespace {
-
-size_t Append(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
 
 std::string JsonString(const rapidjson::Value& obj, const char* key) {
   auto it = obj.FindMember(key);
@@ -111,35 +107,21 @@ void FakeApiServer::SetToken(const std::string& token) {
 FakeResponse FakeApiServer::Request(const std::string& method, const std::string& path,
                                     const std::string& body,
                                     const std::string& content_type) const {
+  // The product's own HTTP client, one connection per request, trusting
+  // the fake's CA alone (read afresh: a test may have rotated it).
+  kube::HttpRequest request;
+  request.method = method;
+  request.url = server_url() + path;
+  request.headers = {"Authorization: Bearer " + token(), "Content-Type: " + content_type};
+  request.body = body;
+  request.total_timeout_ms = 10000;
+  kube::TlsMaterial tls;
+  tls.ca_pem = ReadFile(ca_file());
+  StatusOr<kube::HttpResponse> got = kube::Perform(tls, request);
+  BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
   FakeResponse response;
-  CURL* curl = curl_easy_init();
-  BOOST_REQUIRE(curl != nullptr);
-  std::string url = server_url() + path;
-  std::string auth = "Authorization: Bearer " + token();
-  std::string ctype = "Content-Type: " + content_type;
-  curl_slist* headers = curl_slist_append(nullptr, auth.c_str());
-  headers = curl_slist_append(headers, ctype.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file().c_str());
-  // The fake's CA alone, never libcurl's CA directory as well: libcurl on
-  // GnuTLS parses every file in /etc/ssl/certs for each connection
-  // (~0.1 s a request; minutes under ASan).
-  curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
-  if (!body.empty()) {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));  // NOLINT
-  }
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  CURLcode rc = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  BOOST_REQUIRE_MESSAGE(rc == CURLE_OK, method << " " << path << ": " << curl_easy_strerror(rc));
+  response.status = got->status;
+  response.body = std::move(got->body);
   return response;
 }
 

@@ -1,8 +1,33 @@
 #include "hami/fake_backend.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "hcudp/vdev_conf.h"
 
 namespace hcudp::testing {
+namespace {
+
+// vdev<id>.conf as the driver writes it when it makes the vHCU: device_id
+// is the card's index then.
+void WriteFakeVdevConf(const std::string& host_root, const Vhcu& v) {
+  VdevConf conf;
+  conf.pci_bus_id = v.card_bdf;
+  const int cus = std::clamp(v.compute_units, 0, 128);
+  conf.cu_mask_lo = cus >= 64 ? ~uint64_t{0} : (uint64_t{1} << cus) - 1;
+  conf.cu_mask_hi = cus <= 64 ? 0 : cus >= 128 ? ~uint64_t{0} : (uint64_t{1} << (cus - 64)) - 1;
+  conf.cu_count = cus;
+  conf.mem_mib = v.memory_mib;
+  conf.device_id = std::max(v.card, 0);
+  conf.vdev_id = v.id;
+  conf.pipe_id = v.id % 20;
+  std::filesystem::create_directories(host_root + "/etc/vdev");
+  std::ofstream(host_root + v.conf_path, std::ios::trunc) << FormatVdevConf(conf);
+}
+
+}  // namespace
 
 FakeBackend::FakeBackend(std::string host_root) : host_root_(std::move(host_root)) {
   for (int i = 0; i < 2; ++i) {
@@ -15,6 +40,30 @@ FakeBackend::FakeBackend(std::string host_root) : host_root_(std::move(host_root
     c.memory_bytes = 65520 * kMiB;
     inventory_.cards.push_back(c);
   }
+  all_cards_ = inventory_.cards;
+}
+
+void FakeBackend::RenumberLocked(std::vector<Card> cards) {
+  for (size_t i = 0; i < cards.size(); ++i) cards[i].index = static_cast<int>(i);
+  inventory_.cards = std::move(cards);
+  for (Vhcu& v : inventory_.vhcus) {
+    const Card* card = inventory_.FindCardByBdf(v.card_bdf);
+    v.card = card != nullptr ? card->index : -1;
+  }
+}
+
+void FakeBackend::MissCard(const std::string& bdf) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Card> cards;
+  for (const Card& c : all_cards_) {
+    if (c.bdf != bdf) cards.push_back(c);
+  }
+  RenumberLocked(std::move(cards));
+}
+
+void FakeBackend::RestoreCards() {
+  std::lock_guard<std::mutex> lock(mu_);
+  RenumberLocked(all_cards_);
 }
 
 StatusOr<NodeInventory> FakeBackend::Discover() {
@@ -49,6 +98,7 @@ int FakeBackend::AddLocked(int card, int compute_units, uint64_t memory_mib) {
   v.compute_units = compute_units;
   v.memory_mib = memory_mib;
   v.conf_path = "/etc/vdev/vdev" + std::to_string(id) + ".conf";
+  WriteFakeVdevConf(host_root_, v);
   inventory_.vhcus.push_back(v);
   std::sort(inventory_.vhcus.begin(), inventory_.vhcus.end(),
             [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });
@@ -87,13 +137,16 @@ Status FakeBackend::DestroyVhcu(int id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& v = inventory_.vhcus;
   v.erase(std::remove_if(v.begin(), v.end(), [&](const Vhcu& x) { return x.id == id; }), v.end());
+  std::remove((host_root_ + "/etc/vdev/vdev" + std::to_string(id) + ".conf").c_str());
   return OkStatus();
 }
 
 void FakeBackend::SetBdf(int id, const std::string& bdf) {
   std::lock_guard<std::mutex> lock(mu_);
   for (Vhcu& v : inventory_.vhcus) {
-    if (v.id == id) v.card_bdf = bdf;
+    if (v.id != id) continue;
+    v.card_bdf = bdf;
+    WriteFakeVdevConf(host_root_, v);
   }
 }
 

@@ -1,5 +1,6 @@
 // An in-memory Backend for VhcuManager tests: two K100_AI cards, vHCUs in a
-// list, and knobs to make create and destroy fail the ways hardware does.
+// list (each with its vdev<N>.conf under the host root, as the driver writes
+// it), and knobs to make create and destroy fail the ways hardware does.
 #ifndef HCUDP_TEST_HAMI_FAKE_BACKEND_H_
 #define HCUDP_TEST_HAMI_FAKE_BACKEND_H_
 
@@ -28,8 +29,14 @@ class FakeBackend final : public Backend {
   int AddVhcu(int card, int compute_units, uint64_t memory_mib);
   std::vector<Vhcu> vhcus();
   bool HasVhcu(int id);
-  // Changes the parent BDF a vHCU reports (its conf's PciBusId).
+  // Changes the parent BDF a vHCU reports (its conf's PciBusId, rewritten).
   void SetBdf(int id, const std::string& bdf);
+
+  // The card at `bdf` is missed by discovery until RestoreCards(): the cards
+  // after it answer one index lower, as the driver's probe order would, and
+  // so do their vHCUs (their confs keep the index they were made at).
+  void MissCard(const std::string& bdf);
+  void RestoreCards();
 
   // Knobs (set before the call they affect).
   int busy_destroys = 0;                   // DestroyVhcu answers Unavailable this many times
@@ -44,10 +51,12 @@ class FakeBackend final : public Backend {
 
  private:
   int AddLocked(int card, int compute_units, uint64_t memory_mib);
+  void RenumberLocked(std::vector<Card> cards);
 
   const std::string host_root_;
   std::mutex mu_;
   NodeInventory inventory_;
+  std::vector<Card> all_cards_;  // as made, none missed
 };
 
 }  // namespace hcudp::testing

@@ -334,6 +334,51 @@ BOOST_AUTO_TEST_CASE(reconcile_drops_marks_of_vanished_or_moved_vhcus_without_de
   BOOST_TEST(PathExists(node.MarkPath("not-a-mark")));
 }
 
+// A card missed renumbers the ones after it (model M14.6.8,A5.7.7): a pod's
+// vHCU made on 0000:0a:00.0 while it answered at index 0 has the mark
+// "<pod>_main_0_<id>"; the card comes back and 0000:0a:00.0 is index 1
+// again. The mark still names that vHCU (its conf says it was made on card
+// 0): once the pod ends, the vHCU is destroyed and the mark removed. Before,
+// the sweep took the mark for stale ("node reset?"), removed it and kept
+// the vHCU, which then leaked.
+BOOST_AUTO_TEST_CASE(reconcile_destroys_a_dead_pods_vhcu_made_while_the_cards_were_renumbered) {
+  Node node;
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  node.backend.MissCard("0000:09:00.0");
+  auto created = manager.CreateVhcu(kOwner, 0, 36, 8192);
+  BOOST_REQUIRE_MESSAGE(created.ok(), created.status().ToString());
+  BOOST_REQUIRE(created->vhcu.card_bdf == "0000:0a:00.0");
+  node.backend.RestoreCards();
+  BOOST_REQUIRE(manager.Reconcile(kOwnerLive).ok());  // the pod runs: nothing moves
+  BOOST_TEST(node.backend.HasVhcu(created->vhcu.id));
+  BOOST_TEST(PathExists(created->mark.path));
+  auto claims = FindVhcuClaims(node.root.path(), node.backend.vhcus().at(0));
+  BOOST_REQUIRE(claims.ok());
+  BOOST_TEST(claims->size() == 1u, "hcuctl vhcu destroy must see the live pod's mark");
+  auto result = manager.Reconcile(kNoPods);  // the pod ended
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(!node.backend.HasVhcu(created->vhcu.id), "the dead pod's vHCU leaked");
+  BOOST_TEST(!PathExists(created->mark.path));
+  BOOST_TEST(result->destroyed == 1);
+}
+
+// The mark names another card index than the vHCU's card answers at now,
+// and the vHCU's conf cannot be read: whether the mark names it cannot be
+// told, so neither goes (unknown is not absent).
+BOOST_AUTO_TEST_CASE(reconcile_keeps_a_mark_it_cannot_match_to_its_vhcu) {
+  Node node;
+  int id = node.backend.AddVhcu(1, 30, 8192);
+  const std::string mark = node.MarkPath("dead-pod_main_0_" + std::to_string(id));
+  testing::WriteFile(mark, "2026-03-01 10:00:00");
+  testing::WriteFile(node.root.Join("etc/vdev/vdev" + std::to_string(id) + ".conf"), "");
+  VhcuManager manager(&node.backend, node.Options(), node.clock);
+  auto result = manager.Reconcile(kNoPods);
+  BOOST_REQUIRE(result.ok());
+  BOOST_TEST(result->marks_removed == 0);
+  BOOST_TEST(node.backend.destroy_calls == 0);
+  BOOST_TEST(PathExists(mark));
+}
+
 // Card 1 was not discovered in this pass (its queries failed): its vHCU is on
 // no card (-1). Whether the mark still names it cannot be told, so neither
 // the vHCU nor the mark goes; dropping the mark would leak the vHCU for good.

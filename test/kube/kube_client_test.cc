@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(server_signed_by_an_unknown_ca_is_refused) {
   BOOST_TEST(r.status().message().find("not trusted") != std::string::npos);
 }
 
-// No CA in the config: the system trust store (libcurl's bundle), which does
+// No CA in the config: the system trust store (OpenSSL's default paths), which does
 // not hold the fake server's CA; verification is not skipped.
 BOOST_AUTO_TEST_CASE(without_a_ca_the_system_store_decides) {
   KubeConfig config = testing::ConfigFor(api);
@@ -251,8 +251,9 @@ BOOST_AUTO_TEST_CASE(without_a_ca_the_system_store_decides) {
   BOOST_TEST(Code(r.status()) == "UNAUTHENTICATED", r.status().ToString());
 }
 
-// The pool hands libcurl the TLS material as files made once per content:
-// a changed CA on the same pool is a different file, not the first one's.
+// The TLS context is made once per material: a changed CA on the same
+// pool is a different context, and a kept-alive connection of the first
+// one is not reused for it.
 BOOST_AUTO_TEST_CASE(one_pool_follows_a_changed_ca) {
   kube::HttpChannelPool pool;
   kube::HttpRequest request;

@@ -293,11 +293,11 @@ BOOST_AUTO_TEST_CASE(a_caller_with_its_own_deadline_retries_within_it_only) {
 }
 
 // A POST whose answer was lost may have been applied: it is not sent again
-// (a duplicate object), neither by the client's retries nor by libcurl's
-// own resend on a kept-alive connection.
+// (a duplicate object), neither by the client's retries nor by the HTTP
+// layer's resend on a kept-alive connection.
 BOOST_AUTO_TEST_CASE(a_post_whose_answer_was_lost_is_not_sent_again) {
   api.MustRequest("GET", "/api/v1/namespaces/lost/configmaps");
-  // A kept-alive connection first: libcurl would resend on it.
+  // A kept-alive connection first: a GET would be resent on it.
   BOOST_REQUIRE(client->Get(ConfigMapsPath("lost")).ok());
   api.AddFault(R"({"method":"POST","path":"/configmaps$","lose_answer":true,"count":1})");
   auto created =
@@ -340,7 +340,7 @@ BOOST_AUTO_TEST_CASE(a_retry_after_given_as_an_http_date_is_honoured) {
   BOOST_TEST(*retry_after_s <= 8);
 }
 
-// libcurl hands over the headers of every response of a transfer: a
+// A transfer may carry interim responses before the final one: a
 // Retry-After of an interim 103 is not the final answer's.
 BOOST_AUTO_TEST_CASE(only_the_final_responses_retry_after_counts) {
   api.AddFault(R"({"method":"GET","path":"^/api/v1/nodes/interim$","status":503,"count":1,)"

@@ -45,27 +45,24 @@ struct Seed {
 constexpr NodeKind kMixed = NodeKind::kMixed;
 constexpr NodeKind kMig = NodeKind::kMig;
 
-// What CI runs (label model). Until the bugs of kKnownFailing are fixed,
-// some CI runs leave out the op kinds (`without`) that reach one of them:
-//   "MG" with HAMi pods ("A")   -> a HAMi pod's mark dropped after a card
-//                                  renumbering (I4)
-//   "MGF" with whole-card claims -> the whole-card spec drops a missed or
-//                                  unknown card (I3)
-// Every op kind is run by some seed. When a fix lands, drop its letters
-// here and move its entry below to kRegressionSeeds.
+// What CI runs (label model). While a bug of kKnownFailing is unfixed,
+// the CI runs that would reach it leave out its op kinds (`without`), listed
+// here; every op kind is run by some seed. When a fix lands, drop its
+// letters here and move its entry below to kRegressionSeeds.
 const std::vector<Seed> kCiSeeds = {
-    // Every claim kind but whole cards, every fault; no HAMi pods.
-    {11, kMixed, 200, "0A"}, {12, kMixed, 200, "0A"}, {13, kMixed, 200, "0A"},
-    {14, kMixed, 200, "0A"}, {15, kMixed, 200, "0A"},
+    // Every claim kind and HAMi pods, every fault.
+    {11, kMixed, 200, ""}, {12, kMixed, 200, ""}, {13, kMixed, 200, ""},
+    {14, kMixed, 200, ""}, {15, kMixed, 200, ""},
     // Whole-card claims (and HAMi pods beside them), restarts, kills, torn
-    // confs, health, deletes.
-    {21, kMixed, 200, "123MGF"}, {22, kMixed, 200, "123MGF"}, {23, kMixed, 200, "123MGF"},
-    {24, kMixed, 200, "123MGF"}, {25, kMixed, 200, "123MGF"},
+    // confs, cards missed or failing, health, deletes.
+    {21, kMixed, 200, "123"}, {22, kMixed, 200, "123"}, {23, kMixed, 200, "123"},
+    {24, kMixed, 200, "123"}, {25, kMixed, 200, "123"},
     // A HAMi node (no DRA claims, no slices): HAMi pods' vHCUs made and
-    // swept, with torn confs, /etc/vdev unreadable, failing cards, kills.
-    {41, kMixed, 200, "0123MG", nullptr, false, "", false},
-    {42, kMixed, 200, "0123MG", nullptr, false, "", false},
-    {43, kMixed, 200, "0123MG", nullptr, false, "", false},
+    // swept, with torn confs, /etc/vdev unreadable, failing and missed
+    // cards, kills.
+    {41, kMixed, 200, "0123", nullptr, false, "", false},
+    {42, kMixed, 200, "0123", nullptr, false, "", false},
+    {43, kMixed, 200, "0123", nullptr, false, "", false},
     // The MIG node, every op kind.
     {31, kMig, 200, ""}, {32, kMig, 200, ""},
 };
@@ -87,33 +84,29 @@ const std::vector<Seed> kRegressionSeeds = {
     {1022, kMixed, 0, "", "P4.3.5,V11.13.5,U3.13.4", false,
      "I4: a whole-card claim unprepared while /etc/vdev is unreadable answered OK and leaked its "
      "mark (fixed: ReleaseDevice takes only ENOENT for 'released before')"},
+    {1008, kMixed, 0, "", "P8.3.8,M6.1.0", false,
+     "I3: a whole-card claim's card missed at the next start: the whole-card CDI spec rewritten "
+     "without it (fixed: WriteWholeCardSpec keeps the entries of cards prepared claims hold)"},
+    {1008, kMixed, 0, "", "P4.10.4,M9.8.9", false,
+     "I3: the same, the card missed while running (another BDF at its index)"},
+    {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
+     "I3: two cards' queries failing: the whole-card spec dropped the unknown card a claim holds "
+     "(fixed as the above)"},
+    {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
+     "I5: vdev3.conf of a claim on 0000:0b:00.0 torn, then 0000:4e:00.0 missed so 0000:0b:00.0 "
+     "answers at index 2: the gap kept the old index 3, and 0000:0b:00.0 was offered whole "
+     "(fixed: VhcuKeeper::Apply finds the kept vHCU's card by BDF)"},
+    {1011, kMixed, 0, "", "M14.6.8,A5.7.7", false,
+     "I4 (HAMi node): a card missed renumbers the next one; a HAMi pod's vHCU made there has a "
+     "mark naming the card's index then; the card came back and the sweep took the mark for "
+     "stale ('node reset?'), removed it and kept the vHCU, leaked once the pod ended (fixed: "
+     "the mark is matched to the vHCU by the index its conf recorded when it was made)",
+     false},
 };
 
 // What an unfixed bug still fails (ctest -L model_known, left out of CI).
 // Each is the shortest list the shrinker found, with the seed that found it.
 const std::vector<Seed> kKnownFailing = {
-    {1008, kMixed, 0, "", "P8.3.8,M6.1.0", false,
-     "I3 (new, beside issue 28 #2; seed 1008): a whole-card claim; the card is missed at the next "
-     "start (or while running: P4.10.4,M9.8.9): the whole-card CDI spec is rewritten without it, "
-     "so the running pod's CDI id dra.hygon.com/hcu=hcu-0000-4e-00-0 no longer resolves "
-     "(Preparer::WriteWholeCardSpec writes only the readable cards)."},
-    {1002, kMixed, 0, "", "P4.9.13,F10.4.15,F15.7.7", false,
-     "I3 (new; seed 1002): a whole-card claim on card 2; after a restart with card 2's "
-     "queries failing, card 3's fail too: the whole-card spec drops the unknown card 2, so the "
-     "claim's CDI id no longer resolves (unknown written as absent)."},
-    {1032, kMixed, 0, "", "P9.0.7,P9.7.14,T8.13.14,M10.4.0", false,
-     "I5 (new, on DraAgent's slices; seed 1032; to examine): two dynamic-vHCU claims on "
-     "0000:0b:00.0 (vdev3, vdev4), vdev3.conf torn, then 0000:4e:00.0 missed while running, so "
-     "0000:0b:00.0 answers at index 2: the slices offer 0000:0b:00.0 whole (shared) though a "
-     "conf on it cannot be read (the gap seems to follow the card's old index)."},
-    {1011, kMixed, 0, "", "M14.6.8,A5.7.7", false,
-     "I4 (new, HAMi node; seed 1011; to examine): card 0000:4e:00.0 (index 2) is missed, so "
-     "0000:0b:00.0 answers at index 2 and a HAMi pod's vHCU 3 is made there (mark "
-     "hami-0_main_2_3); the card comes back, 0000:0b:00.0 is index 3 again, and the sweep takes "
-     "the mark for stale ('node reset?', vhcu_manager.cc): it removes the live pod's mark and "
-     "keeps its vHCU, which nothing reclaims once the pod ends (the mark names the card by index "
-     "only; the sim reports the vHCU on the index's new card).",
-     false},
 };
 
 const char* Env(const char* name) {

@@ -1,9 +1,9 @@
-// NodeOps in process (hcu-dp-daemon/node_ops.h): which API client the labels
+// NodeOps in process (hcudp/node_ops.h): which API client the labels
 // and events use, and what --events=auto|true and --node-labels=node do when
 // the credential files do not work. No API server is needed: nothing starts.
 #include <boost/test/unit_test.hpp>
 
-#include "node_ops.h"
+#include "hcudp/node_ops.h"
 #include "testing/testutil.h"
 
 namespace hcudp::daemon {

@@ -15,13 +15,22 @@
 #include <fstream>
 #include <thread>
 
+#include "hcudp/backend_wrapper.h"
 #include "hcudp/dra/slices.h"
+#include "hcudp_internal/metrics_server.h"
 #include "metrics.h"
-#include "metrics_server.h"
 #include "ops_metrics/exposition.h"
 
 namespace hcudp::daemon {
 namespace {
+
+// DaemonMetrics on `state`, as the daemon binds it before opening the node.
+StatusOr<std::unique_ptr<DaemonMetrics>> StartOn(const std::string& address, const Options& options,
+                                                 const NodeState& state) {
+  auto m = DaemonMetrics::Start(address, options);
+  if (m.ok()) (*m)->WatchNode(state);
+  return m;
+}
 
 using testing::Exposition;
 using testing::HttpGet;
@@ -130,7 +139,7 @@ BOOST_AUTO_TEST_CASE(a_host_name_that_does_not_resolve_is_named_in_the_error) {
   NodeState state;
   Options options;
   const std::string address = "no-such-host.invalid:9400";  // RFC 2606: never resolves
-  auto m = DaemonMetrics::Start(address, options, state);
+  auto m = StartOn(address, options, state);
   BOOST_REQUIRE(!m.ok());
   BOOST_TEST(IsInputError(m.status()));
   const std::string msg(m.status().message());
@@ -143,7 +152,7 @@ BOOST_AUTO_TEST_CASE(a_host_name_that_does_not_resolve_is_named_in_the_error) {
 BOOST_AUTO_TEST_CASE(metrics_answer_404_until_served_then_every_counter_starts_at_zero) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   const int port = (*m)->port();
   BOOST_REQUIRE(port > 0);
@@ -200,7 +209,7 @@ BOOST_AUTO_TEST_CASE(the_server_runs_one_thread) {
   const size_t before = ThreadNames().size();
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{}; });
   BOOST_REQUIRE_EQUAL(HttpGet((*m)->port(), "/metrics")->status, 200);
@@ -218,7 +227,7 @@ BOOST_AUTO_TEST_CASE(the_server_runs_one_thread) {
 BOOST_AUTO_TEST_CASE(the_exposition_is_version_0_0_4_with_only_hcudp_families) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{{"r", true}}; });
   for (int i = 0; i < 2; ++i) {  // the second scrape would show the first one's exposer_*
@@ -261,7 +270,7 @@ BOOST_AUTO_TEST_CASE(dra_devices_are_the_pools_with_their_cards_health) {
   Options options;
   options.strategy = Strategy::kDra;
   options.node_name = "node-1";
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   (*m)->ServeMetrics([] {
     return std::vector<std::pair<std::string, bool>>{{"dra.hygon.com", true}};
@@ -299,7 +308,7 @@ BOOST_AUTO_TEST_CASE(dra_devices_are_the_pools_with_their_cards_health) {
 BOOST_AUTO_TEST_CASE(an_idle_connection_does_not_hold_a_scrape_past_the_probe_timeout) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   (*m)->ServeMetrics([] { return std::vector<std::pair<std::string, bool>>{}; });
   const int idle = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -319,7 +328,7 @@ BOOST_AUTO_TEST_CASE(an_idle_connection_does_not_hold_a_scrape_past_the_probe_ti
 BOOST_AUTO_TEST_CASE(serve_acts_once_and_stop_serving_stops_reading_registrations) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE(m.ok());
   const int port = (*m)->port();
   std::atomic<int> calls{0};
@@ -342,7 +351,7 @@ BOOST_AUTO_TEST_CASE(serve_acts_once_and_stop_serving_stops_reading_registration
 BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_one_count_nothing) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE(m.ok());
   (*m)->ServeMetrics(nullptr);
   auto publish = [&](Health h) {
@@ -371,11 +380,11 @@ BOOST_AUTO_TEST_CASE(a_transition_counts_once_per_change_and_publishes_without_o
 BOOST_AUTO_TEST_CASE(the_backend_decorator_counts_vhcu_work_and_vhcus_follow_the_looks) {
   NodeState state;
   Options options;
-  auto m = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto m = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE(m.ok());
   (*m)->ServeMetrics(nullptr);
   ScriptedBackend inner;
-  std::unique_ptr<Backend> metered = (*m)->Wrap(inner);
+  std::unique_ptr<Backend> metered = (*m)->Wrap(std::make_unique<BackendWrapper>(inner));
   BOOST_TEST(metered->CreateVhcu(1, 30, 8192).ok());
   inner.fail_create = true;
   BOOST_TEST(!metered->CreateVhcu(1, 30, 8192).ok());
@@ -537,10 +546,10 @@ BOOST_AUTO_TEST_CASE(at_the_cap_the_oldest_idle_connection_gives_way) {
 BOOST_AUTO_TEST_CASE(a_second_bind_of_the_same_port_is_an_input_error) {
   NodeState state;
   Options options;
-  auto first = DaemonMetrics::Start("127.0.0.1:0", options, state);
+  auto first = StartOn("127.0.0.1:0", options, state);
   BOOST_REQUIRE(first.ok());
   const std::string address = "127.0.0.1:" + std::to_string((*first)->port());
-  auto second = DaemonMetrics::Start(address, options, state);
+  auto second = StartOn(address, options, state);
   BOOST_REQUIRE(!second.ok());
   BOOST_TEST(IsInputError(second.status()));
   BOOST_TEST(

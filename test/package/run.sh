@@ -52,7 +52,7 @@ for p in hcuctl libhcudp0 libhcudp-dev; do
 done
 # Depends made by dpkg-shlibdeps from the ELF files, not written by hand.
 lib_deps=$(field "$deb_libhcudp0" Depends)
-for d in libc6 libstdc++6 libyaml-cpp0.7 libcurl3-gnutls; do
+for d in libc6 libstdc++6 libyaml-cpp0.7 libssl3; do
   grep -qF "$d (>= " <<<"$lib_deps" || fail "libhcudp0 Depends lacks $d: $lib_deps"
 done
 ctl_deps=$(field "$deb_hcuctl" Depends)

@@ -92,6 +92,45 @@ BOOST_AUTO_TEST_CASE(a_readable_node_replaces_the_last_good_state) {
   BOOST_TEST(Ids(inv) == (std::vector<int>{0, 1}), boost::test_tools::per_element());
 }
 
+// A card missed renumbers the cards after it (model P9.0.7,P9.7.14,
+// T8.13.14,M10.4.0): the torn conf's gap and its kept vHCU follow their
+// card's BDF to its new index, never the old index's new card.
+BOOST_AUTO_TEST_CASE(a_gap_follows_its_card_when_the_cards_are_renumbered) {
+  NodeInventory first;
+  for (int i = 0; i < 4; ++i) {
+    Card c;
+    c.index = i;
+    c.bdf = "0000:0" + std::to_string(i) + ":00.0";
+    first.cards.push_back(c);
+  }
+  Vhcu v3 = MakeVhcu(3, 3);
+  v3.card_bdf = first.cards[3].bdf;
+  first.vhcus = {v3};
+  // Card 2 missed: card 3 answers at index 2; vdev3.conf torn.
+  NodeInventory inv = first;
+  inv.cards.erase(inv.cards.begin() + 2);
+  inv.cards[2].index = 2;
+  inv.vhcus.clear();
+  inv.vhcu_gaps = {Gap(3)};
+  VhcuKeeper::Apply(first.vhcus, &inv);
+  BOOST_TEST(inv.vhcu_gaps.at(0).card == 2);
+  BOOST_TEST(!inv.VhcuStateKnown(2));
+  BOOST_TEST(!inv.CardStateKnown("0000:03:00.0"));
+  BOOST_TEST(inv.VhcuStateKnown(0));
+  BOOST_TEST(inv.VhcuStateKnown(1));
+  BOOST_REQUIRE(inv.vhcus.size() == 1u);
+  BOOST_TEST(inv.vhcus[0].card == 2);
+  BOOST_TEST(inv.VhcuCount(2) == 1);
+  // Its card not discovered at all now: the gap names no particular card.
+  NodeInventory without = first;
+  without.cards.pop_back();
+  without.vhcus.clear();
+  without.vhcu_gaps = {Gap(3)};
+  VhcuKeeper::Apply(first.vhcus, &without);
+  BOOST_TEST(without.vhcu_gaps.at(0).card == -1);
+  for (int card = 0; card < 3; ++card) BOOST_TEST(!without.VhcuStateKnown(card), card);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

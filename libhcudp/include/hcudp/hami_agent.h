@@ -71,6 +71,7 @@
 #include "hcudp/export.h"
 #include "hcudp/hami/size_rule.h"
 #include "hcudp/kube_client.h"
+#include "hcudp/node.h"
 #include "hcudp/status.h"
 #include "hcudp/vhcu_manager.h"
 
@@ -84,13 +85,16 @@ struct HamiAgentOptions {
   // Also report hcumem in node status (--resource-multiple). Default false.
   bool resource_multiple = false;
   // The node-status resource, e.g. "hygon.com/hcumem" (naming policy
-  // applied). Used with resource_multiple.
+  // applied). Used with resource_multiple. Empty on a Node: named at Start()
+  // after the Node's cards and naming policy, as the plugins' names are
+  // ("hygon.com/hcumem" while it has none).
   std::string hcumem_resource = "hygon.com/hcumem";
   // Maintain kube-system/hcu-topology-info (--topology-register).
   bool topology_register = false;
   // Delete Running hcumem pods that hold no mark file. Default false.
   bool evict_unaccounted_pods = false;
-  // Prefix of node files ("/" on a node). Required.
+  // Prefix of node files ("/" on a node). Required on a bare backend; on a
+  // Node, empty means the Node's.
   std::string host_root;
   // Host path of the vendor runtime, mounted read-only at /opt/hyhal.
   std::string hyhal_path = "/opt/hyhal";
@@ -114,7 +118,8 @@ struct HamiAgentOptions {
   std::chrono::milliseconds start_wait{10000};
   // The daemon's health verdict for the card with this PCI address (after
   // its hysteresis: what ListAndWatch sends), or nullopt when it has none
-  // yet (the card is then registered unhealthy). Unset: Discover()'s health.
+  // yet (the card is then registered unhealthy). Unset: on a Node, the
+  // Node's snapshot; on a bare backend, Discover()'s health.
   std::function<std::optional<Health>(const std::string& bdf)> card_health;
   // Called once, on the agent's thread, after the start-up journal recovery
   // (VhcuManager::Recover) succeeded, with what it did. Unset: nothing.
@@ -137,11 +142,18 @@ HCUDP_EXPORT std::vector<RbacRule> HamiRbacRules();
 
 class HCUDP_EXPORT HamiAgent {
  public:
-  // `backend` and `client` are not owned and must outlive the agent. The
+  // On the node's one door (hcudp/node.h): the agent looks at the node
+  // through Node::Look (fail closed), registers by the Node's ledger
+  // (Node::ReadHoldings) and, unless `options` say otherwise, the Node's
+  // host root and card health (its snapshot: what ListAndWatch sends).
+  // `node` and `client` are not owned and must outlive the agent. The
   // agent runs on the client's clock (KubeClientOptions::clock): it times
   // every interval, backoff and deadline of the agent and its VhcuManager
   // and stamps the handshake (its wall time), and the deadlines the agent
   // hands to the client are measured on the same clock.
+  HamiAgent(Node& node, KubeClient* client, HamiAgentOptions options);
+  // The same on a bare backend (tests of the agent alone): raw discovery,
+  // the ledger under options.host_root.
   HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options);
   ~HamiAgent();  // Stop()s
   HamiAgent(const HamiAgent&) = delete;

@@ -1,4 +1,4 @@
-// KubeClient: a small Kubernetes REST client (libcurl + RapidJSON) with the
+// KubeClient: a small Kubernetes REST client (HTTP/1.1 over OpenSSL, RapidJSON) with the
 // verbs the device plugin needs. Bodies are JSON text; typed views of pods and
 // nodes are in kube_objects.h, reflector-style caching in pod_cache.h.
 //
@@ -33,7 +33,7 @@
 // within ~50 ms, in flight or in a backoff (Cancelled).
 //
 // Thread-safety: all methods may be called concurrently; each call takes its
-// own pooled CURL handle, and sequential calls reuse a kept-alive connection
+// own pooled connection, and sequential calls reuse a kept-alive connection
 // (up to 4 idle ones are kept). Credentials are never logged; requests are
 // logged at VLOG(4) (method, path, query, HTTP status, duration).
 #ifndef HCUDP_KUBE_CLIENT_H_

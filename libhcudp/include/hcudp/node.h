@@ -59,7 +59,8 @@ namespace hcudp {
 
 struct NodeOptions {
   // Of `options`: backend, sim_node_path, host_root, hyhal_path (the
-  // backend), cdi_spec_dir (Hygon's DRA state for the ledger), and what
+  // backend), cdi_spec_dir (a host path, read and written under host-root:
+  // Hygon's DRA state for the ledger, the watcher's CDI spec), and what
   // NodeWatcher reads (strategy, naming, pulse, CDI). Default: Options{}.
   Options options;
   // The clock of the watcher's schedules and of the card keeper's "gone on

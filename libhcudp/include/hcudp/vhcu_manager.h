@@ -74,8 +74,11 @@
 // mark file nor an intent that proves it ours (an admin's, or pre-split) —
 // left alone, logged at VLOG(2); a vHCU whose id now sits on another card than
 // its mark says (the node was reset and the index reused) — the stale mark is
-// removed; a vHCU whose card was not discovered in this pass (card -1) — it
-// and its mark wait for a pass that sees the card.
+// removed; a vHCU whose card was not discovered in this pass (card -1), or
+// whose card index differs from its mark's while its conf cannot be read — it
+// and its mark wait for a pass that can tell. A mark names the card by the
+// index it had when the vHCU was made; after a card was missed and the
+// cards renumbered, the conf's device_id (that index) still matches it.
 //
 // Thread-safety: all methods may be called from any thread. The host-wide
 // lock serialises creates and destroys (threads of this process included);
@@ -162,7 +165,9 @@ struct VhcuClaim {
 
 // Claims on `vhcu` under host_root (for hcuctl vhcu destroy). A `vhcu` whose
 // card is unknown (card < 0: its conf could not be read) is matched by id
-// alone. Errors only when the mark directory cannot be listed.
+// alone; a mark naming another card index than `vhcu`'s counts unless the
+// conf says the vHCU was made on yet another card (as the sweep above).
+// Errors only when the mark directory cannot be listed.
 HCUDP_EXPORT StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root,
                                                              const Vhcu& vhcu);
 

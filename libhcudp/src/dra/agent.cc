@@ -18,18 +18,17 @@
 #include "hcudp_internal/clock_wait.h"
 #include "hcudp_internal/log.h"
 #include "hcudp_internal/thread_annotations.h"
-#include "node/ledger_read.h"
 
 namespace hcudp::dra {
 
 class DraAgent::Impl {
  public:
-  Impl(Backend& backend, const NodeState& state, KubeClient& client, DraAgentOptions options)
-      : backend_(backend),
-        state_(state),
+  Impl(Node& node, KubeClient& client, DraAgentOptions options)
+      : node_(node),
+        state_(node.state()),
         client_(client),
         o_(std::move(options)),
-        clock_(o_.clock != nullptr ? *o_.clock : Clock::Real()) {}
+        clock_(o_.clock != nullptr ? *o_.clock : node.clock()) {}
   ~Impl() { Stop(); }
 
   Status Build();
@@ -55,8 +54,8 @@ class DraAgent::Impl {
   void RefreshLoop();
   void TickLoop();
 
-  Backend& backend_;
-  const NodeState& state_;
+  Node& node_;
+  const NodeState& state_;  // the Node's
   KubeClient& client_;
   DraAgentOptions o_;
   Clock& clock_;
@@ -100,14 +99,15 @@ Status DraAgent::Impl::Build() {
     }
   }
   HCUDP_ASSIGN_OR_RETURN(publisher_, SlicePublisher::New(client_, o_.slices));
+  o_.preparer.host_root = node_.backend().host_root();  // one node, one root
   o_.vhcus.host_root = o_.preparer.host_root;
-  vhcus_ = std::make_unique<VhcuManager>(&backend_, o_.vhcus);
+  vhcus_ = std::make_unique<VhcuManager>(&node_.backend(), o_.vhcus);
   PreparerOptions po = o_.preparer;
   po.on_change = [this] { RequestRefresh(); };
   ClaimFetcher fetch =
       o_.fetch ? o_.fetch : KubeClaimFetcher(&client_, o_.claim_get_timeout, &stopping_);
-  preparer_ =
-      std::make_unique<Preparer>(&backend_, vhcus_.get(), std::move(fetch), std::move(po), clock_);
+  preparer_ = std::make_unique<Preparer>(&node_.backend(), vhcus_.get(), std::move(fetch),
+                                         std::move(po), clock_);
   return OkStatus();
 }
 
@@ -171,10 +171,7 @@ void DraAgent::Impl::Refresh() {
     publish = recovered_ && snapshot->generation > 0;
   }
   if (publish) {
-    ::hcudp::internal::LedgerSources sources;
-    sources.host_root = o_.preparer.host_root;
-    sources.cdi_dir = HostPath(o_.preparer.host_root, o_.preparer.cdi_dir);
-    const Holdings holdings = ::hcudp::internal::ReadLedger(sources);
+    const Holdings holdings = node_.ReadHoldings();
     {
       // A record that cannot be read holds the pool back: read again on
       // every tick until it reads (nothing else may say it changed).
@@ -309,9 +306,9 @@ void DraAgent::Impl::TickLoop() {
   }
 }
 
-StatusOr<std::unique_ptr<DraAgent>> DraAgent::New(Backend& backend, const NodeState& state,
-                                                  KubeClient& client, DraAgentOptions options) {
-  auto impl = std::make_unique<Impl>(backend, state, client, std::move(options));
+StatusOr<std::unique_ptr<DraAgent>> DraAgent::New(Node& node, KubeClient& client,
+                                                  DraAgentOptions options) {
+  auto impl = std::make_unique<Impl>(node, client, std::move(options));
   HCUDP_RETURN_IF_ERROR(impl->Build());
   return std::unique_ptr<DraAgent>(new DraAgent(std::move(impl)));
 }

@@ -1,5 +1,9 @@
 #include "dra/dra_cdi_spec.h"
 
+#include <rapidjson/writer.h>
+
+#include <set>
+
 #include "cdi/cdi_edits.h"
 #include "hcudp/dra/preparer.h"
 #include "hcudp_internal/file_util.h"
@@ -65,8 +69,8 @@ std::string ClaimCdiDeviceName(const std::string& claim_uid, const PreparedDevic
 }
 
 std::string BuildWholeCardSpec(const std::string& driver, const NodeInventory& inventory,
-                               const AllocationBuilder& builder,
-                               std::vector<std::string>* skipped) {
+                               const AllocationBuilder& builder, std::vector<std::string>* skipped,
+                               const std::map<std::string, std::string>& kept) {
   rapidjson::StringBuffer buffer;
   CdiJsonWriter w(buffer);
   w.SetIndent(' ', 2);
@@ -74,21 +78,57 @@ std::string BuildWholeCardSpec(const std::string& driver, const NodeInventory& i
   Header(w, CardCdiKind(driver), inventory, builder);
   w.Key("devices");
   w.StartArray();
-  for (const Card& card : inventory.cards) {
+  std::set<std::string> written;
+  // One card's entry, its edits built from `in` (which holds it).
+  auto write_card = [&](const Card& card, const NodeInventory& in) {
     PreparedDevice d;
     d.kind = PreparedKind::kCard;
     d.card = card.index;
     d.device = CardDeviceName(card);
-    StatusOr<ContainerAllocation> edits = Edits(d, inventory, builder);
+    if (written.count(d.device) != 0) return;
+    StatusOr<ContainerAllocation> edits = Edits(d, in, builder);
     if (!edits.ok()) {
       if (skipped != nullptr) skipped->push_back(card.bdf + ": " + edits.status().message());
-      continue;
+      return;
     }
     Device(w, d.device, *edits);
+    written.insert(d.device);
+  };
+  for (const Card& card : inventory.cards) write_card(card, inventory);
+  for (const UnknownCard& u : inventory.unknown_cards) {
+    const Card& card = u.last_known;
+    if (card.bdf.empty() || card.dri_nodes.empty() || card.index < 0) continue;
+    NodeInventory alone = inventory;
+    alone.cards = {card};
+    write_card(card, alone);
+  }
+  for (const auto& [name, entry] : kept) {
+    if (written.count(name) != 0) continue;
+    w.RawValue(entry.data(), entry.size(), rapidjson::kObjectType);
+    written.insert(name);
   }
   w.EndArray();
   w.EndObject();
   return WithMinimumCdiVersion(std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+std::map<std::string, std::string> WholeCardSpecEntries(std::string_view spec_json) {
+  std::map<std::string, std::string> out;
+  rapidjson::Document doc;
+  doc.Parse(spec_json.data(), spec_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return out;
+  auto devices = doc.FindMember("devices");
+  if (devices == doc.MemberEnd() || !devices->value.IsArray()) return out;
+  for (const rapidjson::Value& device : devices->value.GetArray()) {
+    if (!device.IsObject()) continue;
+    auto name = device.FindMember("name");
+    if (name == device.MemberEnd() || !name->value.IsString()) continue;
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    device.Accept(w);
+    out[name->value.GetString()] = std::string(buffer.GetString(), buffer.GetSize());
+  }
+  return out;
 }
 
 StatusOr<std::string> BuildClaimSpec(const std::string& driver, const PreparedClaim& claim,

@@ -12,7 +12,9 @@
 #ifndef HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
 #define HCUDP_SRC_DRA_DRA_CDI_SPEC_H_
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hcudp/allocation.h"
@@ -29,10 +31,23 @@ std::string ClaimSpecFileName(const std::string& driver, const std::string& clai
 // The CDI device name of a claim's vHCU or MIG device.
 std::string ClaimCdiDeviceName(const std::string& claim_uid, const PreparedDevice& device);
 
-// The whole-card spec; cards whose edits cannot be built are named in
-// `skipped` and left out.
+// The whole-card spec, one entry per device name (the card's BDF):
+//   - every card of `inventory`;
+//   - then every unknown card of it whose last known identity (BDF, DRI
+//     nodes) is read and whose name is not written yet, built from that
+//     identity alone: another card answering at its old index (a card
+//     missed renumbers the ones after it) never stands in for it;
+//   - then each entry of `kept` (device name -> the JSON object of an
+//     earlier spec's entry) whose name is not written yet: a card a
+//     prepared claim holds, missed or unknown now, keeps its entry so the
+//     running pod's CDI id still resolves (unknown is not absent).
+// Cards whose edits cannot be built are named in `skipped` and left out.
 std::string BuildWholeCardSpec(const std::string& driver, const NodeInventory& inventory,
-                               const AllocationBuilder& builder, std::vector<std::string>* skipped);
+                               const AllocationBuilder& builder, std::vector<std::string>* skipped,
+                               const std::map<std::string, std::string>& kept = {});
+// The entries of a whole-card spec as written (`spec_json`): device name ->
+// its JSON object. Empty when it does not parse (nothing to keep from it).
+std::map<std::string, std::string> WholeCardSpecEntries(std::string_view spec_json);
 // The claim spec for its kVhcu, kMig and kDynamicVhcu devices. Empty string
 // when the claim has none. FailedPrecondition when a device's edits cannot be
 // built (conf file missing, no DRI nodes).

@@ -482,20 +482,47 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
   return OkStatus();
 }
 
+std::map<std::string, std::string> Preparer::Impl::HeldCardEntries() {
+  std::set<std::string> held;
+  std::string previous;
+  {
+    MutexLock lock(mu_);
+    for (const auto& [uid, claim] : claims_) {
+      for (const PreparedDevice& d : claim.devices) {
+        if (d.kind == PreparedKind::kCard) held.insert(d.device);
+      }
+    }
+    previous = !wanted_spec_.empty() ? wanted_spec_ : whole_card_spec_;
+  }
+  if (held.empty()) return {};
+  if (previous.empty()) {  // the first spec of this process: the one on disk
+    StatusOr<std::string> on_disk =
+        file_util::ReadFile(CdiDir() + "/" + WholeCardSpecFileName(o_.driver_name));
+    if (on_disk.ok()) previous = std::move(*on_disk);
+  }
+  std::map<std::string, std::string> kept = WholeCardSpecEntries(previous);
+  for (auto it = kept.begin(); it != kept.end();) {
+    it = held.count(it->first) != 0 ? std::next(it) : kept.erase(it);
+  }
+  return kept;
+}
+
 Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
   // A card whose state is unknown keeps its entry (from its last known DRI
-  // nodes): a running pod's container restart must still resolve it.
-  NodeInventory spec_inventory = inventory;
-  for (const UnknownCard& u : inventory.unknown_cards) {
-    if (u.last_known.bdf.empty() || u.last_known.dri_nodes.empty() || u.last_known.index < 0 ||
-        spec_inventory.FindCard(u.last_known.index) != nullptr) {
-      continue;
-    }
-    spec_inventory.cards.push_back(u.last_known);
-  }
+  // nodes, by its BDF), and so does a card a prepared claim holds while it
+  // is missed or unknown (from the spec written before): a running pod's
+  // container restart must still resolve it.
+  const std::map<std::string, std::string> held = HeldCardEntries();
   std::vector<std::string> skipped;
-  std::string spec = BuildWholeCardSpec(o_.driver_name, spec_inventory, builder_, &skipped);
+  std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped, held);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
+  for (const auto& [name, entry] : held) {
+    if (std::none_of(inventory.cards.begin(), inventory.cards.end(),
+                     [&](const Card& c) { return CardDeviceName(c) == name; })) {
+      VLOG(1) << "whole-card CDI spec keeps " << name
+              << ": a prepared claim holds it, the node does not list it now";
+    }
+  }
   {
     MutexLock lock(mu_);
     inventory_ = inventory;  // Prepare plans from the newest at once

@@ -91,6 +91,10 @@ class Preparer::Impl {
   // and whole-card marks (a crash right after the entry was written).
   Status EnsureClaimSpec(const PreparedClaim& claim, bool* rewritten);
   static PrepareAnswer Answer(const PreparedClaim& claim);
+  // The whole-card spec entries (device name -> JSON object) of the cards
+  // prepared claims hold, from the spec written before (wanted_spec_, else
+  // the file on disk): kept while such a card is missed or unknown.
+  std::map<std::string, std::string> HeldCardEntries();
   // A copy of inventory_ (nullopt before Recover/WriteWholeCardSpec).
   std::optional<NodeInventory> CachedInventory() const;
   // What ReleaseDevice/AdoptUnrecordedMarks need to undo `claim`: the node

@@ -142,8 +142,6 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
   RemoveTempLeftovers(store_.dir(), "");
   RemoveTempLeftovers(CdiDir(), o_.driver_name + "-");
-  Status spec = WriteWholeCardSpec(inventory);
-  if (!spec.ok()) LOG(WARNING) << spec.ToString();
   if (AdoptHygonClaims(inventory, &result)) {  // migration from Hygon's DRA driver
     MutexLock lock(mu_);
     hygon_retry_ = true;  // some wait for a device to read again: every Tick tries
@@ -158,6 +156,10 @@ StatusOr<RecoverResult> Preparer::Impl::Recover() {
       if (c.state == ClaimState::kPrepared) claims_[c.uid] = c;
     }
   }
+  // Once the prepared claims are known: a card one holds that this start
+  // misses keeps its entry from the spec on disk.
+  Status spec = WriteWholeCardSpec(inventory);
+  if (!spec.ok()) LOG(WARNING) << spec.ToString();
   std::vector<ClaimRef> to_check;
   for (PreparedClaim& c : entries) {
     const ClaimRef ref{c.namespace_name, c.name, c.uid};

@@ -3,12 +3,66 @@
 #include "hami/agent_impl.h"
 #include "hcudp/hami/pending_pod.h"
 #include "hcudp/hami_agent.h"
+#include "hcudp/naming.h"
 #include "hcudp_internal/log.h"
+#include "node/ledger_read.h"
 
 namespace hcudp {
 
+namespace {
+
+// The Backend constructor's view of the node: a raw discovery, and the
+// ledger's records under host_root.
+internal::NodeAccess BackendAccess(Backend* backend, const std::string& host_root) {
+  internal::NodeAccess access;
+  access.look = [backend] { return backend->Discover(); };
+  access.holdings = [host_root] {
+    internal::LedgerSources sources;
+    sources.host_root = host_root;
+    return internal::ReadLedger(sources);
+  };
+  return access;
+}
+
+// On a Node: its host root, and its health verdict (what ListAndWatch
+// sends), unless the caller gives its own.
+HamiAgentOptions OnNode(Node& node, HamiAgentOptions o) {
+  if (o.host_root.empty()) o.host_root = node.backend().host_root();
+  if (!o.card_health) {
+    o.card_health = [&node](const std::string& bdf) -> std::optional<Health> {
+      std::shared_ptr<const NodeSnapshot> snapshot = node.Snapshot();
+      for (const Card& card : snapshot->inventory.cards) {
+        if (card.bdf == bdf) return card.health;
+      }
+      return std::nullopt;
+    };
+  }
+  return o;
+}
+
+internal::NodeAccess NodeDoor(Node& node) {
+  internal::NodeAccess access;
+  access.look = [&node] { return node.Look(); };
+  access.holdings = [&node] { return node.ReadHoldings(); };
+  // After the watcher's first look: named as the plugins' resources are.
+  access.hcumem_resource = [&node]() -> std::string {
+    const NodeInventory& inventory = node.Snapshot()->inventory;
+    if (inventory.cards.empty()) return "hygon.com/hcumem";
+    return "hygon.com/" +
+           HamiDerivedName(HamiCountName(inventory, node.options().naming_policy), "hcumem");
+  };
+  return access;
+}
+
+}  // namespace
+
 HamiAgent::HamiAgent(Backend* backend, KubeClient* client, HamiAgentOptions options)
-    : impl_(std::make_unique<Impl>(backend, client, std::move(options), client->clock())) {}
+    : impl_(std::make_unique<Impl>(backend, client, options, client->clock(),
+                                   BackendAccess(backend, options.host_root))) {}
+
+HamiAgent::HamiAgent(Node& node, KubeClient* client, HamiAgentOptions options)
+    : impl_(std::make_unique<Impl>(&node.backend(), client, OnNode(node, std::move(options)),
+                                   client->clock(), NodeDoor(node))) {}
 
 HamiAgent::~HamiAgent() { Stop(); }
 
@@ -27,8 +81,9 @@ StatusOr<std::vector<ContainerAllocation>> HamiAgent::AllocateCores() const {
   return impl_->allocator().AllocateCores();
 }
 
-HamiAgent::Impl::Impl(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock)
-    : ctx_(backend, client, std::move(options), clock),
+HamiAgent::Impl::Impl(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock,
+                      internal::NodeAccess node)
+    : ctx_(backend, client, std::move(options), clock, std::move(node)),
       stop_(clock),
       progress_(clock),
       registrar_(ctx_, [this] { progress_.Request(1); }),
@@ -49,6 +104,7 @@ Status HamiAgent::Impl::Start() {
   }
   if (started_) return OkStatus();
   started_ = true;
+  if (ctx_.hcumem_resource.empty() && ctx_.name_hcumem) ctx_.hcumem_resource = ctx_.name_hcumem();
   PodCacheOptions cache;
   cache.field_selector = "spec.nodeName=" + options.node_name;
   cache.on_event = [this](const PodEvent& e) { OnPodEvent(e); };

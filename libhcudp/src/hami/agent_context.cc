@@ -103,7 +103,7 @@ void PodLedger::EraseUnmarked(const std::string& key) {
 // ------------------------------------------------------------- inventory ----
 
 StatusOr<NodeInventory> InventoryCache::Refresh() {
-  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, backend_->Discover());
+  HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, look_());
   MutexLock lock(mu_);
   inventory_ = inventory;
   return inventory;
@@ -120,13 +120,16 @@ StatusOr<NodeInventory> InventoryCache::Get(bool fresh) {
 // --------------------------------------------------------------- context ----
 
 AgentContext::AgentContext(Backend* backend_in, KubeClient* client_in, HamiAgentOptions options_in,
-                           Clock& clock_in)
+                           Clock& clock_in, NodeAccess node)
     : backend(backend_in),
       client(client_in),
       options(std::move(options_in)),
       clock(clock_in),
       vhcus(backend_in, ManagerOptions(options), clock_in),
-      inventory(backend_in) {}
+      inventory(std::move(node.look)),
+      holdings(std::move(node.holdings)),
+      hcumem_resource(options.hcumem_resource),
+      name_hcumem(std::move(node.hcumem_resource)) {}
 
 void SeenNode::Set(NodeObject node, Clock::TimePoint at) {
   MutexLock lock(mu_);

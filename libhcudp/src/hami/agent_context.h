@@ -19,6 +19,7 @@
 #define HCUDP_SRC_HAMI_AGENT_CONTEXT_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_client.h"
 #include "hcudp/kube_objects.h"
+#include "hcudp/ledger.h"
 #include "hcudp/pod_cache.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/thread_annotations.h"
@@ -77,18 +79,29 @@ class PodLedger {
   std::map<std::string, std::string> unmarked_failures_ HCUDP_GUARDED_BY(mu_);
 };
 
+// How the agent reads the node: a look at it, and the ownership ledger.
+// HamiAgent's Node constructor gives the Node's (Node::Look, fail closed,
+// and Node::ReadHoldings); the Backend one a raw discovery and the ledger
+// under host_root.
+struct NodeAccess {
+  std::function<StatusOr<NodeInventory>()> look;
+  std::function<Holdings()> holdings;
+  // The hcumem resource when HamiAgentOptions::hcumem_resource is empty.
+  std::function<std::string()> hcumem_resource;
+};
+
 // The cards as the registration last saw them (they change only with
 // hardware or driver events). Any thread.
 class InventoryCache {
  public:
-  explicit InventoryCache(Backend* backend) : backend_(backend) {}
-  // Discover()s and keeps the result.
+  explicit InventoryCache(std::function<StatusOr<NodeInventory>()> look) : look_(std::move(look)) {}
+  // Looks at the node and keeps the result.
   StatusOr<NodeInventory> Refresh() HCUDP_EXCLUDES(mu_);
   // The kept inventory; Refresh()es when there is none yet or `fresh`.
   StatusOr<NodeInventory> Get(bool fresh) HCUDP_EXCLUDES(mu_);
 
  private:
-  Backend* const backend_;
+  const std::function<StatusOr<NodeInventory>()> look_;
   Mutex mu_;
   std::optional<NodeInventory> inventory_ HCUDP_GUARDED_BY(mu_);
 };
@@ -111,7 +124,8 @@ class SeenNode {
 
 // What the parts share; owned by HamiAgent::Impl.
 struct AgentContext {
-  AgentContext(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock);
+  AgentContext(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock,
+               NodeAccess node);
 
   // A call that ends by `deadline` or when the agent stops, for a caller
   // with its own deadline (Allocate): CallOptions::within_deadline.
@@ -134,6 +148,11 @@ struct AgentContext {
   std::unique_ptr<PodCache> pods;  // set by Start(), before any thread runs
   PodLedger ledger;
   InventoryCache inventory;
+  // Who holds what, read now (the registration's offer rule).
+  const std::function<Holdings()> holdings;
+  // The node-status resource; named by Start(), before any thread runs.
+  std::string hcumem_resource;
+  const std::function<std::string()> name_hcumem;
   SeenNode seen_node;
   // Set by Stop(): the cancel flag of every API call.
   std::atomic<bool> stopping{false};

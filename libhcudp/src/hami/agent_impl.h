@@ -14,7 +14,8 @@ namespace hcudp {
 
 class HamiAgent::Impl {
  public:
-  Impl(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock);
+  Impl(Backend* backend, KubeClient* client, HamiAgentOptions options, Clock& clock,
+       internal::NodeAccess node);
   ~Impl();
 
   Status Start();

@@ -10,7 +10,6 @@
 #include "hcudp/offer.h"
 #include "hcudp/topology.h"
 #include "hcudp_internal/log.h"
-#include "node/ledger_read.h"
 
 namespace hcudp::internal {
 namespace {
@@ -122,9 +121,7 @@ Status Registrar::Register(bool lists_only_if_changed) {
   }
   // By the one offer rule: unknown is never free capacity, and vHCUs no
   // HAMi pod holds (pre-split, claims') are taken from the full list too.
-  LedgerSources ledger;
-  ledger.host_root = ctx_.options.host_root;
-  const OfferPlan plan = DecideOffers(inventory, ReadLedger(ledger), OfferMode::kHami);
+  const OfferPlan plan = DecideOffers(inventory, ctx_.holdings(), OfferMode::kHami);
   hami::NodeRegistration reg =
       hami::BuildNodeRegistration(inventory, plan, ctx_.options.split_count);
   for (const auto& why : reg.skipped) VLOG(1) << "HAMi: card not registered: " << why;
@@ -159,17 +156,16 @@ void Registrar::ReportHcumem(const NodeInventory& inventory, const NodeObject& n
   uint64_t total_mib = 0;
   for (const Card& card : inventory.cards) total_mib += card.memory_mib();
   const std::string value = std::to_string(total_mib);
-  if (NodeCapacity(node.raw_json, ctx_.options.hcumem_resource) == value &&
-      last_hcumem_mib_ == total_mib) {
+  if (NodeCapacity(node.raw_json, ctx_.hcumem_resource) == value && last_hcumem_mib_ == total_mib) {
     return;
   }
-  const std::string key = JsonQuote(ctx_.options.hcumem_resource);
+  const std::string key = JsonQuote(ctx_.hcumem_resource);
   const std::string patch = "{\"status\":{\"capacity\":{" + key + ":" + JsonQuote(value) +
                             "},\"allocatable\":{" + key + ":" + JsonQuote(value) + "}}}";
   auto patched =
       PatchNodeStatus(*ctx_.client, ctx_.options.node_name, patch, ctx_.BackgroundCall());
   if (!patched.ok()) {
-    LOG(WARNING) << "HAMi: reporting " << ctx_.options.hcumem_resource
+    LOG(WARNING) << "HAMi: reporting " << ctx_.hcumem_resource
                  << " failed: " << patched.status().ToString();
     return;
   }

@@ -46,4 +46,20 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t group = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) group |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 2]);
+    out.push_back(kAlphabet[(group >> 18) & 63]);
+    out.push_back(kAlphabet[(group >> 12) & 63]);
+    out.push_back(i + 1 < bytes.size() ? kAlphabet[(group >> 6) & 63] : '=');
+    out.push_back(i + 2 < bytes.size() ? kAlphabet[group & 63] : '=');
+  }
+  return out;
+}
+
 }  // namespace hcudp::kube

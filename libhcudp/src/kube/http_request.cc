@@ -1,203 +1,110 @@
 #include "kube/http_request.h"
 
-#include <curl/curl.h>
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <memory>
-#include <mutex>
-#include <tuple>
+#include <utility>
+
+#include "kube/http_connection.h"
+#include "kube/http_proxy.h"
+#include "kube/http_response_parser.h"
 
 namespace hcudp::kube {
-
-// libcurl reads the TLS material from these paths; it takes no in-memory
-// PEM with every TLS backend (GnuTLS, which we link, has no CURLOPT_*_BLOB
-// in curl 7.88, and ignores SSLCERT_BLOB silently), so one way for all.
-class PemFile {
- public:
-  static StatusOr<std::shared_ptr<const PemFile>> Create(const std::string& pem) {
-    const int fd = memfd_create("hcudp-pem", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) return InternalError(std::string("memfd_create: ") + std::strerror(errno));
-    auto file = std::shared_ptr<PemFile>(new PemFile(fd, pem));
-    size_t done = 0;
-    while (done < pem.size()) {
-      const ssize_t n = write(fd, pem.data() + done, pem.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return InternalError(std::string("memfd write: ") + std::strerror(errno));
-      done += static_cast<size_t>(n);
-    }
-    // Read-only from here on, for libcurl and anyone else who opens it.
-    fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
-    return std::shared_ptr<const PemFile>(std::move(file));
-  }
-  ~PemFile() { close(fd_); }
-  PemFile(const PemFile&) = delete;
-  PemFile& operator=(const PemFile&) = delete;
-
-  const std::string& pem() const { return pem_; }
-  // Opening it opens the memfd afresh, at offset 0.
-  const std::string& path() const { return path_; }
-
- private:
-  PemFile(int fd, std::string pem)
-      : fd_(fd), pem_(std::move(pem)), path_("/proc/self/fd/" + std::to_string(fd)) {}
-  const int fd_;
-  const std::string pem_;
-  const std::string path_;
-};
-
 namespace {
 
-// The paths of a request's TLS material; empty: not given.
-struct TlsPaths {
-  std::string ca;
-  std::string client_cert;
-  std::string client_key;
+using SteadyClock = std::chrono::steady_clock;
+
+// What one attempt on one connection did, for the caller's retry decisions.
+struct Attempt {
+  bool wrote_any = false;      // some of the request may have reached the server
+  bool got_any_byte = false;   // some of an answer came back
+  bool reusable = false;       // the connection may carry the next request
 };
 
-StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
-                                 const TlsPaths& paths, const HttpRequest& request);
-
-constexpr size_t kMaxPemFiles = 6;  // CA, certificate, key, and one rotation of each
-
-// TCP keepalive on every connection: a peer that vanished without a reset
-// (its route gone, a NAT that dropped the state) is found within
-// idle + count * interval = 60 s, instead of never on a quiet watch. The
-// idle time is client-go's dialer keepalive (30 s); libcurl before 8.9 sets
-// no probe count (Linux default 9), so it is set on the socket here.
-constexpr long kKeepIdleS = 30;      // NOLINT(runtime/int): CURL's type
-constexpr long kKeepIntervalS = 10;  // NOLINT(runtime/int)
-constexpr int kKeepCount = 3;
-
-int OnSocketOpen(void*, curl_socket_t fd, curlsocktype purpose) {
-  if (purpose == CURLSOCKTYPE_IPCXN) {
-    // Best effort: a socket that is not TCP (or a kernel without it) keeps
-    // the system default.
-    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepCount, sizeof(kKeepCount));
+// The request as it goes on the wire. The caller's headers are checked for
+// line breaks: one would let a value (a token read from a file) add header
+// lines of its own.
+// `proxy`: a plain http request through a proxy names the whole URL and
+// carries the proxy's credentials (an https one goes through a tunnel).
+StatusOr<std::string> RequestBytes(const HttpRequest& request, const HttpEndpoint& endpoint,
+                                   const HttpProxy* proxy) {
+  if (request.method.empty() ||
+      !std::all_of(request.method.begin(), request.method.end(),
+                   [](unsigned char c) { return std::isupper(c); })) {
+    return InvalidArgumentError("method '" + request.method.substr(0, 16) + "'");
   }
-  return CURL_SOCKOPT_OK;
-}
-
-// Debian's libcurl links libssh2, and curl_global_init calls libssh2_init,
-// which on its OpenSSL backend loads OpenSSL's config and every built-in
-// engine: ~1.7 MiB of code pages touched (BENCHMARKS.md, "Footprint"), for
-// a protocol this client never enables (CURLOPT_PROTOCOLS_STR). libssh2
-// initialises its crypto only on the first libssh2_init, so one made first
-// without crypto leaves curl's a no-op. Found by name: a libcurl without
-// libssh2 simply has no such symbol.
-void SkipSshCryptoInit() {
-  constexpr int kLibssh2InitNoCrypto = 0x1;  // LIBSSH2_INIT_NO_CRYPTO
-  using Libssh2Init = int (*)(int);
-  if (void* init = ::dlsym(RTLD_DEFAULT, "libssh2_init")) {
-    (void)reinterpret_cast<Libssh2Init>(init)(kLibssh2InitNoCrypto);
+  const bool via_proxy = proxy != nullptr && !endpoint.https;
+  const std::string target =
+      via_proxy ? "http://" + endpoint.host_header + endpoint.target : endpoint.target;
+  std::string out =
+      request.method + " " + target + " HTTP/1.1\r\nHost: " + endpoint.host_header + "\r\n";
+  if (via_proxy && !proxy->authorization.empty()) {
+    out += "Proxy-Authorization: " + proxy->authorization + "\r\n";
   }
-}
-
-void GlobalInitOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    SkipSshCryptoInit();
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-  });
-}
-
-struct Transfer {
-  CURL* curl = nullptr;
-  const HttpRequest* request = nullptr;
-  HttpResponse* response = nullptr;
-  bool stopped_by_consumer = false;
-  bool body_too_large = false;
-  // The Retry-After and Date headers of the response being received: libcurl
-  // hands over the headers of every response of a transfer (an interim
-  // 1xx, a redirect), and only the final one's count.
-  std::string retry_after;
-  std::string date;
-};
-
-// The value of header `name` (lower case, with the colon) in `line`, or
-// nullopt when the line is another header.
-std::optional<std::string_view> HeaderValue(std::string_view line, std::string_view name) {
-  if (line.size() < name.size()) return std::nullopt;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(line[i])) != name[i]) return std::nullopt;
-  }
-  std::string_view value = line.substr(name.size());
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) {
-    value.remove_suffix(1);
-  }
-  return value;
-}
-
-size_t OnHeader(char* data, size_t size, size_t nitems, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  size_t n = size * nitems;
-  std::string_view line(data, n);
-  if (line.rfind("HTTP/", 0) == 0) {  // a status line: a new response begins
-    t->retry_after.clear();
-    t->date.clear();
-  } else if (auto v = HeaderValue(line, "retry-after:")) {
-    t->retry_after = std::string(*v);
-  } else if (auto d = HeaderValue(line, "date:")) {
-    t->date = std::string(*d);
-  }
-  return n;
-}
-
-size_t OnBody(char* data, size_t size, size_t nmemb, void* user) {
-  auto* t = static_cast<Transfer*>(user);
-  size_t n = size * nmemb;
-  long status = 0;  // NOLINT(runtime/int)
-  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
-  if (t->request->on_body_data && status >= 200 && status < 300) {
-    if (!t->request->on_body_data(std::string_view(data, n))) {
-      t->stopped_by_consumer = true;
-      return 0;  // a short write ends the transfer
+  for (const std::string& h : request.headers) {
+    if (h.find_first_of("\r\n") != std::string::npos || h.find(':') == std::string::npos) {
+      // The header is not quoted: it may hold a credential.
+      return InvalidArgumentError("a request header with a line break or no ':'");
     }
-    return n;
+    out += h;
+    out += "\r\n";
   }
-  if (n >
-      t->request->max_body_bytes - std::min(t->request->max_body_bytes, t->response->body.size())) {
-    t->body_too_large = true;
-    return 0;  // a short write ends the transfer
-  }
-  t->response->body.append(data, n);
-  return n;
+  const bool has_body = request.method != "GET" && request.method != "HEAD" &&
+                        (!request.body.empty() || request.method != "DELETE");
+  if (has_body) out += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
+  out += "\r\n";
+  if (has_body) out += request.body;
+  return out;
 }
 
-Status MapCurlError(CURLcode code, const char* error_buffer, const std::string& what) {
-  std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
-  std::string message = what + ": " + detail;
-  switch (code) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return DeadlineExceededError(message);
-    case CURLE_PEER_FAILED_VERIFICATION:
-      return Status(StatusCode::kUnauthenticated,
-                    what + ": server certificate not trusted: " + detail);
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PARTIAL_FILE:
-      return UnavailableError(message);
-    default:
-      return InternalError(message);
+// Sends the request on `connection` and reads the answer.
+StatusOr<HttpResponse> Exchange(HttpConnection& connection, const HttpRequest& request,
+                                const std::string& bytes, const IoLimits& limits,
+                                Attempt* attempt) {
+  attempt->wrote_any = true;  // from the first send() on, it may have arrived
+  connection.StartExchange();
+  if (Status s = connection.Write(bytes, limits); !s.ok()) return s;
+  HttpResponse response;
+  HttpResponseParser parser(request.method == "HEAD");
+  bool body_too_large = false;
+  const HttpResponseParser::BodySink sink = [&](std::string_view data) {
+    if (request.on_body_data && parser.status() >= 200 && parser.status() < 300) {
+      return request.on_body_data(data);
+    }
+    if (data.size() > request.max_body_bytes - std::min(request.max_body_bytes,
+                                                        response.body.size())) {
+      body_too_large = true;
+      return false;
+    }
+    response.body.append(data);
+    return true;
+  };
+  char buffer[16 * 1024];
+  while (!parser.complete() && !parser.stopped()) {
+    StatusOr<size_t> n = connection.Read(buffer, sizeof(buffer), limits);
+    attempt->got_any_byte = parser.got_any_byte();
+    if (!n.ok()) return n.status();
+    Status parsed = *n == 0 ? parser.FinishAtEof()
+                            : parser.Feed(std::string_view(buffer, *n), sink);
+    attempt->got_any_byte = parser.got_any_byte();
+    if (!parsed.ok()) return parsed;
   }
+  if (body_too_large) {
+    return Status(StatusCode::kResourceExhausted,
+                  "response body larger than " + std::to_string(request.max_body_bytes) +
+                      " bytes");
+  }
+  attempt->reusable = parser.reusable();
+  response.status = parser.status();
+  if (!parser.retry_after().empty()) {
+    response.retry_after_s = ParseRetryAfter(parser.retry_after(), parser.date(),
+                                             static_cast<int64_t>(std::time(nullptr)));
+  }
+  return response;
 }
 
 }  // namespace
@@ -217,211 +124,119 @@ std::string UrlEscape(std::string_view text) {
   return out;
 }
 
-// An easy handle and the multi handle that drives it. The multi handle owns
-// the connection cache, so a channel reused for the next request reuses its
-// TCP+TLS connection (keep-alive).
-struct HttpChannelPool::Channel {
-  Channel() : easy(curl_easy_init()), multi(curl_multi_init()) {}
-  ~Channel() {
-    if (multi != nullptr) curl_multi_cleanup(multi);
-    if (easy != nullptr) curl_easy_cleanup(easy);
-  }
-  Channel(const Channel&) = delete;
-  Channel& operator=(const Channel&) = delete;
-  CURL* easy;
-  CURLM* multi;
-};
-
-HttpChannelPool::HttpChannelPool(size_t max_idle) : max_idle_(max_idle) { GlobalInitOnce(); }
+HttpChannelPool::HttpChannelPool(size_t max_idle) : max_idle_(max_idle) {}
 HttpChannelPool::~HttpChannelPool() = default;
+
+std::unique_ptr<HttpConnection> HttpChannelPool::TakeIdle(const std::string& key) {
+  std::unique_ptr<HttpConnection> found;
+  {
+    MutexLock lock(mu_);
+    for (auto it = idle_.end(); it != idle_.begin();) {
+      --it;
+      if ((*it)->key() == key) {
+        found = std::move(*it);
+        idle_.erase(it);
+        break;
+      }
+    }
+  }
+  // Closed by the server while idle (its keep-alive timeout): dropped here,
+  // outside the lock.
+  if (found && !found->LooksReusable()) found.reset();
+  return found;
+}
+
+void HttpChannelPool::PutIdle(std::unique_ptr<HttpConnection> connection) {
+  std::unique_ptr<HttpConnection> dropped;  // closed outside the lock
+  MutexLock lock(mu_);
+  if (max_idle_ == 0) {
+    dropped = std::move(connection);
+    return;
+  }
+  if (idle_.size() >= max_idle_) {
+    dropped = std::move(idle_.front());
+    idle_.erase(idle_.begin());
+  }
+  idle_.push_back(std::move(connection));
+}
 
 StatusOr<HttpResponse> HttpChannelPool::Perform(const TlsMaterial& tls,
                                                 const HttpRequest& request) {
-  std::unique_ptr<Channel> channel;
-  {
-    MutexLock lock(mu_);
-    if (!idle_.empty()) {
-      channel = std::move(idle_.back());
-      idle_.pop_back();
+  const std::string what = request.method + " " + request.url;
+  auto fail = [&](const Status& s, bool sent) {
+    if (request.maybe_sent != nullptr) *request.maybe_sent = sent;
+    return Status(s.code(), what + ": " + s.message());
+  };
+  // What is left of the caller's deadline bounds the connect and the whole
+  // exchange, each ending at the earlier of its own limit and the deadline.
+  const SteadyClock::time_point start = SteadyClock::now();
+  SteadyClock::time_point end = SteadyClock::time_point::max();
+  if (request.total_timeout_ms > 0) {
+    end = start + std::chrono::milliseconds(request.total_timeout_ms);
+  }
+  if (request.deadline) {
+    if (*request.deadline <= start) {
+      return fail(DeadlineExceededError("deadline passed before the request"), false);
     }
+    end = std::min(end, *request.deadline);
   }
-  if (!channel) channel = std::make_unique<Channel>();
-  if (channel->easy == nullptr || channel->multi == nullptr) {
-    return InternalError("curl initialisation failed");
-  }
-  // Held until the transfer ends: libcurl opens them when it connects.
-  std::shared_ptr<const PemFile> ca, cert, key;
-  TlsPaths paths;
-  for (auto [pem, file, path, what] :
-       {std::tuple(&tls.ca_pem, &ca, &paths.ca, "the CA"),
-        std::tuple(&tls.client_cert_pem, &cert, &paths.client_cert, "the client certificate"),
-        std::tuple(&tls.client_key_pem, &key, &paths.client_key, "the client key")}) {
-    if (pem->empty()) continue;
-    StatusOr<std::shared_ptr<const PemFile>> made = PemFileFor(*pem);
-    if (!made.ok()) {
-      return Status(made.status().code(), request.method + " " + request.url + ": " + what + ": " +
-                                              made.status().message());
-    }
-    *file = *std::move(made);
-    *path = (*file)->path();
-  }
-  StatusOr<HttpResponse> response = PerformOn(channel->easy, channel->multi, tls, paths, request);
-  MutexLock lock(mu_);
-  if (idle_.size() < max_idle_) idle_.push_back(std::move(channel));
-  return response;
-}
+  IoLimits limits;
+  limits.deadline = end;
+  limits.cancel = request.cancel;
+  if (request.idle_timeout_s > 0) limits.idle = std::chrono::seconds(request.idle_timeout_s);
 
-StatusOr<std::shared_ptr<const PemFile>> HttpChannelPool::PemFileFor(const std::string& pem) {
-  {
-    MutexLock lock(mu_);
-    for (const auto& file : pem_files_) {
-      if (file->pem() == pem) return file;
+  StatusOr<HttpEndpoint> endpoint = ParseHttpUrl(request.url);
+  if (!endpoint.ok()) return fail(endpoint.status(), false);
+  StatusOr<std::optional<HttpProxy>> proxy = ProxyFor(*endpoint, ::getenv);
+  if (!proxy.ok()) return fail(proxy.status(), false);
+  const HttpProxy* via = proxy->has_value() ? &**proxy : nullptr;
+  StatusOr<std::string> bytes = RequestBytes(request, *endpoint, via);
+  if (!bytes.ok()) return fail(bytes.status(), false);
+  std::shared_ptr<SSL_CTX> ctx;
+  if (endpoint->https) {
+    StatusOr<std::shared_ptr<SSL_CTX>> made = TlsContextFor(tls);
+    if (!made.ok()) return fail(made.status(), false);
+    ctx = std::move(*made);
+  }
+  const bool verify = !tls.insecure_skip_verify;
+  std::unique_ptr<HttpConnection> connection;
+  if (!request.fresh_connection) {
+    connection = TakeIdle(HttpConnection::KeyFor(*endpoint, via, ctx.get(), verify));
+  }
+  for (bool reused = connection != nullptr;; reused = false) {
+    if (!connection) {
+      IoLimits connect_limits = limits;
+      connect_limits.deadline = std::min(
+          end, SteadyClock::now() + std::chrono::milliseconds(std::max(request.connect_timeout_ms, 1)));
+      StatusOr<std::unique_ptr<HttpConnection>> opened =
+          HttpConnection::Open(*endpoint, via, ctx, verify, connect_limits);
+      if (!opened.ok()) return fail(opened.status(), false);
+      connection = std::move(*opened);
     }
+    Attempt attempt;
+    StatusOr<HttpResponse> response =
+        Exchange(*connection, request, *bytes, limits, &attempt);
+    if (response.ok()) {
+      if (attempt.reusable) PutIdle(std::move(connection));
+      return response;
+    }
+    connection.reset();
+    // A kept-alive connection the server closed just as it was reused: the
+    // request did not reach it, or was not answered; sent once more on a
+    // new connection, unless it is a POST.
+    const StatusCode code = response.status().code();
+    if (reused && !attempt.got_any_byte && code == StatusCode::kUnavailable &&
+        request.method != "POST") {
+      continue;
+    }
+    return fail(response.status(), attempt.wrote_any);
   }
-  StatusOr<std::shared_ptr<const PemFile>> made = PemFile::Create(pem);  // not under mu_
-  if (!made.ok()) return made.status();
-  MutexLock lock(mu_);
-  for (const auto& file : pem_files_) {
-    if (file->pem() == pem) return file;  // another thread made it meanwhile
-  }
-  if (pem_files_.size() >= kMaxPemFiles) pem_files_.erase(pem_files_.begin());
-  pem_files_.push_back(*made);
-  return made;
 }
 
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request) {
   HttpChannelPool one_shot(0);
   return one_shot.Perform(tls, request);
 }
-
-namespace {
-
-StatusOr<HttpResponse> PerformOn(CURL* curl, CURLM* multi_handle, const TlsMaterial& tls,
-                                 const TlsPaths& paths, const HttpRequest& request) {
-  const std::string what = request.method + " " + request.url;
-  // What is left of the caller's deadline bounds the connect and the whole
-  // transfer; curl aborts at the earlier of the two limits.
-  int64_t connect_ms = request.connect_timeout_ms;
-  int64_t total_ms = request.total_timeout_ms;
-  if (request.deadline) {
-    const int64_t left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             *request.deadline - std::chrono::steady_clock::now())
-                             .count();
-    if (left <= 0) {
-      if (request.maybe_sent != nullptr) *request.maybe_sent = false;
-      return DeadlineExceededError(what + ": deadline passed before the request");
-    }
-    connect_ms = std::min(connect_ms, left);
-    total_ms = total_ms > 0 ? std::min(total_ms, left) : left;
-  }
-  curl_easy_reset(curl);  // keeps live connections and the TLS session cache
-
-  HttpResponse response;
-  Transfer transfer{curl, &request, &response, false, false, {}, {}};
-  char error_buffer[CURL_ERROR_SIZE] = {0};
-
-  curl_slist* headers = nullptr;
-  for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, curl_slist_free_all);
-
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.fresh_connection) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https,http");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-  if (request.method == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  } else if (!request.body.empty() || request.method != "DELETE") {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(request.body.size()));
-  }
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, kKeepIdleS);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, kKeepIntervalS);
-  curl_easy_setopt(curl, CURLOPT_SOCKOPTFUNCTION, OnSocketOpen);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_ms));  // NOLINT
-  if (total_ms > 0) {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(total_ms));  // NOLINT
-  }
-  if (request.idle_timeout_s > 0) {
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
-                     static_cast<long>(request.idle_timeout_s));  // NOLINT
-  }
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &transfer);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
-
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, tls.insecure_skip_verify ? 0L : 1L);
-  curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, tls.insecure_skip_verify ? 0L : 2L);
-  // The given CA replaces the system trust store, as in kubectl; without
-  // one, the system store is libcurl's CA bundle (ca-certificates.crt). Never
-  // libcurl's CA directory as well (/etc/ssl/certs): on GnuTLS it parses
-  // every file there for each connection (+11 MiB of heap in the daemon).
-  curl_easy_setopt(curl, CURLOPT_CAPATH, nullptr);
-  if (!paths.ca.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, paths.ca.c_str());
-  if (!paths.client_cert.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(curl, CURLOPT_SSLCERT, paths.client_cert.c_str());
-    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
-    curl_easy_setopt(curl, CURLOPT_SSLKEY, paths.client_key.c_str());
-  }
-
-  // The multi interface lets us look at `cancel` every 50 ms while idle.
-  CURLM* multi = multi_handle;
-  curl_multi_add_handle(multi, curl);
-  CURLcode result = CURLE_OK;
-  bool cancelled = false;
-  for (;;) {
-    int running = 0;
-    CURLMcode mc = curl_multi_perform(multi, &running);
-    if (mc != CURLM_OK) {
-      curl_multi_remove_handle(multi, curl);
-      return InternalError(std::string("curl: ") + curl_multi_strerror(mc));
-    }
-    if (running == 0) {
-      int queued = 0;
-      CURLMsg* msg = curl_multi_info_read(multi, &queued);
-      if (msg != nullptr && msg->msg == CURLMSG_DONE) result = msg->data.result;
-      break;
-    }
-    if (request.cancel != nullptr && request.cancel->load()) {
-      cancelled = true;
-      break;
-    }
-    curl_multi_poll(multi, nullptr, 0, 50, nullptr);
-  }
-  curl_multi_remove_handle(multi, curl);
-
-  if (cancelled) return Status(StatusCode::kCancelled, what + ": cancelled");
-  if (result == CURLE_WRITE_ERROR && transfer.stopped_by_consumer) result = CURLE_OK;
-  if (result == CURLE_WRITE_ERROR && transfer.body_too_large) {
-    return Status(
-        StatusCode::kResourceExhausted,
-        what + ": response body larger than " + std::to_string(request.max_body_bytes) + " bytes");
-  }
-  if (result != CURLE_OK) {
-    if (request.maybe_sent != nullptr) {
-      *request.maybe_sent = !(result == CURLE_COULDNT_RESOLVE_HOST ||
-                              result == CURLE_COULDNT_CONNECT || result == CURLE_SSL_CONNECT_ERROR);
-    }
-    return MapCurlError(result, error_buffer, what);
-  }
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  if (!transfer.retry_after.empty()) {
-    response.retry_after_s = ParseRetryAfter(transfer.retry_after, transfer.date,
-                                             static_cast<int64_t>(std::time(nullptr)));
-  }
-  return response;
-}
-
-}  // namespace
 
 std::optional<int> ParseRetryAfter(std::string_view value, std::string_view date, int64_t now) {
   constexpr int64_t kDay = 86400;
@@ -433,14 +248,13 @@ std::optional<int> ParseRetryAfter(std::string_view value, std::string_view date
     if (seconds >= kDay) return std::nullopt;
     return static_cast<int>(seconds);
   }
-  const time_t at = curl_getdate(std::string(value).c_str(), nullptr);
-  if (at == static_cast<time_t>(-1)) return std::nullopt;
+  const std::optional<int64_t> at = ParseHttpDate(value);
+  if (!at) return std::nullopt;
   int64_t from = now;
   if (!date.empty()) {
-    const time_t server_now = curl_getdate(std::string(date).c_str(), nullptr);
-    if (server_now != static_cast<time_t>(-1)) from = static_cast<int64_t>(server_now);
+    if (std::optional<int64_t> server_now = ParseHttpDate(date)) from = *server_now;
   }
-  const int64_t seconds = std::max<int64_t>(0, static_cast<int64_t>(at) - from);
+  const int64_t seconds = std::max<int64_t>(0, *at - from);
   if (seconds >= kDay) return std::nullopt;
   return static_cast<int>(seconds);
 }

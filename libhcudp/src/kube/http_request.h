@@ -1,5 +1,9 @@
-// One HTTP exchange over libcurl, with TLS material held in memory. The only
-// place that touches CURL; KubeClient adds Kubernetes semantics on top.
+// One HTTP/1.1 exchange, over TLS (OpenSSL) for https, with the TLS material
+// held in memory; KubeClient adds Kubernetes semantics on top. The wire
+// format is http_response_parser.h's, the socket and TLS
+// http_connection.h's. A proxy is used as client-go and libcurl use one:
+// from HTTPS_PROXY/HTTP_PROXY and NO_PROXY (http_proxy.h); kubeconfig's
+// proxy-url is refused.
 #ifndef HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 #define HCUDP_SRC_KUBE_HTTP_REQUEST_H_
 
@@ -49,26 +53,25 @@ struct HttpRequest {
   // reached the server (false only when no connection was made): a
   // non-idempotent request (POST) is retried only when it was not.
   bool* maybe_sent = nullptr;
-  // On a new connection, not a kept-alive one: libcurl silently sends a
-  // request again when a reused connection closes before any answer, which
-  // for a POST the server may have applied means applying it twice.
+  // On a new connection, not a kept-alive one. A request other than a POST
+  // is sent once more on a new connection when a kept-alive one closes
+  // before any answer (the server timed it out meanwhile); a POST never is,
+  // since the server may have applied it.
   bool fresh_connection = false;
 };
 
 struct HttpResponse {
-  long status = 0;   // NOLINT(runtime/int): CURL's type
+  long status = 0;   // NOLINT(runtime/int): the type callers compare with
   std::string body;  // the non-streamed body
   std::optional<int> retry_after_s;
 };
 
-// An in-memory PEM (CA, client certificate or key) as a file, for a libcurl
-// that takes these only by path (libcurl on GnuTLS before 8.x has no
-// CURLOPT_*_BLOB): a memfd named /proc/self/fd/N, never on disk.
-class PemFile;
+class HttpConnection;
 
-// Runs requests on pooled CURL handles so that consecutive requests to the
-// same server reuse a kept-alive TCP+TLS connection. Thread-safe: each
-// concurrent request takes its own handle; at most `max_idle` are kept.
+// Runs requests so that consecutive requests to the same server reuse a
+// kept-alive TCP+TLS connection. Thread-safe: each concurrent request takes
+// its own connection; at most `max_idle` idle ones are kept (0: none, a new
+// connection for every request).
 class HttpChannelPool {
  public:
   explicit HttpChannelPool(size_t max_idle = 4);
@@ -80,23 +83,22 @@ class HttpChannelPool {
   StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
 
  private:
-  struct Channel;
-  // The file holding `pem`, made once per content (a kept-alive connection
-  // is reused only while the path stays the same).
-  StatusOr<std::shared_ptr<const PemFile>> PemFileFor(const std::string& pem);
+  // An idle connection matching `key` that is still open, or null.
+  std::unique_ptr<HttpConnection> TakeIdle(const std::string& key);
+  void PutIdle(std::unique_ptr<HttpConnection> connection);
 
   const size_t max_idle_;
   Mutex mu_;  // a leaf: no I/O under it
-  std::vector<std::unique_ptr<Channel>> idle_ HCUDP_GUARDED_BY(mu_);
-  std::vector<std::shared_ptr<const PemFile>> pem_files_ HCUDP_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<HttpConnection>> idle_ HCUDP_GUARDED_BY(mu_);
 };
 
 // One request on a fresh connection.
 // Transport failures: DeadlineExceeded (timeout), Unauthenticated (server
 // certificate not trusted), Unavailable (connect/send/receive failed: worth
-// a retry), Cancelled (*cancel set), ResourceExhausted (a collected body over
-// max_body_bytes), Internal (anything else). An HTTP error
-// status is not a failure here.
+// a retry; also a malformed or truncated response), Cancelled (*cancel set),
+// ResourceExhausted (a collected body over max_body_bytes), InvalidArgument
+// (a URL, header or TLS material that cannot be used), Internal (anything
+// else). An HTTP error status is not a failure here.
 StatusOr<HttpResponse> Perform(const TlsMaterial& tls, const HttpRequest& request);
 
 // The seconds a Retry-After header value asks for: delay-seconds ("120") or

@@ -214,7 +214,7 @@ class KubeClient::Impl {
       HCUDP_ASSIGN_OR_RETURN(HttpRequest request,
                              Build(method, path_and_query, content_type, std::string(body)));
       // The transfer runs in real time: what is left of the deadline on the
-      // client's clock becomes a real-time deadline for curl.
+      // client's clock becomes a real-time deadline for the HTTP layer.
       const Clock::TimePoint start = clock_.Now();
       if (call.deadline) {
         request.deadline = std::chrono::steady_clock::now() + (*call.deadline - start);

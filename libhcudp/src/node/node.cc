@@ -40,8 +40,12 @@ StatusOr<std::unique_ptr<Node>> Node::Open(NodeOptions options) {
   }
   auto impl = std::make_unique<Impl>(std::move(options));
   Impl* raw = impl.get();
+  // The watcher writes the device-plugin CDI spec where the ledger reads:
+  // --cdi-spec-dir is a host path (DESIGN.md §4.4).
+  Options watched = raw->options_;
+  watched.cdi_spec_dir = raw->ledger_.cdi_dir;
   impl->watcher_ =
-      std::make_unique<NodeWatcher>(raw->options_, raw->backend_.get(), &raw->state_, &raw->clock_);
+      std::make_unique<NodeWatcher>(watched, raw->backend_.get(), &raw->state_, &raw->clock_);
   impl->watcher_->set_inventory_listener([raw](const NodeInventory& inventory) {
     raw->Remember(inventory);
     for (const auto& listener : raw->listeners_) listener(inventory);

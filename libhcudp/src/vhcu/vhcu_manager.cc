@@ -363,20 +363,26 @@ StatusOr<VhcuSweepResult> VhcuManager::Impl::Reconcile(const PodLivenessFn& is_l
       continue;
     }
     const Vhcu* vhcu = found.certainty() == Certainty::kFound ? &found.value() : nullptr;
-    if (vhcu != nullptr && vhcu->card < 0) {
-      // Its card was not discovered in this pass: whether the mark still
-      // names it is unknown. Removing the mark would leak the vHCU for good.
-      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id
-                                << " whose card (" << vhcu->card_bdf
-                                << ") was not discovered: left alone until it is";
+    std::string why;
+    const Certainty names = vhcu != nullptr
+                                ? internal::MarkNamesVhcu(options_.host_root, m, *vhcu, &why)
+                                : Certainty::kAbsent;
+    if (vhcu != nullptr && names == Certainty::kUnknown) {
+      // Whether the mark still names it cannot be told in this pass (its
+      // card not discovered, its conf unreadable). Removing the mark would
+      // leak the vHCU for good.
+      LOG_EVERY_N(WARNING, 100) << "mark " << mark.path << " names vHCU " << m.vhcu_id << ": "
+                                << why << "; left alone until it can be told";
       ++result.left_alone;
       continue;
     }
-    if (vhcu != nullptr && vhcu->card != m.card) {
+    if (vhcu != nullptr && names == Certainty::kAbsent) {
       LOG(WARNING) << "mark " << mark.path << " names vHCU " << m.vhcu_id << " on card " << m.card
-                   << " but it is on card " << vhcu->card
-                   << " now (node reset?): removing the stale mark, keeping the vHCU";
+                   << " but " << why
+                   << " (node reset?): removing the stale mark, keeping the vHCU";
       vhcu = nullptr;
+    } else if (vhcu != nullptr && vhcu->card != m.card) {
+      LOG(INFO) << "mark " << mark.path << " names vHCU " << m.vhcu_id << ", " << why;
     } else if (vhcu == nullptr) {
       LOG(INFO) << "vHCU " << m.vhcu_id << " of " << Describe(m) << " is already gone";
     }

@@ -26,6 +26,24 @@
 #include "vhcu/intent_record.h"
 
 namespace hcudp {
+namespace internal {
+
+// Whether mark `mark` (of a vHCU, not a whole card) was written for vHCU
+// `vhcu`, which has its id. The mark names the card by the index it had
+// when the vHCU was made; a card missed then or now renumbers the cards
+// after it, so that index is checked against the index `vhcu`'s card (by
+// its BDF) answers at now, and against the one `vhcu`'s conf recorded when
+// the driver made it (device_id):
+//   kFound: either matches;
+//   kAbsent: neither, the conf read: a vHCU made since on another card
+//     reused the id (the mark is stale);
+//   kUnknown: `vhcu`'s card is not discovered now, or its conf cannot be
+//     read: nothing may be destroyed or forgotten on it.
+// `why` says which, for the log.
+Certainty MarkNamesVhcu(const std::string& host_root, const hami::MarkFileName& mark,
+                        const Vhcu& vhcu, std::string* why);
+
+}  // namespace internal
 
 class VhcuManager::Impl {
  public:

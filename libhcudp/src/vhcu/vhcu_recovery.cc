@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "hcudp/backend.h"
+#include "hcudp/vdev_conf.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"
 #include "hcudp_internal/log.h"
@@ -25,14 +26,55 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
 
 }  // namespace
 
+namespace internal {
+
+Certainty MarkNamesVhcu(const std::string& host_root, const hami::MarkFileName& mark,
+                        const Vhcu& vhcu, std::string* why) {
+  if (vhcu.card < 0) {
+    *why = "its card (" + vhcu.card_bdf + ") was not discovered";
+    return Certainty::kUnknown;
+  }
+  if (mark.card == vhcu.card) return Certainty::kFound;
+  const std::string conf_path =
+      HostPath(host_root, vhcu.conf_path.empty()
+                              ? "/etc/vdev/vdev" + std::to_string(vhcu.id) + ".conf"
+                              : vhcu.conf_path);
+  StatusOr<std::string> text = file_util::ReadFile(conf_path);
+  StatusOr<VdevConf> conf =
+      text.ok() ? ParseVdevConf(*text) : StatusOr<VdevConf>(text.status());
+  if (!conf.ok()) {
+    *why = "its card is index " + std::to_string(vhcu.card) + " now and its conf cannot be read (" +
+           conf.status().message() + ")";
+    return Certainty::kUnknown;
+  }
+  if (conf->pci_bus_id != vhcu.card_bdf) {
+    *why = "its conf changed since it was read (card " + conf->pci_bus_id + ", was " +
+           vhcu.card_bdf + ")";
+    return Certainty::kUnknown;
+  }
+  if (conf->device_id == mark.card) {
+    *why = "made on " + vhcu.card_bdf + " when it was card " + std::to_string(mark.card) +
+           " (index " + std::to_string(vhcu.card) + " now: the cards were renumbered)";
+    return Certainty::kFound;
+  }
+  *why = "it is on card " + std::to_string(vhcu.card) + " (" + vhcu.card_bdf +
+         ") and was made on card " + std::to_string(conf->device_id);
+  return Certainty::kAbsent;
+}
+
+}  // namespace internal
+
 StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, const Vhcu& vhcu) {
   std::vector<VhcuClaim> claims;
   // Card unknown (its conf unreadable, its card not discovered): by id alone.
   const bool card_known = vhcu.card >= 0;
   HCUDP_ASSIGN_OR_RETURN(std::vector<MarkFile> marks, ListMarkFiles(host_root, nullptr));
   for (const MarkFile& m : marks) {
-    if (!m.name.whole_card() && m.name.vhcu_id == vhcu.id &&
-        (!card_known || m.name.card == vhcu.card)) {
+    if (m.name.whole_card() || m.name.vhcu_id != vhcu.id) continue;
+    // By the card's identity, not its index alone (the cards may have been
+    // renumbered since the mark was written); unknown counts as a claim.
+    std::string why;
+    if (internal::MarkNamesVhcu(host_root, m.name, vhcu, &why) != Certainty::kAbsent) {
       claims.push_back({m.name.pod_uid, m.name.container, m.path});
     }
   }

@@ -6,13 +6,28 @@
 #include "hcudp_internal/log.h"
 
 namespace hcudp {
+namespace {
+
+// The index of kept vHCU `v`'s card in `inventory`, by the card's BDF: a
+// card missed renumbers the cards after it, so the index `v` was read at
+// may name another card now. -1 when its card is not discovered now.
+// Without a BDF (never read), the index as read.
+int KeptVhcuCardIndex(const Vhcu& v, const NodeInventory& inventory) {
+  if (v.card_bdf.empty()) return v.card;
+  const Card* card = inventory.FindCardByBdf(v.card_bdf);
+  return card != nullptr ? card->index : -1;
+}
+
+}  // namespace
 
 void VhcuKeeper::Apply(const std::vector<Vhcu>& last_good, NodeInventory* inventory) {
   if (inventory->vhcu_gaps.empty()) return;
   std::set<int> present;
   for (const Vhcu& v : inventory->vhcus) present.insert(v.id);
   auto keep = [&](const Vhcu& v) {
-    if (present.insert(v.id).second) inventory->vhcus.push_back(v);
+    if (!present.insert(v.id).second) return;
+    inventory->vhcus.push_back(v);
+    inventory->vhcus.back().card = KeptVhcuCardIndex(v, *inventory);
   };
   for (VhcuStateGap& gap : inventory->vhcu_gaps) {
     if (gap.vhcu_id < 0) {  // the whole directory: every vHCU we knew
@@ -23,7 +38,9 @@ void VhcuKeeper::Apply(const std::vector<Vhcu>& last_good, NodeInventory* invent
                            [&gap](const Vhcu& v) { return v.id == gap.vhcu_id; });
     if (it == last_good.end()) continue;  // never read: it may be on any card
     keep(*it);
-    if (gap.card < 0) gap.card = it->card;
+    // Its card as it answers now; a card not discovered now leaves the
+    // gap on no particular card (fail closed).
+    if (gap.card < 0) gap.card = KeptVhcuCardIndex(*it, *inventory);
   }
   std::sort(inventory->vhcus.begin(), inventory->vhcus.end(),
             [](const Vhcu& a, const Vhcu& b) { return a.id < b.id; });

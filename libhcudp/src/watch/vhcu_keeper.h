@@ -5,7 +5,10 @@
 // are those of the inventory the node watcher last used (it keeps that
 // inventory anyway; the keeper keeps no copy):
 //   - a conf that cannot be read keeps the vHCU it last held, and the gap is
-//     narrowed to that vHCU's card (other cards stay as read);
+//     narrowed to that vHCU's card (other cards stay as read), found by its
+//     BDF: a card missed renumbers the ones after it, and the index the
+//     vHCU was read at may name another card now. When its card is not
+//     discovered now, the gap stays on no particular card;
 //   - a conf never read before, or /etc/vdev unreadable as a whole, leaves
 //     the gap on no particular card: every card may carry vHCUs.
 // A card with a gap stays in vhcu_gaps, so BuildResources never offers it

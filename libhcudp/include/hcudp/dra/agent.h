@@ -4,11 +4,18 @@
 // daemon's kubelet sockets, an embedder, a test) only forwards kubelet's
 // calls and reads Health().
 //
-//   auto agent = DraAgent::New(backend, state, client, options);
+//   auto node = hcudp::Node::Open(node_options);   // the one door (hcudp/node.h)
+//   auto agent = DraAgent::New(**node, client, options);
+//   (*node)->state().set_listener([&] { (*agent)->OnNodeChanged(); });
+//   (*node)->StartWatching();
 //   (*agent)->Recover();          // before serving: nothing is published yet
 //   (*agent)->Start();            // publishes, then ticks
-//   state.set_listener([&] { (*agent)->OnNodeChanged(); });
 //   (*agent)->Prepare(ref, deadline); (*agent)->Unprepare(ref);
+//
+// It sits on the Node: the Node's snapshot is what it judges and publishes,
+// the Node's ledger (Node::ReadHoldings) what it offers against, the Node's
+// backend (its one CardKeeper) what its preparer and vHCU manager act on.
+// It runs no watcher of its own.
 //
 // Ordering (issue 28, reproduction 4): the slices are first published once
 // Recover() has filled the prepared claims, and recomputed after Recover,
@@ -42,7 +49,6 @@
 #include <utility>
 #include <vector>
 
-#include "hcudp/backend.h"
 #include "hcudp/clock.h"
 #include "hcudp/device.h"
 #include "hcudp/dra/checkpoint.h"
@@ -50,6 +56,7 @@
 #include "hcudp/dra/slice_publisher.h"
 #include "hcudp/export.h"
 #include "hcudp/kube_client.h"
+#include "hcudp/node.h"
 #include "hcudp/node_state.h"
 #include "hcudp/status.h"
 #include "hcudp/vhcu_manager.h"
@@ -86,6 +93,9 @@ HCUDP_EXPORT DeviceHealth PreparedDeviceHealth(const PreparedDevice& device,
 
 struct DraAgentOptions {
   // The preparer's options; on_change is the agent's (it is overwritten).
+  // host_root is set to the Node's backend's. cdi_dir is also where
+  // the Node's ledger reads Hygon's state: give NodeOptions the same
+  // --cdi-spec-dir.
   PreparerOptions preparer;
   // The publisher's; params.node_uid empty: the agent GETs the Node (bounded
   // by node_get_timeout) and publishes without an owner when that fails.
@@ -100,7 +110,7 @@ struct DraAgentOptions {
   // The claim GET. Default (empty): KubeClaimFetcher over the client,
   // bounded by claim_get_timeout and ended by Cancel(). Tests pass a double.
   ClaimFetcher fetch;
-  // Ticks and the preparer's re-check delays. Not owned; default: Real().
+  // Ticks and the preparer's re-check delays. Not owned; default: the Node's.
   Clock* clock = nullptr;
   // Called (refresh thread, no lock held) when Health() changed.
   std::function<void()> on_health_changed;
@@ -111,11 +121,11 @@ struct DraAgentOptions {
 
 class HCUDP_EXPORT DraAgent {
  public:
-  // Builds every part; no thread runs yet. `backend`, `state` and `client`
-  // are not owned and must outlive the agent. InvalidArgument for bad
-  // publisher options (node or driver name).
-  static StatusOr<std::unique_ptr<DraAgent>> New(Backend& backend, const NodeState& state,
-                                                 KubeClient& client, DraAgentOptions options);
+  // Builds every part; no thread runs yet. `node` and `client` are not
+  // owned and must outlive the agent. InvalidArgument for bad publisher
+  // options (node or driver name).
+  static StatusOr<std::unique_ptr<DraAgent>> New(Node& node, KubeClient& client,
+                                                 DraAgentOptions options);
   ~DraAgent();  // Stop()
   DraAgent(const DraAgent&) = delete;
   DraAgent& operator=(const DraAgent&) = delete;
@@ -130,7 +140,7 @@ class HCUDP_EXPORT DraAgent {
   // Cancel, then stops and joins the threads and the publisher. Idempotent.
   void Stop();
 
-  // The node changed (NodeState listener).
+  // The node changed (the Node's NodeState listener).
   void OnNodeChanged();
   // kubelet's calls, one claim each (Preparer::Prepare / Unprepare); the
   // pool and health are recomputed after each.

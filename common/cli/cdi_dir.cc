@@ -1,8 +1,8 @@
-#include "cdi_dir.h"
+#include "hcudp_cli/cdi_dir.h"
 
 #include "hcudp/backend.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 StatusOr<std::string> CdiSpecHostPath(const std::string& host_root,
                                       const std::string& cdi_spec_dir) {
@@ -26,4 +26,4 @@ StatusOr<std::string> CdiSpecWriteDir(const std::string& host_root,
   return HostPath(host_root, host_path);
 }
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp

@@ -1,25 +1,26 @@
-// NodeOps: the daemon's node agent operations (DESIGN.md §10) — node labels
-// (--node-labels) and Kubernetes Events (--events) — built from Options and
-// fed by the node watcher. Everything that talks to the API server or writes
-// a file runs on the publisher's and recorder's own threads: the hooks below
-// only hand values over, so neither the monitor nor an Allocate ever waits.
-#ifndef HCU_DP_DAEMON_NODE_OPS_H_
-#define HCU_DP_DAEMON_NODE_OPS_H_
+// NodeOps: the node agent operations of every strategy (DESIGN.md §10) —
+// node labels (--node-labels) and Kubernetes Events (--events) — built from
+// Options and fed by the node watcher (hcudp/node.h's listeners): what the
+// labels say about the node's HCUs and what an Event says about a card. Everything that talks to
+// the API server or writes a file runs on the publisher's and recorder's own threads: the hooks
+// below only hand values over, so neither the monitor nor an Allocate ever waits.
+#ifndef HCUDP_NODE_OPS_H_
+#define HCUDP_NODE_OPS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "hcudp/device.h"
+#include "hcudp/export.h"
 #include "hcudp/kube_client.h"
-#include "hcudp/node_events.h"
-#include "hcudp/node_labels.h"
 #include "hcudp/options.h"
 #include "hcudp/status.h"
 #include "hcudp/vhcu_manager.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
-class NodeOps {
+class HCUDP_EXPORT NodeOps {
  public:
   // Builds what the flags turn on; nothing starts yet. The API calls go
   // through `shared_client` when the mode has one (HAMi, DRA: one
@@ -34,8 +35,10 @@ class NodeOps {
   // daemon runs without events; so it does, after one warning, once the
   // API server refuses the credentials (401, 403). --events=true or --node-labels=node
   // without working credentials is an input error naming the file (exit 2).
-  static StatusOr<std::unique_ptr<NodeOps>> New(const Options& options,
-                                                KubeClient* shared_client = nullptr);
+  // `on_response` is the own client's KubeClientOptions::on_response.
+  static StatusOr<std::unique_ptr<NodeOps>> New(
+      const Options& options, KubeClient* shared_client = nullptr,
+      std::function<void(const std::string& verb, int code)> on_response = nullptr);
   ~NodeOps();
 
   // Starts the publisher and the recorder (those that are on).
@@ -54,22 +57,19 @@ class NodeOps {
   // The vHCU journal recovery at start-up cleaned up after a crash.
   void OnVhcusRecovered(const VhcuSweepResult& result);
 
-  bool labels_on() const { return labels_ != nullptr; }
-  bool events_on() const { return events_ != nullptr; }
+  bool labels_on() const;
+  bool events_on() const;
   // The client the labels and events use (the shared one, or NodeOps' own);
   // null when neither needs the API server.
-  KubeClient* client() const { return client_; }
+  KubeClient* client() const;
+
+  struct Impl;
 
  private:
-  NodeOps() = default;
-
-  Strategy strategy_ = Strategy::kMixed;
-  std::unique_ptr<KubeClient> own_client_;  // only when no shared client was given
-  KubeClient* client_ = nullptr;
-  std::unique_ptr<NodeLabelPublisher> labels_;
-  std::unique_ptr<EventRecorder> events_;
+  explicit NodeOps(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_NODE_OPS_H_
+#endif  // HCUDP_NODE_OPS_H_

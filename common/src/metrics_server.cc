@@ -1,4 +1,4 @@
-#include "metrics_server.h"
+#include "hcudp_internal/metrics_server.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -20,7 +21,7 @@
 
 #include "hcudp_internal/log.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 // (A namespace of its own: the product's unity build joins this file with
 // others whose anonymous names would collide.)
 namespace metrics_http {
@@ -83,6 +84,14 @@ std::string Answer(const std::string& head, const MetricsServer::Body& body) {
   std::optional<std::string> text = body();
   if (!text) return Response(404, "Not Found", kPlain, "404 Not Found: not serving kubelet yet\n");
   return Response(200, "OK", MetricsServer::kContentType, *text);
+}
+
+bool AllDigits(const std::string& s) {
+  if (s.empty() || s.size() > 5) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return std::stoi(s) <= 65535;
 }
 
 }  // namespace
@@ -354,4 +363,37 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const MetricsAddre
   return std::unique_ptr<MetricsServer>(new MetricsServer(std::move(loop)));
 }
 
-}  // namespace hcudp::daemon
+StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address) {
+  const std::string accepted = "--metrics-address: \"" + address +
+                               "\" is not host:port (e.g. :9400, 127.0.0.1:9400, [::1]:9400)";
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return InvalidArgumentError(accepted);
+  std::string host = address.substr(0, colon);
+  std::string port = address.substr(colon + 1);
+  if (!metrics_http::AllDigits(port)) return InvalidArgumentError(accepted);
+  MetricsAddress out;
+  out.port = std::stoi(port);
+  if (host.empty() || host == "0.0.0.0") {  // every IPv4 address
+    out.host = "0.0.0.0";
+    return out;
+  }
+  if (host.front() == '[') {
+    if (host.back() != ']' || host.size() < 3) return InvalidArgumentError(accepted);
+    out.host = host.substr(1, host.size() - 2);
+    for (char c : out.host) {
+      if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
+        return InvalidArgumentError(accepted);
+      }
+    }
+    return out;
+  }
+  for (char c : host) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') {
+      return InvalidArgumentError(accepted);
+    }
+  }
+  out.host = host;
+  return out;
+}
+
+}  // namespace hcudp

@@ -1,4 +1,6 @@
-// MetricsServer: the HTTP server behind --metrics-address (doc/metrics.md).
+// MetricsServer: the HTTP server behind the daemon's --metrics-address
+// (doc/metrics.md). Not the daemon's own business (it serves whatever text
+// `body` gives), so it lives with the frontends' shared plumbing.
 // Our own small HTTP/1.1 server, for one path: one thread, epoll, every
 // connection non-blocking.
 //
@@ -17,8 +19,8 @@
 // request is complete (the body takes well under a millisecond).
 //
 // Thread-safety: `body` is called on the server's thread only.
-#ifndef HCU_DP_DAEMON_METRICS_SERVER_H_
-#define HCU_DP_DAEMON_METRICS_SERVER_H_
+#ifndef HCUDP_INTERNAL_METRICS_SERVER_H_
+#define HCUDP_INTERNAL_METRICS_SERVER_H_
 
 #include <cstddef>
 #include <functional>
@@ -28,7 +30,7 @@
 
 #include "hcudp/status.h"
 
-namespace hcudp::daemon {
+namespace hcudp {
 
 // Where --metrics-address listens: `host` is an IP address or a host name
 // ("0.0.0.0" for every IPv4 address, IPv6 without brackets).
@@ -36,6 +38,11 @@ struct MetricsAddress {
   std::string host;
   int port = 0;
 };
+
+// "host:port", ":port" or "[v6]:port" -> where to listen (":port" is
+// every IPv4 address); InvalidArgument naming --metrics-address otherwise.
+// A host name is resolved when the server starts, not here.
+StatusOr<MetricsAddress> ParseMetricsAddress(const std::string& address);
 
 class MetricsServer {
  public:
@@ -71,6 +78,6 @@ class MetricsServer {
   std::unique_ptr<Loop> loop_;
 };
 
-}  // namespace hcudp::daemon
+}  // namespace hcudp
 
-#endif  // HCU_DP_DAEMON_METRICS_SERVER_H_
+#endif  // HCUDP_INTERNAL_METRICS_SERVER_H_
