@@ -10,6 +10,7 @@
 
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/dra/slices.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcuctl {
 namespace {
@@ -22,12 +23,7 @@ DoctorCheck Check(std::string name, CheckStatus status, std::string detail, std:
                      status == CheckStatus::kOk ? "" : std::move(fix)};
 }
 
-// `path` (a host path) under `root`, with exactly one '/' between them.
-std::string UnderRoot(const std::string& root, const std::string& path) {
-  std::string r = root;
-  while (!r.empty() && r.back() == '/') r.pop_back();
-  return r + (path.empty() || path.front() != '/' ? "/" : "") + path;
-}
+using hcudp::internal::HostFs;
 
 std::string Parent(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -78,10 +74,10 @@ DoctorCheck DirCheck(const std::string& name, const std::string& shown, const st
                shown + " missing; the daemon creates it (" + why + ")", fix);
 }
 
-DoctorCheck SocketCheck(const DraDoctorOptions& o) {
+DoctorCheck SocketCheck(const DraDoctorOptions& o, const HostFs& host) {
   const std::string shown = JoinDir(JoinDir(o.plugins_dir, o.driver_name), "dra.sock");
   struct stat st {};
-  if (::stat(UnderRoot(o.host_root, shown).c_str(), &st) != 0) {
+  if (::stat(host.Path(shown).c_str(), &st) != 0) {
     return Check("dra-socket", CheckStatus::kWarn,
                  shown + " missing: the DRA driver is not serving on this node",
                  "start the DaemonSet with strategy dra here (label the node hcu-mode=dra)");
@@ -93,16 +89,16 @@ DoctorCheck SocketCheck(const DraDoctorOptions& o) {
   return Check("dra-socket", CheckStatus::kOk, shown + " present");
 }
 
-DoctorCheck CheckpointCheck(const DraDoctorOptions& o) {
-  const std::string shown(hcudp::dra::kCheckpointDir);
-  DoctorCheck dir = DirCheck("dra-checkpoint", shown, UnderRoot(o.host_root, shown),
+DoctorCheck CheckpointCheck(const HostFs& host) {
+  const std::string shown(hcudp::internal::host_path::kDraCheckpointDir);
+  DoctorCheck dir = DirCheck("dra-checkpoint", shown, host.DraCheckpointDir(),
                              WhenMissing::kCreate, "prepared claims, kept across reboots",
                              "mount the host's /var/lib/hcu-device-plugin read-write");
   struct stat st {};
-  if (dir.status != CheckStatus::kOk || ::stat(UnderRoot(o.host_root, shown).c_str(), &st) != 0) {
+  if (dir.status != CheckStatus::kOk || ::stat(host.DraCheckpointDir().c_str(), &st) != 0) {
     return dir;
   }
-  hcudp::dra::CheckpointStore store(o.host_root);
+  hcudp::dra::CheckpointStore store(host.root());
   std::vector<std::string> bad;
   auto claims = store.ReadAll(&bad);
   if (!claims.ok()) {
@@ -178,22 +174,23 @@ bool IsDevicePluginCheck(std::string_view name) {
 }
 
 std::vector<DoctorCheck> RunDraChecks(const DraDoctorOptions& o) {
+  const HostFs host(o.host_root);
   std::vector<DoctorCheck> checks;
-  checks.push_back(DirCheck("dra-plugins-dir", o.plugins_dir, UnderRoot(o.host_root, o.plugins_dir),
+  checks.push_back(DirCheck("dra-plugins-dir", o.plugins_dir, host.Path(o.plugins_dir),
                             WhenMissing::kWarn, "the DRA socket goes in <dir>/" + o.driver_name,
                             "pass --kubelet-plugins-dir=<kubelet root-dir>/plugins"));
   checks.push_back(DirCheck("dra-registry-dir", o.registry_dir,
-                            UnderRoot(o.host_root, o.registry_dir), WhenMissing::kFail,
+                            host.Path(o.registry_dir), WhenMissing::kFail,
                             "kubelet's plugin watcher finds the driver here",
                             "start kubelet (it creates the directory), or pass "
                             "--kubelet-registry-dir=<kubelet root-dir>/plugins_registry"));
-  checks.push_back(SocketCheck(o));
-  checks.push_back(DirCheck("cdi-dir", o.cdi_spec_dir, UnderRoot(o.host_root, o.cdi_spec_dir),
+  checks.push_back(SocketCheck(o, host));
+  checks.push_back(DirCheck("cdi-dir", o.cdi_spec_dir, host.Path(o.cdi_spec_dir),
                             WhenMissing::kWarn, "CDI specs the container runtime reads",
                             "enable CDI in the container runtime (containerd 1.7+: "
                             "enable_cdi, CRI-O: on by default) with spec dir " +
                                 o.cdi_spec_dir));
-  checks.push_back(CheckpointCheck(o));
+  checks.push_back(CheckpointCheck(host));
   checks.push_back(NodeNameCheck(o));
   checks.push_back(CredentialsCheck(o));
   return checks;

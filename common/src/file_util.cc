@@ -51,6 +51,20 @@ Status FinishFile(int fd, const std::string& path, std::string_view data, mode_t
   return st;
 }
 
+Status NotRegular(const std::string& path, mode_t mode) {
+  const char* what = S_ISFIFO(mode)                   ? "a FIFO"
+                     : S_ISDIR(mode)                  ? "a directory"
+                     : S_ISLNK(mode)                  ? "a symbolic link"
+                     : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                     : S_ISSOCK(mode)                 ? "a socket"
+                                                      : "of an unknown type";
+  return FailedPreconditionError(path + ": " + what + ", not a regular file");
+}
+
+Status TooLarge(const std::string& path, size_t max_bytes) {
+  return InvalidArgumentError(path + ": larger than " + std::to_string(max_bytes) + " bytes");
+}
+
 }  // namespace
 
 std::string ParentDir(const std::string& path) {
@@ -91,6 +105,36 @@ StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
     }
   }
   ::close(fd);
+  return content;
+}
+
+StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return ErrnoError("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0 && errno == ELOOP) return NotRegular(path, S_IFLNK);
+  if (fd < 0) return ErrnoError("open", path, errno);
+  Status problem;
+  if (::fstat(fd, &st) != 0) {
+    problem = ErrnoError("stat", path, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = NotRegular(path, st.st_mode);
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    problem = TooLarge(path, max_bytes);
+  }
+  std::string content;
+  char buf[8192];
+  while (problem.ok()) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) problem = ErrnoError("read", path, errno);
+    if (n <= 0) break;
+    content.append(buf, static_cast<size_t>(n));
+    if (content.size() > max_bytes) problem = TooLarge(path, max_bytes);  // grew since fstat
+  }
+  ::close(fd);
+  if (!problem.ok()) return problem;
   return content;
 }
 

@@ -226,6 +226,51 @@ BOOST_AUTO_TEST_CASE(remove_file_of_a_missing_file_is_ok_and_list_sees_only_regu
   BOOST_TEST(none->empty());
 }
 
+BOOST_AUTO_TEST_CASE(read_regular_file_reads_only_a_regular_file_and_never_blocks) {
+  TempDir dir;
+  const std::string file = dir.Join("conf");
+  testing::WriteFile(file, "text\n");
+  StatusOr<std::string> read = ReadRegularFile(file);
+  BOOST_REQUIRE_MESSAGE(read.ok(), read.status().ToString());
+  BOOST_TEST(*read == "text\n");
+
+  // Opening a FIFO for reading would wait for a writer: it is refused
+  // without a wait (this test would hang otherwise).
+  const std::string fifo = dir.Join("fifo");
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const std::string link = dir.Join("link");
+  fs::create_symlink(file, link);
+  const std::string sub = dir.Join("sub");
+  fs::create_directory(sub);
+  struct Case {
+    std::string path;
+    const char* what;
+  };
+  for (const Case& c : {Case{fifo, "a FIFO"}, Case{link, "a symbolic link"},
+                        Case{sub, "a directory"}, Case{"/dev/zero", "a device"}}) {
+    StatusOr<std::string> refused = ReadRegularFile(c.path);
+    BOOST_TEST_CONTEXT(c.path) {
+      BOOST_REQUIRE(!refused.ok());
+      BOOST_TEST((refused.status().code() == StatusCode::kFailedPrecondition));
+      BOOST_TEST(refused.status().message() == c.path + ": " + c.what + ", not a regular file");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(read_regular_file_keeps_the_limit_and_names_a_missing_file) {
+  TempDir dir;
+  const std::string path = dir.Join("f");
+  testing::WriteFile(path, std::string(100, 'x'));
+  BOOST_TEST(ReadRegularFile(path, 100).ok());
+  StatusOr<std::string> over = ReadRegularFile(path, 99);
+  BOOST_REQUIRE(!over.ok());
+  BOOST_TEST((over.status().code() == StatusCode::kInvalidArgument));
+  BOOST_TEST(over.status().message() == path + ": larger than 99 bytes");
+  StatusOr<std::string> missing = ReadRegularFile(dir.Join("nope"));
+  BOOST_TEST((missing.status().code() == StatusCode::kNotFound));
+  BOOST_TEST(missing.status().message().find(dir.Join("nope")) != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

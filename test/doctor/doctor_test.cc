@@ -174,15 +174,15 @@ BOOST_AUTO_TEST_CASE(MigOnWithoutInstancesAndStaleConfsAreReported) {
   DoctorOptions o;
   o.host_root = root.path();
   o.strategy = Strategy::kMig;
-  DoctorCheck none = doctor::CheckMigConsistency(o, true);
+  DoctorCheck none = doctor::CheckMigConsistency(o, internal::HostFs(o.host_root), true);
   BOOST_CHECK(none.status == CheckStatus::kFail);
   BOOST_CHECK_MESSAGE(none.detail.find("serves nothing") != std::string::npos, none.detail);
   WriteFile(root.Join("etc/dmi_mig_config/ci/dev0gi1ci0.conf"), "x\n");
   o.strategy = Strategy::kMixed;
-  DoctorCheck stale = doctor::CheckMigConsistency(o, false);
+  DoctorCheck stale = doctor::CheckMigConsistency(o, internal::HostFs(o.host_root), false);
   BOOST_CHECK(stale.status == CheckStatus::kWarn);
   BOOST_CHECK_MESSAGE(stale.detail.find("remain") != std::string::npos, stale.detail);
-  DoctorCheck unknown = doctor::CheckMigConsistency(o, std::nullopt);
+  DoctorCheck unknown = doctor::CheckMigConsistency(o, internal::HostFs(o.host_root), std::nullopt);
   BOOST_CHECK(unknown.status == CheckStatus::kWarn);
 }
 

@@ -24,10 +24,10 @@ BOOST_AUTO_TEST_SUITE(sim_files)
 
 BOOST_AUTO_TEST_CASE(a_held_host_root_lock_is_unavailable_after_the_timeout_not_a_hang) {
   testing::TempDir root;
-  std::filesystem::create_directories(StateDir(root.path()));
+  std::filesystem::create_directories(StateDir(internal::HostFs(root.path())));
   // Another holder: its own open file description, so flock conflicts even
   // within this process.
-  const std::string path = StateDir(root.path()) + "/lock";
+  const std::string path = StateDir(internal::HostFs(root.path())) + "/lock";
   const int held = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   BOOST_REQUIRE(held >= 0);
   BOOST_REQUIRE(::flock(held, LOCK_EX) == 0);
@@ -38,7 +38,7 @@ BOOST_AUTO_TEST_CASE(a_held_host_root_lock_is_unavailable_after_the_timeout_not_
   BOOST_REQUIRE(child >= 0);
   if (child == 0) {
     const auto start = std::chrono::steady_clock::now();
-    HostRootLock lock(root.path(), milliseconds(200));
+    HostRootLock lock(internal::HostFs(root.path()), milliseconds(200));
     const auto took = std::chrono::steady_clock::now() - start;
     int failures = 0;
     if (lock.status().code() != StatusCode::kUnavailable) failures |= 1;
@@ -62,7 +62,7 @@ BOOST_AUTO_TEST_CASE(a_held_host_root_lock_is_unavailable_after_the_timeout_not_
   BOOST_CHECK_EQUAL(WEXITSTATUS(status), 0);
 
   ::flock(held, LOCK_UN);
-  HostRootLock free_lock(root.path(), milliseconds(200));
+  HostRootLock free_lock(internal::HostFs(root.path()), milliseconds(200));
   BOOST_CHECK_MESSAGE(free_lock.status().ok(), free_lock.status().ToString());
   ::close(held);
 }

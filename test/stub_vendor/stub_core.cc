@@ -74,7 +74,7 @@ std::vector<int> VisibleCardsInDmiOrder() {
   std::vector<int> cards = VisibleCards();
   std::optional<std::string> root = Knob("host_root");
   if (!root) return cards;
-  StatusOr<std::vector<std::string>> kfd = vendor::ReadKfdGpuBdfs(*root);
+  StatusOr<std::vector<std::string>> kfd = vendor::ReadKfdGpuBdfs(internal::HostFs(*root));
   if (!kfd.ok()) return cards;
   std::vector<int> ordered;
   for (const std::string& bdf : *kfd) {

@@ -23,7 +23,7 @@ VdevConf Conf(const std::string& bdf, int cus, uint64_t mib) {
 }
 
 StatusOr<int> Find(const std::map<int, VdevConf>& before, const std::map<int, VdevConf>& after) {
-  return FindCreatedVhcu(before, after, kCard0, 10, 1024, "/host");
+  return FindCreatedVhcu(before, after, kCard0, 10, 1024, internal::HostFs("/host"));
 }
 
 BOOST_AUTO_TEST_SUITE(FindCreatedVhcuSuite)

@@ -27,21 +27,21 @@ BOOST_AUTO_TEST_SUITE(NodeFiles)
 BOOST_AUTO_TEST_CASE(DriverIsLiveOnlyWhenInitstateSaysLive) {
   TempDir root;
   std::string state;
-  BOOST_CHECK(!DriverModuleLive(root.path(), &state));
+  BOOST_CHECK(!DriverModuleLive(internal::HostFs(root.path()), &state));
   BOOST_CHECK_EQUAL(state, "not loaded");
   WriteFile(root.Join("sys/module/hycu/initstate"), "coming\n");
-  BOOST_CHECK(!DriverModuleLive(root.path(), &state));
+  BOOST_CHECK(!DriverModuleLive(internal::HostFs(root.path()), &state));
   BOOST_CHECK_EQUAL(state, "coming");
   WriteFile(root.Join("sys/module/hycu/initstate"), "live\n");
-  BOOST_CHECK(DriverModuleLive(root.path()));
+  BOOST_CHECK(DriverModuleLive(internal::HostFs(root.path())));
 }
 
 BOOST_AUTO_TEST_CASE(OlderHydcuModuleCountsToo) {
   TempDir root;
   WriteFile(root.Join("sys/module/hydcu/initstate"), "live\n");
   WriteFile(root.Join("sys/module/hydcu/version"), "6.2.26-V1.0\n");
-  BOOST_CHECK(DriverModuleLive(root.path()));
-  StatusOr<std::string> v = DriverModuleVersion(root.path());
+  BOOST_CHECK(DriverModuleLive(internal::HostFs(root.path())));
+  StatusOr<std::string> v = DriverModuleVersion(internal::HostFs(root.path()));
   BOOST_REQUIRE(v.ok());
   BOOST_CHECK_EQUAL(*v, "6.2.26-V1.0");
 }
@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(PciScanKeepsOnlyHygonDisplayAndCoprocessorFunctions) {
   AddPci(root, "0000:0C:00.0", "0x1d94", "0x6310", "0x0b4000");  // HCU, co-processor
   AddPci(root, "0000:00:00.0", "0x1d94", "0x1450", "0x060000");  // Hygon root complex
   AddPci(root, "0000:02:00.0", "0x1a03", "0x2000", "0x030000");  // ASPEED VGA
-  std::vector<PciHcu> got = ScanPciHcus(root.path());
+  std::vector<PciHcu> got = ScanPciHcus(internal::HostFs(root.path()));
   BOOST_REQUIRE_EQUAL(got.size(), 2u);
   BOOST_CHECK_EQUAL(got[0].bdf, "0000:09:00.0");
   BOOST_CHECK_EQUAL(got[0].device_id, 0x6210);
@@ -95,20 +95,20 @@ BOOST_AUTO_TEST_CASE(KfdTopologyGivesGpuBdfsInNumericNodeOrder) {
                                           "0000:29:00.0", "0000:c9:00.0", "0000:49:00.0",
                                           "0000:a9:00.0", "0000:89:00.0", "0001:0a:1f.7"};
   for (size_t i = 0; i < probe.size(); ++i) AddKfdNode(root, static_cast<int>(i) + 2, probe[i]);
-  StatusOr<std::vector<std::string>> got = ReadKfdGpuBdfs(root.path());
+  StatusOr<std::vector<std::string>> got = ReadKfdGpuBdfs(internal::HostFs(root.path()));
   BOOST_REQUIRE_MESSAGE(got.ok(), got.status().ToString());
   BOOST_CHECK(*got == probe);
 }
 
 BOOST_AUTO_TEST_CASE(KfdTopologyErrorsNameWhatIsMissing) {
   TempDir root;
-  StatusOr<std::vector<std::string>> none = ReadKfdGpuBdfs(root.path());
+  StatusOr<std::vector<std::string>> none = ReadKfdGpuBdfs(internal::HostFs(root.path()));
   BOOST_CHECK(none.status().code() == StatusCode::kNotFound);
   BOOST_CHECK_MESSAGE(none.status().message().find("topology") != std::string::npos,
                       none.status().message());
   WriteFile(root.Join("sys/class/kfd/kfd/topology/nodes/0/gpu_id"), "123\n");
   WriteFile(root.Join("sys/class/kfd/kfd/topology/nodes/0/properties"), "domain 0\n");
-  StatusOr<std::vector<std::string>> bad = ReadKfdGpuBdfs(root.path());
+  StatusOr<std::vector<std::string>> bad = ReadKfdGpuBdfs(internal::HostFs(root.path()));
   BOOST_CHECK(!bad.ok());
   BOOST_CHECK_MESSAGE(bad.status().message().find("nodes/0/properties") != std::string::npos,
                       bad.status().message());

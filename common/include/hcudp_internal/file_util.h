@@ -53,6 +53,16 @@ enum class Durability {
 // Internal on other errors. Messages name the path, never the content.
 StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes = kSmallFileMaxBytes);
 
+// ReadFile for a file that someone else may have replaced with anything:
+// only a regular file is ever read. The path is not followed if it is a
+// symbolic link, is opened non-blocking (a FIFO or device never blocks the
+// caller) and checked again on what was opened (fstat), so a swap between
+// the checks is caught too. FailedPrecondition "<path>: a FIFO, not a
+// regular file" (a directory, a symbolic link, a device, a socket) when it
+// is not one; otherwise the errors of ReadFile.
+StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                      size_t max_bytes = kSmallFileMaxBytes);
+
 // Replaces `path` with `data` atomically (see above). On failure the temp
 // file is removed and `path` is unchanged.
 Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,

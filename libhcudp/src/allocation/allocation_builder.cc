@@ -8,13 +8,14 @@
 #include "hcudp/backend.h"
 #include "hcudp/cdi.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp {
 namespace {
 
 std::string VhcuConfPath(const Vhcu& vhcu) {
   if (!vhcu.conf_path.empty()) return vhcu.conf_path;
-  return "/etc/vdev/vdev" + std::to_string(vhcu.id) + ".conf";
+  return internal::host_path::VdevConf(vhcu.id);
 }
 
 Status AddCardDri(const NodeInventory& inventory, int card_index, ContainerAllocation& out) {
@@ -40,7 +41,7 @@ const ResourceDevice* FindDevice(const Resource& resource, const std::string& id
 }  // namespace
 
 Status ValidateVhcuConfFile(const std::string& host_root, const std::string& path) {
-  const std::string full = HostPath(host_root, path);
+  const std::string full = internal::HostFs(host_root).Path(path);
   struct stat st {};
   if (::stat(full.c_str(), &st) != 0) {
     return FailedPreconditionError("vHCU conf " + path + " does not exist");
@@ -69,8 +70,10 @@ AllocationBuilder::AllocationBuilder(AllocationBuilderOptions options)
 
 ContainerAllocation AllocationBuilder::CommonEdits(const NodeInventory& inventory) const {
   ContainerAllocation out;
-  if (inventory.has_kfd) out.devices.push_back({"/dev/kfd", "/dev/kfd", "rw"});
-  if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rw"});
+  const std::string kfd(internal::host_path::kDevKfd);
+  const std::string mkfd(internal::host_path::kDevMkfd);
+  if (inventory.has_kfd) out.devices.push_back({kfd, kfd, "rw"});
+  if (inventory.has_mkfd) out.devices.push_back({mkfd, mkfd, "rw"});
   out.mounts.push_back({options_.hyhal_path, std::string(kHyhalContainerPath), true});
   out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
@@ -135,7 +138,7 @@ StatusOr<ContainerAllocation> AllocationBuilder::DeviceEdits(const NodeInventory
       const MigInstance& mig = inventory.mig_instances[static_cast<size_t>(device.mig_index)];
       HCUDP_RETURN_IF_ERROR(AddCardDri(inventory, mig.card, out));
       struct stat st {};
-      const std::string full = HostPath(options_.host_root, mig.conf_path);
+      const std::string full = internal::HostFs(options_.host_root).Path(mig.conf_path);
       if (mig.conf_path.empty() || ::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
         return FailedPreconditionError("MIG conf " + mig.conf_path + " of " + device.id +
                                        " is missing or not a regular file");

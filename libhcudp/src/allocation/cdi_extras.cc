@@ -10,13 +10,10 @@
 #include <unistd.h>
 
 #include "hcudp/allocation.h"
-#include "hcudp/backend.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp {
 namespace {
-
-constexpr char kDevMem[] = "/dev/mem";
-constexpr char kDebugFs[] = "/sys/kernel/debug";
 
 bool IsDir(const std::string& path) {
   struct stat st {};
@@ -60,13 +57,15 @@ std::string LinkKind(const std::string& node) {
 
 ContainerAllocation AllocationBuilder::CdiCommonEdits(const NodeInventory& inventory) const {
   ContainerAllocation out = CommonEdits(inventory);
-  const std::string& root = options_.host_root;
-  if (IsHyhalTree(HostPath(root, std::string(kLocalHyhalPath)))) {
+  const internal::HostFs host(options_.host_root);
+  if (IsHyhalTree(host.LocalHyhal())) {
     out.mounts.push_back({std::string(kLocalHyhalPath), std::string(kLocalHyhalPath), true});
   }
   if (options_.cdi_debug_access) {
-    if (IsCharDevice(HostPath(root, kDevMem))) out.devices.push_back({kDevMem, kDevMem, "rw"});
-    if (IsDir(HostPath(root, kDebugFs))) out.mounts.push_back({kDebugFs, kDebugFs, true});
+    const std::string mem(internal::host_path::kDevMem);
+    const std::string debugfs(internal::host_path::kKernelDebugFs);
+    if (IsCharDevice(host.Path(mem))) out.devices.push_back({mem, mem, "rw"});
+    if (IsDir(host.Path(debugfs))) out.mounts.push_back({debugfs, debugfs, true});
   }
   return out;
 }
@@ -76,13 +75,14 @@ StatusOr<ContainerAllocation> AllocationBuilder::CdiDeviceEdits(
   HCUDP_ASSIGN_OR_RETURN(ContainerAllocation out, DeviceEdits(inventory, resource, device));
   const Card* card = inventory.FindCard(DeviceCard(inventory, resource, device));
   if (card == nullptr) return out;  // DeviceEdits found it; a HAMi kind never gets here
-  if (!card->sysfs_dir.empty() && IsDir(HostPath(options_.host_root, card->sysfs_dir))) {
+  const internal::HostFs host(options_.host_root);
+  if (!card->sysfs_dir.empty() && IsDir(host.Path(card->sysfs_dir))) {
     Mount sysfs{card->sysfs_dir, card->sysfs_dir, true};
     sysfs.recursive = true;
     out.mounts.push_back(std::move(sysfs));
   }
   if (!options_.cdi_hook_path.empty() &&
-      IsExecutableFile(HostPath(options_.host_root, options_.cdi_hook_path))) {
+      IsExecutableFile(host.Path(options_.cdi_hook_path))) {
     // The links udev makes on the host, pointing at the card's own nodes.
     CdiHook hook{"createContainer", options_.cdi_hook_path, {"hcu-cdi-hook", "create-symlinks"}};
     for (const std::string& node : card->dri_nodes) {

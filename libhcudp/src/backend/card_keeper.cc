@@ -31,9 +31,9 @@ std::string Describe(const Card& card) {
 
 }  // namespace
 
-std::set<std::string> DriverBoundBdfs(const std::string& host_root) {
+std::set<std::string> DriverBoundBdfs(const internal::HostFs& fs) {
   std::set<std::string> bdfs;
-  const std::string modules = HostPath(host_root, "/sys/module");
+  const std::string modules = fs.SysModuleDir();
   auto names = node_files::ListDir(modules);
   if (!names.ok()) return bdfs;
   for (const std::string& module : *names) {
@@ -54,7 +54,7 @@ std::set<std::string> DriverBoundBdfs(const std::string& host_root) {
 }
 
 bool CardKeeper::PciPresent(const std::string& bdf) const {
-  return node_files::Exists(HostPath(host_root_, "/sys/bus/pci/devices/" + bdf));
+  return node_files::Exists(fs_.PciDevice(bdf));
 }
 
 bool CardKeeper::Missed(const std::string& bdf, LookKind kind, int* missed) {
@@ -108,7 +108,7 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look, LookKind kind) 
       ++it;
       continue;
     }
-    const std::string pci = HostPath(host_root_, "/sys/bus/pci/devices/" + bdf);
+    const std::string pci = fs_.PciDevice(bdf);
     if (!PciPresent(bdf) && look.driver_bound.count(bdf) == 0) {
       LOG(WARNING) << Describe(it->second) << " is gone: " << pci
                    << " no longer exists and no HCU driver binds it";
@@ -152,7 +152,7 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look, LookKind kind) 
   if (bound.size() == 1 && unnamed.size() == 1) {
     // One failed card without a BDF, one bound BDF unaccounted for: the same.
     unnamed.front()->last_known.bdf = bound.front();
-    unnamed.front()->path = HostPath(host_root_, "/sys/bus/pci/devices/" + bound.front());
+    unnamed.front()->path = fs_.PciDevice(bound.front());
     bound.clear();
   }
   for (const std::string& bdf : bound) {
@@ -170,7 +170,7 @@ std::vector<UnknownCard> CardKeeper::Merge(const CardLook& look, LookKind kind) 
     u.last_known.index = -1;
     u.last_known.bdf = bdf;
     u.reason = UnknownReason::kMissedDiscovery;
-    u.path = HostPath(host_root_, "/sys/bus/pci/devices/" + bdf);
+    u.path = fs_.PciDevice(bdf);
     u.detail = "bound to the HCU driver but not listed by the vendor library";
     u.missed = missed;
     unknown.push_back(std::move(u));

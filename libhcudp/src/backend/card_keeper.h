@@ -18,6 +18,7 @@
 
 #include "hcudp/clock.h"
 #include "hcudp/device.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp {
@@ -29,9 +30,9 @@ struct CardLook {
   std::set<std::string> driver_bound;  // BDFs the HCU driver binds in sysfs
 };
 
-// HCU BDFs bound to the HCU driver under host_root/sys/module/hy*cu/drivers/
+// HCU BDFs bound to the HCU driver under <host-root>/sys/module/hy*cu/drivers/
 // pci:*/ (hcu-hardware.md §2.2); empty when sysfs cannot be read.
-std::set<std::string> DriverBoundBdfs(const std::string& host_root);
+std::set<std::string> DriverBoundBdfs(const internal::HostFs& fs);
 
 class CardKeeper {
  public:
@@ -41,8 +42,7 @@ class CardKeeper {
   static constexpr std::chrono::seconds kTimeToConfirm{60};
 
   // `clock` is not owned and must outlive the keeper.
-  CardKeeper(std::string host_root, Clock& clock)
-      : host_root_(std::move(host_root)), clock_(clock) {}
+  CardKeeper(internal::HostFs fs, Clock& clock) : fs_(std::move(fs)), clock_(clock) {}
 
   // How a discovery counts.
   enum class LookKind {
@@ -55,13 +55,13 @@ class CardKeeper {
   std::vector<UnknownCard> Merge(const CardLook& look, LookKind kind = LookKind::kLook);
 
  private:
-  // host_root/sys/bus/pci/devices/<bdf> exists.
+  // <host-root>/sys/bus/pci/devices/<bdf> exists.
   bool PciPresent(const std::string& bdf) const;
   // Counts one more miss of `bdf` (a look, not a re-check) and says whether
   // its absence is now confirmed; `detail` gets why, for the log.
   bool Missed(const std::string& bdf, LookKind kind, int* missed) HCUDP_REQUIRES(mutex_);
 
-  const std::string host_root_;
+  const internal::HostFs fs_;
   Clock& clock_;
   // A leaf: only sysfs stats are made under it, never a vendor call.
   Mutex mutex_;

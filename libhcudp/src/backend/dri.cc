@@ -11,8 +11,8 @@ bool StartsWith(const std::string& s, std::string_view prefix) {
 }
 
 // The drm directory of `bdf` under the first matching module, or "".
-std::string FindDrmDir(const std::string& host_root, const std::string& bdf) {
-  const std::string modules = HostPath(host_root, "/sys/module");
+std::string FindDrmDir(const internal::HostFs& fs, const std::string& bdf) {
+  const std::string modules = fs.SysModuleDir();
   auto names = node_files::ListDir(modules);
   if (!names.ok()) return "";
   for (const std::string& module : *names) {
@@ -26,12 +26,12 @@ std::string FindDrmDir(const std::string& host_root, const std::string& bdf) {
 
 }  // namespace
 
-DriLookup FindDriNodes(const std::string& host_root, const std::string& bdf) {
+DriLookup FindDriNodes(const internal::HostFs& fs, const std::string& bdf) {
   DriLookup result;
-  std::string drm = FindDrmDir(host_root, bdf);
+  std::string drm = FindDrmDir(fs, bdf);
   if (drm.empty()) {
     result.error = "no DRM directory for " + bdf + ": searched " +
-                   HostPath(host_root, "/sys/module/*/drivers/pci:*/" + bdf + "/drm") +
+                   fs.Path(internal::host_path::DriverModuleFile("*", "drivers/pci:*/" + bdf + "/drm")) +
                    " (module name must equal the driver name)";
     return result;
   }
@@ -40,8 +40,8 @@ DriLookup FindDriNodes(const std::string& host_root, const std::string& bdf) {
   if (entries.ok()) {
     for (const std::string& entry : *entries) {
       if (!StartsWith(entry, "card") && !StartsWith(entry, "renderD")) continue;
-      std::string host_path = "/dev/dri/" + entry;
-      if (node_files::Exists(HostPath(host_root, host_path))) {
+      std::string host_path = internal::host_path::DevDri(entry);
+      if (node_files::Exists(fs.Path(host_path))) {
         result.nodes.push_back(host_path);
       } else {
         missing.push_back(host_path);
@@ -55,7 +55,7 @@ DriLookup FindDriNodes(const std::string& host_root, const std::string& bdf) {
       std::string names;
       for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
       result.error = "no DRI device node for " + bdf + ": " + drm + " names " + names +
-                     " but none exists under host-root " + host_root;
+                     " but none exists under host-root " + fs.root();
     }
   }
   return result;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hcudp_internal/host_fs.h"
+
 namespace hcudp {
 
 struct DriLookup {
@@ -13,10 +15,10 @@ struct DriLookup {
   std::string error;               // set when `nodes` is empty: what was searched
 };
 
-// Tries every module under host_root/sys/module whose driver directory is
+// Tries every module under <host-root>/sys/module whose driver directory is
 // pci:<module> (the vendor requires module name == driver name, which skips
 // e.g. hycu's pci:amdgpu alias) and takes the first one holding <bdf>/drm.
-DriLookup FindDriNodes(const std::string& host_root, const std::string& bdf);
+DriLookup FindDriNodes(const internal::HostFs& fs, const std::string& bdf);
 
 }  // namespace hcudp
 

@@ -43,7 +43,7 @@ std::string Lower(std::string s) {
 HostBackend::HostBackend(HostBackendOptions options, std::unique_ptr<VendorLib> vendor)
     : options_(std::move(options)),
       vendor_(std::move(vendor)),
-      cards_(options_.host_root, options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
+      cards_(fs_, options_.clock != nullptr ? *options_.clock : Clock::Real()) {}
 
 HostBackend::~HostBackend() {
   events_.Stop();
@@ -84,13 +84,13 @@ StatusOr<Card> HostBackend::DiscoverCard(int index) {
     LOG(WARNING) << "card " << index << " (" << card.bdf
                  << "): NUMA node unknown: " << numa.status().ToString();
   }
-  DriLookup dri = FindDriNodes(options_.host_root, card.bdf);
+  DriLookup dri = FindDriNodes(fs_, card.bdf);
   card.dri_nodes = std::move(dri.nodes);
   card.dri_error = std::move(dri.error);
   if (!card.dri_error.empty()) LOG(WARNING) << "card " << index << ": " << card.dri_error;
   // Without it the card is still usable: its devices carry no pcieRoot
   // attribute and its CDI edits no sysfs mount.
-  PciPlace place = FindPciPlace(options_.host_root, card.bdf);
+  PciPlace place = FindPciPlace(fs_, card.bdf);
   card.sysfs_dir = std::move(place.sysfs_dir);
   card.pcie_root = std::move(place.pcie_root);
   if (!place.error.empty()) LOG(WARNING) << "card " << index << ": " << place.error;
@@ -120,7 +120,7 @@ StatusOr<CardLook> HostBackend::DiscoverCards() {
                  << " is unknown: " << unknown.detail;
     look.failed.push_back(std::move(unknown));
   }
-  look.driver_bound = DriverBoundBdfs(options_.host_root);
+  look.driver_bound = DriverBoundBdfs(fs_);
   return look;
 }
 
@@ -173,17 +173,17 @@ StatusOr<NodeInventory> HostBackend::DiscoverAs(CardKeeper::LookKind kind) {
       // Never read: its DRI nodes from sysfs, what a running pod's CDI
       // entry still needs.
       if (u.last_known.dri_nodes.empty() && !u.last_known.bdf.empty()) {
-        u.last_known.dri_nodes = FindDriNodes(options_.host_root, u.last_known.bdf).nodes;
+        u.last_known.dri_nodes = FindDriNodes(fs_, u.last_known.bdf).nodes;
       }
     }
     inv.cards = std::move(look.cards);
   }
   ApplyLastHealth(&inv.cards);
   inv.links = DiscoverLinks(inv.cards);
-  inv.has_kfd = node_files::Exists(HostPath(options_.host_root, "/dev/kfd"));
-  inv.has_mkfd = node_files::Exists(HostPath(options_.host_root, "/dev/mkfd"));
+  inv.has_kfd = node_files::Exists(fs_.DevKfd());
+  inv.has_mkfd = node_files::Exists(fs_.DevMkfd());
   {
-    VhcuScan scan = ScanVhcus(options_.host_root, inv.cards, *vendor_);
+    VhcuScan scan = ScanVhcus(fs_, inv.cards, *vendor_);
     inv.vhcus = std::move(scan.vhcus);
     inv.vhcu_gaps = std::move(scan.gaps);
   }
@@ -197,7 +197,7 @@ StatusOr<NodeInventory> HostBackend::DiscoverAs(CardKeeper::LookKind kind) {
   // With the mode unknown, the instances the node records are still read:
   // what they are and who holds them is then known.
   if (inv.mig_enabled || !mig.ok()) {
-    inv.mig_instances = ScanMigInstances(options_.host_root, &inv.mig_gaps);
+    inv.mig_instances = ScanMigInstances(fs_, &inv.mig_gaps);
     // A conf's devN is the MIG library's (DMI) index; its `pci` names the
     // card, so the BDF decides which discovered card it is on. Not
     // discovered: on no card (-1), never the card whose index is N.
@@ -251,7 +251,7 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
   const std::string want_bdf = target->bdf;
   const std::string want = "card " + std::to_string(card) + " (" + want_bdf + ")";
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
-                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
+                         VhcuHostLock::Acquire(fs_.root(), options_.vhcu_lock_timeout));
   // The vHCU is the one the driver made for this call, as the vendor
   // library reports it — not whichever new conf appeared meanwhile.
   int id = -1;
@@ -261,7 +261,7 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
                          std::to_string(compute_units) + " CU, " + std::to_string(memory_mib) +
                          " MiB) but did not say which vHCU it made");
   }
-  StatusOr<Vhcu> made = ReadVhcu(options_.host_root, id, cards, *vendor_);
+  StatusOr<Vhcu> made = ReadVhcu(fs_, id, cards, *vendor_);
   if (!made.ok()) return made.status().WithContext("the new vHCU's conf is unusable");
   // The driver's card index is not the plugin's (DMI vs RSMI order): a wrong
   // map creates the vHCU on another physical card. The conf's PciBusId is
@@ -282,13 +282,12 @@ StatusOr<Vhcu> HostBackend::CreateVhcu(int card, int compute_units, uint64_t mem
 
 Status HostBackend::DestroyVhcu(int id) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
-                         VhcuHostLock::Acquire(options_.host_root, options_.vhcu_lock_timeout));
+                         VhcuHostLock::Acquire(fs_.root(), options_.vhcu_lock_timeout));
   return DestroyVhcuLocked(id);
 }
 
 Status HostBackend::DestroyVhcuLocked(int id) {
-  const std::string conf =
-      HostPath(options_.host_root, std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf");
+  const std::string conf = fs_.VdevConf(id);
   Status stopped = vendor_->StopVhcu(id);
   if (stopped.code() == StatusCode::kNotFound) {
     // Gone already (a destroy killed before its unlink, a vendor tool): a
@@ -316,8 +315,7 @@ Status HostBackend::DestroyVhcuLocked(int id) {
 }
 
 std::vector<std::string> HostBackend::WatchPaths() const {
-  std::vector<std::string> paths = {HostPath(options_.host_root, kVdevDir),
-                                    HostPath(options_.host_root, kMigCiDir)};
+  std::vector<std::string> paths = {fs_.VdevDir(), fs_.MigCiDir()};
   for (std::string& p : vendor_->WatchPaths()) paths.push_back(std::move(p));
   return paths;
 }

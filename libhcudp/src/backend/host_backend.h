@@ -12,6 +12,7 @@
 #include "backend/card_events.h"
 #include "backend/card_keeper.h"
 #include "hcudp/backend.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp {
@@ -51,6 +52,8 @@ class HostBackend final : public Backend {
   Status DestroyVhcuLocked(int id);
 
   const HostBackendOptions options_;
+  // The node's files, under options_.host_root.
+  const internal::HostFs fs_{options_.host_root};
   const std::unique_ptr<VendorLib> vendor_;  // thread-safe by contract
   CardEvents events_{*vendor_};              // stopped before vendor_ shuts down
   // Cards across discoveries: one a discovery misses stays unknown until its

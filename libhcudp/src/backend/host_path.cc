@@ -1,4 +1,5 @@
 #include "hcudp/backend.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp {
 
@@ -8,15 +9,10 @@ Status Backend::StartEvents(std::function<void(const BackendEvent&)>) {
   return UnimplementedError("this backend reports no card events");
 }
 
+// The public form of the one join (hcudp_internal/host_fs.h): the root as
+// given, relative or not, for callers that hold a root string.
 std::string HostPath(const std::string& host_root, const std::string& path) {
-  std::string_view root = host_root;
-  std::string_view rest = path;
-  while (!root.empty() && root.back() == '/') root.remove_suffix(1);
-  while (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
-  std::string out(root);
-  out += '/';
-  out += rest;
-  return out;
+  return internal::JoinUnder(host_root, path);
 }
 
 }  // namespace hcudp

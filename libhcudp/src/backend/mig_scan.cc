@@ -23,10 +23,10 @@ std::optional<int64_t> ParseDecimal(const std::string& text) {
   return v;
 }
 
-StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::string& name,
+StatusOr<MigInstance> ReadMigInstance(const internal::HostFs& fs, const std::string& name,
                                       int shader_engines) {
-  const std::string host_path = std::string(kMigCiDir) + "/" + name;
-  const std::string file = HostPath(host_root, host_path);
+  const std::string host_path = internal::host_path::MigCiConf(name);
+  const std::string file = fs.Path(host_path);
   HCUDP_ASSIGN_OR_RETURN(MigConfName parts, ParseMigConfFileName(name));
   if (node_files::IsDirectory(file)) {
     return FailedPreconditionError(file +
@@ -53,8 +53,8 @@ StatusOr<MigInstance> ReadMigInstance(const std::string& host_root, const std::s
 
 }  // namespace
 
-StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
-  const std::string dir = HostPath(host_root, kKfdNodesDir);
+StatusOr<int> ReadShaderEngineCount(const internal::HostFs& fs) {
+  const std::string dir = fs.KfdNodesDir();
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> nodes, vendor::ListKfdNodes(dir));
   for (const std::string& node : nodes) {
     auto gpu_id = file_util::ReadFile(node_files::JoinPath({node, "gpu_id"}));
@@ -73,10 +73,10 @@ StatusOr<int> ReadShaderEngineCount(const std::string& host_root) {
   return NotFoundError("no GPU node (gpu_id != 0) under " + dir);
 }
 
-std::vector<MigInstance> ScanMigInstances(const std::string& host_root,
+std::vector<MigInstance> ScanMigInstances(const internal::HostFs& fs,
                                           std::vector<MigStateGap>* gaps) {
   std::vector<MigInstance> instances;
-  const std::string dir = HostPath(host_root, kMigCiDir);
+  const std::string dir = fs.MigCiDir();
   auto gap = [gaps](std::string path, std::string reason) {
     if (gaps != nullptr) {
       gaps->push_back({std::move(path), std::move(reason), UnknownReason::kMigConfUnreadable});
@@ -94,17 +94,17 @@ std::vector<MigInstance> ScanMigInstances(const std::string& host_root,
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0) confs.push_back(name);
   }
   if (confs.empty()) return instances;
-  StatusOr<int> shader_engines = ReadShaderEngineCount(host_root);
+  StatusOr<int> shader_engines = ReadShaderEngineCount(fs);
   if (!shader_engines.ok()) {
     LOG(WARNING) << "skipping all MIG instances: cannot name their profiles without the KFD "
                     "shader-engine count: "
                  << shader_engines.status().message();
-    gap(HostPath(host_root, kKfdNodesDir),
+    gap(fs.KfdNodesDir(),
         "cannot name MIG instances: " + shader_engines.status().message());
     return instances;
   }
   for (const std::string& name : confs) {
-    StatusOr<MigInstance> mig = ReadMigInstance(host_root, name, *shader_engines);
+    StatusOr<MigInstance> mig = ReadMigInstance(fs, name, *shader_engines);
     if (!mig.ok()) {
       LOG(WARNING) << "skipping MIG instance " << name << ": " << mig.status().message();
       // A directory at a conf's path is a runtime's leftover and a name of

@@ -24,10 +24,10 @@ bool IsRootComplexName(const std::string& name) {
 
 }  // namespace
 
-PciPlace FindPciPlace(const std::string& host_root, const std::string& bdf) {
+PciPlace FindPciPlace(const internal::HostFs& fs, const std::string& bdf) {
   PciPlace place;
-  const std::string link_dir = "/sys/bus/pci/devices";
-  const std::string link = HostPath(host_root, link_dir + "/" + bdf);
+  const std::string link_dir(internal::host_path::kPciDevicesDir);
+  const std::string link = fs.PciDevice(bdf);
   char buf[4096];
   ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
   if (n < 0) {
@@ -41,7 +41,7 @@ PciPlace FindPciPlace(const std::string& host_root, const std::string& bdf) {
   std::filesystem::path resolved(target);
   if (resolved.is_relative()) resolved = std::filesystem::path(link_dir) / resolved;
   const std::string path = resolved.lexically_normal().string();
-  const std::string devices = "/sys/devices/";
+  const std::string devices = std::string(internal::host_path::kSysDevicesDir) + "/";
   const size_t slash = path.find('/', devices.size());
   const std::string root =
       path.compare(0, devices.size(), devices) == 0 && slash != std::string::npos

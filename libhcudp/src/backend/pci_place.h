@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "hcudp_internal/host_fs.h"
+
 namespace hcudp {
 
 struct PciPlace {
@@ -16,11 +18,11 @@ struct PciPlace {
   std::string error;      // set when both are empty: what was read and why it failed
 };
 
-// Reads the link host_root/sys/bus/pci/devices/<bdf> and resolves it (as a
+// Reads the link <host-root>/sys/bus/pci/devices/<bdf> and resolves it (as a
 // host path, never through the process's own /sys). The target must lie
 // under /sys/devices/pci<domain>:<bus>/ and end in <bdf>; anything else is
 // an error, not a guess.
-PciPlace FindPciPlace(const std::string& host_root, const std::string& bdf);
+PciPlace FindPciPlace(const internal::HostFs& fs, const std::string& bdf);
 
 }  // namespace hcudp
 

@@ -15,6 +15,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/clock.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp {
 namespace {
@@ -50,7 +51,7 @@ std::string ReadHolder(int fd) {
 }  // namespace
 
 std::string VhcuLockPath(const std::string& host_root) {
-  return HostPath(host_root, std::string(kVhcuLockFile));
+  return internal::HostFs(host_root).VhcuLockFile();
 }
 
 // One hold of the lock: the file descriptor that holds the flock, or a

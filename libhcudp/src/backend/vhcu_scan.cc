@@ -1,7 +1,5 @@
 #include "backend/vhcu_scan.h"
 
-#include <filesystem>
-
 #include "backend/node_files.h"
 #include "hcudp/backend.h"
 #include "hcudp/vdev_conf.h"
@@ -10,10 +8,6 @@
 
 namespace hcudp {
 namespace {
-
-std::string ConfPath(int id) {
-  return std::string(kVdevDir) + "/vdev" + std::to_string(id) + ".conf";
-}
 
 // The driver's view of vHCU `id` against its conf. The conf is what the
 // container runtime reads, so it wins; disagreements are logged. Cards are
@@ -47,53 +41,11 @@ Status CrossCheck(const std::string& file, const VdevConf& conf, Vhcu* vhcu, Ven
   return OkStatus();
 }
 
-// OK for a regular file (not followed if a symbolic link); NotFound when
-// nothing is there; FailedPrecondition naming what is there otherwise. A
-// FIFO is never opened: opening it for reading blocks until a writer comes.
-Status CheckRegularConf(const std::string& file) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(file, ec);
-  if (ec || st.type() == fs::file_type::not_found) {
-    if (st.type() == fs::file_type::not_found || ec == std::errc::no_such_file_or_directory) {
-      return NotFoundError(file + " does not exist");
-    }
-    return UnavailableError("cannot stat " + file + ": " + ec.message());
-  }
-  std::string what;
-  switch (st.type()) {
-    case fs::file_type::regular:
-      return OkStatus();
-    case fs::file_type::fifo:
-      what = "a FIFO";
-      break;
-    case fs::file_type::directory:
-      what = "a directory";
-      break;
-    case fs::file_type::symlink:
-      what = "a symbolic link";
-      break;
-    case fs::file_type::socket:
-      what = "a socket";
-      break;
-    case fs::file_type::block:
-    case fs::file_type::character:
-      what = "a device node";
-      break;
-    default:
-      what = "not a regular file";
-      break;
-  }
-  return FailedPreconditionError(file + " is " + what +
-                                 ", not a regular vHCU conf (not opened; the vHCU it names is "
-                                 "unknown)");
-}
-
 }  // namespace
 
-StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
+StatusOr<std::set<int>> ReadVdevConfIds(const internal::HostFs& fs) {
   std::set<int> ids;
-  const std::string dir = HostPath(host_root, kVdevDir);
+  const std::string dir = fs.VdevDir();
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, node_files::ListDir(dir));
   for (const std::string& name : names) {
     StatusOr<int> id = ParseVdevConfFileName(name);
@@ -104,14 +56,17 @@ StatusOr<std::set<int>> ReadVdevConfIds(const std::string& host_root) {
   return ids;
 }
 
-StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<Card>& cards,
+StatusOr<Vhcu> ReadVhcu(const internal::HostFs& fs, int id, const std::vector<Card>& cards,
                         VendorLib& vendor) {
-  const std::string file = HostPath(host_root, ConfPath(id));
-  if (Status regular = CheckRegularConf(file); !regular.ok()) {
-    // Gone since the listing: the driver decides whether the vHCU is.
-    if (regular.code() != StatusCode::kNotFound) return regular;
+  const std::string file = fs.VdevConf(id);
+  // Only a regular file is read: a FIFO there would block the look. NotFound
+  // (gone since the listing) lets the caller skip it; the rest are gaps.
+  StatusOr<std::string> read = fs.ReadRegularFile(internal::host_path::VdevConf(id));
+  if (!read.ok() && read.status().code() == StatusCode::kFailedPrecondition) {
+    return FailedPreconditionError(read.status().message() +
+                                   " (a vHCU conf; the vHCU it names is unknown)");
   }
-  HCUDP_ASSIGN_OR_RETURN(std::string text, file_util::ReadFile(file));
+  HCUDP_ASSIGN_OR_RETURN(std::string text, std::move(read));
   StatusOr<VdevConf> conf = ParseVdevConf(text);
   if (!conf.ok()) return conf.status().WithContext(file);
   HCUDP_RETURN_IF_ERROR(CheckVdevConfName(*conf, id).WithContext(file));
@@ -125,7 +80,7 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   vhcu.pipe_id = conf->pipe_id;
   vhcu.cu_mask_lo = conf->cu_mask_lo;
   vhcu.cu_mask_hi = conf->cu_mask_hi;
-  vhcu.conf_path = ConfPath(id);
+  vhcu.conf_path = internal::host_path::VdevConf(id);
   // The card is the one at PciBusId. device_id is the card's DMI index,
   // not an index of `cards`: when no card has that BDF (it was not
   // discovered), the parent is unknown (-1), never another card.
@@ -136,22 +91,22 @@ StatusOr<Vhcu> ReadVhcu(const std::string& host_root, int id, const std::vector<
   return vhcu;
 }
 
-VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
+VhcuScan ScanVhcus(const internal::HostFs& fs, const std::vector<Card>& cards,
                    VendorLib& vendor) {
   VhcuScan scan;
-  const std::string dir = HostPath(host_root, kVdevDir);
-  StatusOr<std::set<int>> ids = ReadVdevConfIds(host_root);
+  const std::string dir = fs.VdevDir();
+  StatusOr<std::set<int>> ids = ReadVdevConfIds(fs);
   if (!ids.ok()) {
     VhcuStateGap gap;
     gap.path = dir;
     gap.reason = ids.status().message();
-    if (!node_files::IsDirectory(host_root)) gap.reason = "the host-root " + host_root + " is gone";
+    if (!node_files::IsDirectory(fs.root())) gap.reason = "the host-root " + fs.root() + " is gone";
     VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
     scan.gaps.push_back(std::move(gap));
     return scan;
   }
   for (int id : *ids) {
-    StatusOr<Vhcu> vhcu = ReadVhcu(host_root, id, cards, vendor);
+    StatusOr<Vhcu> vhcu = ReadVhcu(fs, id, cards, vendor);
     if (vhcu.ok()) {
       scan.vhcus.push_back(std::move(*vhcu));
     } else if (vhcu.status().code() == StatusCode::kNotFound) {
@@ -161,7 +116,7 @@ VhcuScan ScanVhcus(const std::string& host_root, const std::vector<Card>& cards,
       VhcuStateGap gap;
       gap.vhcu_id = id;
       gap.kind = UnknownReason::kConfTorn;
-      gap.path = HostPath(host_root, ConfPath(id));
+      gap.path = fs.VdevConf(id);
       gap.reason = vhcu.status().message();
       VLOG(1) << "vHCU state unknown: " << gap.path << ": " << gap.reason;
       scan.gaps.push_back(std::move(gap));

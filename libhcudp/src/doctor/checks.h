@@ -1,5 +1,6 @@
 // The individual doctor checks, one function each, in the order RunDoctor
-// runs them. Each returns a complete DoctorCheck.
+// runs them. Each returns a complete DoctorCheck. Node files are read through
+// `fs`, the HostFs RunDoctor makes once from DoctorOptions::host_root.
 #ifndef HCUDP_DOCTOR_CHECKS_H_
 #define HCUDP_DOCTOR_CHECKS_H_
 
@@ -8,14 +9,15 @@
 #include <vector>
 
 #include "hcudp/doctor.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::doctor {
 
-DoctorCheck CheckDriverLive(const DoctorOptions& o);
-DoctorCheck CheckDriverVersion(const DoctorOptions& o);
-DoctorCheck CheckDeviceNode(const DoctorOptions& o, const std::string& path,
+DoctorCheck CheckDriverLive(const internal::HostFs& fs);
+DoctorCheck CheckDriverVersion(const internal::HostFs& fs);
+DoctorCheck CheckDeviceNode(const internal::HostFs& fs, const std::string& path,
                             const std::string& name, const std::string& why);
-DoctorCheck CheckDriNodes(const DoctorOptions& o);
+DoctorCheck CheckDriNodes(const internal::HostFs& fs);
 
 // Loads the vendor libraries once; the MIG check reuses what it learned.
 struct VendorProbe {
@@ -25,14 +27,18 @@ struct VendorProbe {
   DoctorCheck dmi;
   std::optional<bool> mig_mode;  // nvmlGetSystemMigMode, when it answered
 };
-VendorProbe CheckVendorLibraries(const DoctorOptions& o);
-DoctorCheck CheckHySmiVersion(const DoctorOptions& o);
-DoctorCheck CheckDtkVersion(const DoctorOptions& o);
+// The hyhal runtime and the DTK are read under the host-root here
+// (--hyhal-path as a host path), unlike DlopenVendorLib, which loads from
+// --hyhal-path as given: kept as it was.
+VendorProbe CheckVendorLibraries(const DoctorOptions& o, const internal::HostFs& fs);
+DoctorCheck CheckHySmiVersion(const DoctorOptions& o, const internal::HostFs& fs);
+DoctorCheck CheckDtkVersion(const DoctorOptions& o, const internal::HostFs& fs);
 
-DoctorCheck CheckKubeletPluginDir(const DoctorOptions& o);
-DoctorCheck CheckKubeletSocket(const DoctorOptions& o);
-DoctorCheck CheckPluginSockets(const DoctorOptions& o);
-DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_mode);
+DoctorCheck CheckKubeletPluginDir(const DoctorOptions& o, const internal::HostFs& fs);
+DoctorCheck CheckKubeletSocket(const DoctorOptions& o, const internal::HostFs& fs);
+DoctorCheck CheckPluginSockets(const DoctorOptions& o, const internal::HostFs& fs);
+DoctorCheck CheckMigConsistency(const DoctorOptions& o, const internal::HostFs& fs,
+                                std::optional<bool> mig_mode);
 
 // Helpers.
 DoctorCheck Ok(std::string name, std::string detail);

@@ -11,8 +11,6 @@
 namespace hcudp::doctor {
 namespace {
 
-using vendor::UnderRoot;
-
 constexpr const char* kMinDriverVersion = "6.2.26";
 
 bool Exists(const std::string& path) {
@@ -24,17 +22,17 @@ bool LooksLikeBdf(const std::string& s) { return s.size() == 12 && s[4] == ':' &
 
 }  // namespace
 
-DoctorCheck CheckDriverLive(const DoctorOptions& o) {
+DoctorCheck CheckDriverLive(const internal::HostFs& fs) {
   std::string state;
-  if (vendor::DriverModuleLive(o.host_root, &state)) {
+  if (vendor::DriverModuleLive(fs, &state)) {
     return Ok("driver-live", "HCU kernel module is live");
   }
   return Fail("driver-live", "HCU kernel module (hycu/hydcu) initstate: " + state,
               "load the driver (modprobe hycu) and check dmesg; the plugin waits for \"live\"");
 }
 
-DoctorCheck CheckDriverVersion(const DoctorOptions& o) {
-  StatusOr<std::string> version = vendor::DriverModuleVersion(o.host_root);
+DoctorCheck CheckDriverVersion(const internal::HostFs& fs) {
+  StatusOr<std::string> version = vendor::DriverModuleVersion(fs);
   if (!version.ok()) {
     return Warn("driver-version", "driver version unknown: " + version.status().message(),
                 "install the HCU driver >= " + std::string(kMinDriverVersion) + " (vHCU needs it)");
@@ -48,20 +46,19 @@ DoctorCheck CheckDriverVersion(const DoctorOptions& o) {
   return Ok("driver-version", "driver " + *version + " (>= " + kMinDriverVersion + ")");
 }
 
-DoctorCheck CheckDeviceNode(const DoctorOptions& o, const std::string& path,
+DoctorCheck CheckDeviceNode(const internal::HostFs& fs, const std::string& path,
                             const std::string& name, const std::string& why) {
-  if (Exists(UnderRoot(o.host_root, path))) return Ok(name, path + " present");
+  if (Exists(fs.Path(path))) return Ok(name, path + " present");
   return Fail(name, path + " missing: " + why,
               "load the HCU driver and mount " + path + " into the plugin pod");
 }
 
-DoctorCheck CheckDriNodes(const DoctorOptions& o) {
+DoctorCheck CheckDriNodes(const internal::HostFs& fs) {
   std::vector<std::string> problems;
   int cards = 0;
   std::string module_found;
   for (const char* module : vendor::kDriverModules) {
-    const std::string dir =
-        UnderRoot(o.host_root, std::string("/sys/module/") + module + "/drivers/pci:" + module);
+    const std::string dir = fs.DriverModuleFile(module, std::string("drivers/pci:") + module);
     if (!Exists(dir)) continue;
     module_found = module;
     for (const std::string& bdf : ListDir(dir)) {
@@ -74,7 +71,7 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o) {
         const bool is_card = node.rfind("card", 0) == 0;
         const bool is_render = node.rfind("renderD", 0) == 0;
         if (!is_card && !is_render) continue;
-        if (!Exists(UnderRoot(o.host_root, "/dev/dri/" + node))) {
+        if (!Exists(fs.DevDri(node))) {
           std::string problem = bdf;
           problem.append(": /dev/dri/").append(node).append(" missing");
           problems.push_back(std::move(problem));
@@ -93,7 +90,7 @@ DoctorCheck CheckDriNodes(const DoctorOptions& o) {
     return Fail("dri-nodes", "no card bound to the hycu driver (/sys/module/hycu/drivers/pci:hycu)",
                 "check that the driver loaded and claimed the cards (lspci -k)");
   }
-  const std::vector<vendor::PciHcu> pci = vendor::ScanPciHcus(o.host_root);
+  const std::vector<vendor::PciHcu> pci = vendor::ScanPciHcus(fs);
   if (!pci.empty() && static_cast<int>(pci.size()) != cards) {
     problems.push_back(std::to_string(pci.size()) + " HCU PCI functions but " +
                        std::to_string(cards) + " bound to " + module_found);

@@ -11,10 +11,8 @@
 namespace hcudp::doctor {
 namespace {
 
-using vendor::UnderRoot;
-
-std::string PluginDir(const DoctorOptions& o) {
-  return UnderRoot(o.host_root, o.device_plugin_path);
+std::string PluginDir(const DoctorOptions& o, const internal::HostFs& fs) {
+  return fs.Path(o.device_plugin_path);
 }
 
 std::string Trailing(const std::string& dir) {
@@ -23,19 +21,19 @@ std::string Trailing(const std::string& dir) {
 
 }  // namespace
 
-DoctorCheck CheckKubeletPluginDir(const DoctorOptions& o) {
+DoctorCheck CheckKubeletPluginDir(const DoctorOptions& o, const internal::HostFs& fs) {
   struct stat st;
-  if (stat(PluginDir(o).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (stat(PluginDir(o, fs).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return Ok("kubelet-plugin-dir", o.device_plugin_path + " present");
   }
   return Fail("kubelet-plugin-dir", o.device_plugin_path + " missing",
               "start kubelet on this node, or pass --device-plugin-path (k3s and others differ)");
 }
 
-DoctorCheck CheckKubeletSocket(const DoctorOptions& o) {
+DoctorCheck CheckKubeletSocket(const DoctorOptions& o, const internal::HostFs& fs) {
   const std::string shown = Trailing(o.device_plugin_path) + "kubelet.sock";
   struct stat st;
-  if (stat((Trailing(PluginDir(o)) + "kubelet.sock").c_str(), &st) != 0) {
+  if (stat((Trailing(PluginDir(o, fs)) + "kubelet.sock").c_str(), &st) != 0) {
     return Fail("kubelet-socket", shown + " missing: kubelet is not serving device plugins",
                 "start kubelet, or point --device-plugin-path at its device-plugins directory");
   }
@@ -46,9 +44,9 @@ DoctorCheck CheckKubeletSocket(const DoctorOptions& o) {
   return Ok("kubelet-socket", shown + " present");
 }
 
-DoctorCheck CheckPluginSockets(const DoctorOptions& o) {
+DoctorCheck CheckPluginSockets(const DoctorOptions& o, const internal::HostFs& fs) {
   std::string found;
-  for (const std::string& name : ListDir(PluginDir(o))) {
+  for (const std::string& name : ListDir(PluginDir(o, fs))) {
     if (name.rfind("hygon.com_", 0) == 0) found += (found.empty() ? "" : ", ") + name;
   }
   if (found.empty()) {
@@ -58,9 +56,10 @@ DoctorCheck CheckPluginSockets(const DoctorOptions& o) {
   return Ok("plugin-sockets", found);
 }
 
-DoctorCheck CheckMigConsistency(const DoctorOptions& o, std::optional<bool> mig_mode) {
+DoctorCheck CheckMigConsistency(const DoctorOptions& o, const internal::HostFs& fs,
+                                std::optional<bool> mig_mode) {
   int ci_confs = 0;
-  for (const std::string& name : ListDir(UnderRoot(o.host_root, "/etc/dmi_mig_config/ci"))) {
+  for (const std::string& name : ListDir(fs.MigCiDir())) {
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0) ++ci_confs;
   }
   const bool strategy_mig = o.strategy == Strategy::kMig;

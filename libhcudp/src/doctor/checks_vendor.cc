@@ -10,12 +10,13 @@
 namespace hcudp::doctor {
 namespace {
 
-using vendor::UnderRoot;
 
 constexpr const char* kMinHySmiVersion = "1.6.0";
 constexpr const char* kMinDtkVersion = "24.04";
 
-std::string HyhalUnderRoot(const DoctorOptions& o) { return UnderRoot(o.host_root, o.hyhal_path); }
+std::string HyhalUnderRoot(const DoctorOptions& o, const internal::HostFs& fs) {
+  return fs.Path(o.hyhal_path);
+}
 
 constexpr char kDmiFix[] =
     "start the hymgr service (systemctl start hymgr) and make sure /dev/mkfd exists and is "
@@ -31,11 +32,11 @@ DoctorCheck CheckDmi(const vendor::VendorApi& api) {
 
 }  // namespace
 
-VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
+VendorProbe CheckVendorLibraries(const DoctorOptions& o, const internal::HostFs& fs) {
   VendorProbe probe;
   probe.dmi =
       Warn("dmi", "not checked: the vendor libraries did not load", "fix vendor-libraries first");
-  const std::string lib_dir = UnderRoot(HyhalUnderRoot(o), "/lib");
+  const std::string lib_dir = internal::JoinUnder(HyhalUnderRoot(o, fs), "lib");
   StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
   if (!api.ok()) {
     probe.check = Fail("vendor-libraries", api.status().message(),
@@ -66,8 +67,8 @@ VendorProbe CheckVendorLibraries(const DoctorOptions& o) {
   return probe;
 }
 
-DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
-  const std::string hy_smi = UnderRoot(HyhalUnderRoot(o), "/bin/hy-smi");
+DoctorCheck CheckHySmiVersion(const DoctorOptions& o, const internal::HostFs& fs) {
+  const std::string hy_smi = internal::JoinUnder(HyhalUnderRoot(o, fs), "bin/hy-smi");
   StatusOr<vendor::CommandResult> run =
       vendor::RunCommand({hy_smi, "--version"}, o.tool_timeout_ms);
   if (!run.ok()) {
@@ -91,9 +92,9 @@ DoctorCheck CheckHySmiVersion(const DoctorOptions& o) {
   return Ok("hy-smi-version", "hy-smi " + version + " (>= " + kMinHySmiVersion + ")");
 }
 
-DoctorCheck CheckDtkVersion(const DoctorOptions& o) {
+DoctorCheck CheckDtkVersion(const DoctorOptions& o, const internal::HostFs& fs) {
   // DTK follows ROCm's layout: <dtk>/.info/version holds e.g. "24.04.2".
-  const std::string path = UnderRoot(UnderRoot(o.host_root, o.dtk_path), "/.info/version");
+  const std::string path = internal::JoinUnder(fs.Path(o.dtk_path), ".info/version");
   StatusOr<std::string> text = file_util::ReadFile(path);
   const std::string version = FirstDottedVersion(text.ok() ? *text : std::string());
   if (version.empty()) {

@@ -58,23 +58,24 @@ bool VersionAtLeast(std::string_view version, std::string_view minimum) {
 }
 
 std::vector<DoctorCheck> RunDoctor(const DoctorOptions& options) {
+  const internal::HostFs fs(options.host_root);
   std::vector<DoctorCheck> checks;
-  checks.push_back(doctor::CheckDriverLive(options));
-  checks.push_back(doctor::CheckDriverVersion(options));
-  checks.push_back(doctor::CheckDeviceNode(options, "/dev/kfd", "dev-kfd",
+  checks.push_back(doctor::CheckDriverLive(fs));
+  checks.push_back(doctor::CheckDriverVersion(fs));
+  checks.push_back(doctor::CheckDeviceNode(fs, std::string(internal::host_path::kDevKfd), "dev-kfd",
                                            "the compute device every HIP program opens"));
-  checks.push_back(doctor::CheckDeviceNode(options, "/dev/mkfd", "dev-mkfd",
-                                           "the management device libhydmi opens"));
-  checks.push_back(doctor::CheckDriNodes(options));
-  doctor::VendorProbe probe = doctor::CheckVendorLibraries(options);
+  checks.push_back(doctor::CheckDeviceNode(fs, std::string(internal::host_path::kDevMkfd),
+                                           "dev-mkfd", "the management device libhydmi opens"));
+  checks.push_back(doctor::CheckDriNodes(fs));
+  doctor::VendorProbe probe = doctor::CheckVendorLibraries(options, fs);
   checks.push_back(probe.check);
   checks.push_back(probe.dmi);
-  checks.push_back(doctor::CheckHySmiVersion(options));
-  checks.push_back(doctor::CheckDtkVersion(options));
-  checks.push_back(doctor::CheckKubeletPluginDir(options));
-  checks.push_back(doctor::CheckKubeletSocket(options));
-  checks.push_back(doctor::CheckPluginSockets(options));
-  checks.push_back(doctor::CheckMigConsistency(options, probe.mig_mode));
+  checks.push_back(doctor::CheckHySmiVersion(options, fs));
+  checks.push_back(doctor::CheckDtkVersion(options, fs));
+  checks.push_back(doctor::CheckKubeletPluginDir(options, fs));
+  checks.push_back(doctor::CheckKubeletSocket(options, fs));
+  checks.push_back(doctor::CheckPluginSockets(options, fs));
+  checks.push_back(doctor::CheckMigConsistency(options, fs, probe.mig_mode));
   return checks;
 }
 

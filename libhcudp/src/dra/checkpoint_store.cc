@@ -17,6 +17,7 @@
 #include "hcudp/backend.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/host_fs.h"
 #include "kube/api_error.h"
 
 namespace hcudp::dra {
@@ -110,53 +111,11 @@ Status ErrnoStatus(const char* what, const std::string& path, int err) {
   return InternalError(std::move(message));
 }
 
-Status NotRegular(const std::string& path, mode_t mode) {
-  const char* what = S_ISFIFO(mode)                   ? "a FIFO"
-                     : S_ISDIR(mode)                  ? "a directory"
-                     : S_ISLNK(mode)                  ? "a symbolic link"
-                     : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
-                     : S_ISSOCK(mode)                 ? "a socket"
-                                                      : "of an unknown type";
-  return FailedPreconditionError(path + ": " + what + ", not a regular file");
-}
-
-Status TooLarge(const std::string& path) {
-  return InvalidArgumentError(path + ": larger than " + std::to_string(kMaxCheckpointEntryBytes) +
-                              " bytes");
-}
-
-// The text of one entry. Only a regular file is ever opened: lstat first (a
-// FIFO would block the reader, a symlink to /dev/zero never ends), then
-// O_NOFOLLOW|O_NONBLOCK and fstat, so that what is read is what was checked
-// even if the entry is swapped in between.
+// The text of one entry: only a regular file is ever read (a FIFO would
+// block the reader, a symlink to /dev/zero never ends; file_util's one home
+// for that read).
 StatusOr<std::string> ReadEntry(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
-  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0 && errno == ELOOP) return NotRegular(path, S_IFLNK);
-  if (fd < 0) return ErrnoStatus("open", path, errno);
-  Status st_fd;
-  if (::fstat(fd, &st) != 0) {
-    st_fd = ErrnoStatus("stat", path, errno);
-  } else if (!S_ISREG(st.st_mode)) {
-    st_fd = NotRegular(path, st.st_mode);
-  } else if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointEntryBytes) {
-    st_fd = TooLarge(path);
-  }
-  std::string text;
-  char buf[8192];
-  while (st_fd.ok()) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) st_fd = ErrnoStatus("read", path, errno);
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxCheckpointEntryBytes) st_fd = TooLarge(path);  // grew since fstat
-  }
-  ::close(fd);
-  if (!st_fd.ok()) return st_fd;
-  return text;
+  return file_util::ReadRegularFile(path, kMaxCheckpointEntryBytes);
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -320,7 +279,8 @@ StatusOr<PreparedClaim> DecodePreparedClaim(std::string_view json) {
 }
 
 CheckpointStore::CheckpointStore(std::string host_root)
-    : host_root_(std::move(host_root)), dir_(HostPath(host_root_, std::string(kCheckpointDir))) {}
+    : host_root_(std::move(host_root)),
+      dir_(::hcudp::internal::HostFs(host_root_).DraCheckpointDir()) {}
 
 StatusOr<std::vector<PreparedClaim>> CheckpointStore::ReadAll(std::vector<std::string>* bad) const {
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, ListAllNames(dir_));
@@ -396,7 +356,7 @@ bool IsUndecodableEntry(const Status& read_error) {
 
 StatusOr<std::string> ReadBootId(const std::string& host_root) {
   HCUDP_ASSIGN_OR_RETURN(std::string text,
-                         file_util::ReadFile(HostPath(host_root, std::string(kBootIdPath)), 4096));
+                         file_util::ReadFile(::hcudp::internal::HostFs(host_root).BootId(), 4096));
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
 }

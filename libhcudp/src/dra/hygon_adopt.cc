@@ -159,8 +159,7 @@ bool Preparer::Impl::AdoptHygonClaims(const NodeInventory& inventory, RecoverRes
       // A vHCU's mark lost (Hygon's driver rewrites them too): written
       // again, or our Unprepare would take the vHCU for released.
       for (const PreparedDevice& d : entry->devices) {
-        const std::string mark =
-            HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+        const std::string mark = fs_.Mark(d.mark);
         if (d.kind != PreparedKind::kDynamicVhcu || Exists(mark)) continue;
         st = file_util::MakeDirs(file_util::ParentDir(mark), 0755);
         if (st.ok()) {

@@ -452,7 +452,7 @@ Status Preparer::Impl::EnsureClaimSpec(const PreparedClaim& claim, bool* rewritt
   // cut lost or left empty (it is not forced to disk): written again.
   for (const PreparedDevice& d : claim.devices) {
     if (d.kind != PreparedKind::kCard || d.mark.empty()) continue;
-    const std::string mark = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+    const std::string mark = fs_.Mark(d.mark);
     struct stat st {};
     if (::stat(mark.c_str(), &st) == 0 && st.st_size > 0) continue;
     HCUDP_RETURN_IF_ERROR(vhcus_

@@ -102,7 +102,7 @@ Preparer::Impl::Impl(Backend* backend, VhcuManager* vhcus, ClaimFetcher fetch,
       store_(o_.host_root),
       builder_(BuilderOptions(o_)) {}
 
-std::string Preparer::Impl::CdiDir() const { return HostPath(o_.host_root, o_.cdi_dir); }
+std::string Preparer::Impl::CdiDir() const { return fs_.Path(o_.cdi_dir); }
 
 std::string Preparer::Impl::ClaimSpecPath(const std::string& uid) const {
   return CdiDir() + "/" + ClaimSpecFileName(o_.driver_name, uid);

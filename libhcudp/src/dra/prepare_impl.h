@@ -12,6 +12,7 @@
 #include "hcudp/allocation.h"
 #include "hcudp/dra/preparer.h"
 #include "hcudp/ledger.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::dra {
@@ -161,6 +162,8 @@ class Preparer::Impl {
   VhcuManager* const vhcus_;
   const ClaimFetcher fetch_;
   const PreparerOptions o_;
+  // The node's files, under o_.host_root.
+  const ::hcudp::internal::HostFs fs_{o_.host_root};
   Clock& clock_;
   const CheckpointStore store_;
   const AllocationBuilder builder_;

@@ -15,7 +15,7 @@ namespace hcudp::dra {
 
 Status Preparer::Impl::ReleaseDevice(const PreparedDevice& d, const NodeInventory& inventory) {
   if (d.mark.empty()) return OkStatus();
-  const std::string path = HostPath(o_.host_root, std::string(hami::kMarkFileDir) + "/" + d.mark);
+  const std::string path = fs_.Mark(d.mark);
   if (::access(path.c_str(), F_OK) != 0) {
     // Only "no such file" says it was released before. Anything else (the
     // mark directory replaced by a file, EACCES, EIO) cannot tell: the claim

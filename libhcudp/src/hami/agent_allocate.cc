@@ -14,6 +14,7 @@
 #include "hcudp/hami/size_rule.h"
 #include "hcudp/hami_agent.h"
 #include "hcudp/kube_ops.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/log.h"
 
 namespace hcudp::internal {
@@ -32,11 +33,15 @@ std::string PodName(const Pod& pod) { return PodKey(pod); }
 
 // kfd, mkfd where the node has it (containerd fails a container whose device
 // is missing), and HCU_VISIBLE_DEVICES=void so that Hygon's runtime adds no
-// card of its own (DESIGN §4.5).
+// card of its own (DESIGN §4.5). Kept as it was: kfd is given even when the
+// node lacks it (AllocationBuilder checks has_kfd), with "rwm" where the
+// builder gives "rw".
 ContainerAllocation CommonEdits(const NodeInventory& inventory) {
   ContainerAllocation out;
-  out.devices.push_back({"/dev/kfd", "/dev/kfd", "rwm"});
-  if (inventory.has_mkfd) out.devices.push_back({"/dev/mkfd", "/dev/mkfd", "rwm"});
+  const std::string kfd(host_path::kDevKfd);
+  const std::string mkfd(host_path::kDevMkfd);
+  out.devices.push_back({kfd, kfd, "rwm"});
+  if (inventory.has_mkfd) out.devices.push_back({mkfd, mkfd, "rwm"});
   out.envs.emplace_back(kVisibleDevicesEnv, kVisibleDevicesVoid);
   return out;
 }

@@ -5,20 +5,20 @@
 #include <algorithm>
 
 #include "dra/hygon_state.h"
-#include "hcudp/backend.h"
 #include "hcudp/dra/checkpoint.h"
 #include "hcudp/vhcu_manager.h"
 #include "hcudp_internal/file_util.h"
+#include "hcudp_internal/host_fs.h"
 #include "vhcu/intent_record.h"
 
 namespace hcudp::internal {
 namespace {
 
-void ReadMarks(const std::string& host_root, Holdings* out) {
+void ReadMarks(const HostFs& fs, Holdings* out) {
   std::vector<std::string> unparsable;
-  StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(host_root, &unparsable);
+  StatusOr<std::vector<MarkFile>> marks = ListMarkFiles(fs.root(), &unparsable);
   if (!marks.ok()) {
-    out->gaps.push_back({HostPath(host_root, std::string(hami::kMarkFileDir)),
+    out->gaps.push_back({fs.MarkDir(),
                          "mark files cannot be listed: " + marks.status().message()});
     return;
   }
@@ -43,8 +43,8 @@ void ReadMarks(const std::string& host_root, Holdings* out) {
   }
 }
 
-void ReadIntents(const std::string& host_root, Holdings* out) {
-  const std::string dir = HostPath(host_root, std::string(kVhcuIntentDir));
+void ReadIntents(const HostFs& fs, Holdings* out) {
+  const std::string dir = fs.IntentDir();
   std::vector<std::string> unreadable;
   auto intents = ReadIntentJournal(dir, &unreadable);
   if (!intents.ok()) {
@@ -98,8 +98,8 @@ DeviceRef RefOf(const dra::PreparedDevice& d) {
   return ref;
 }
 
-void ReadCheckpoint(const std::string& host_root, Holdings* out) {
-  dra::CheckpointStore store(host_root);
+void ReadCheckpoint(const HostFs& fs, Holdings* out) {
+  dra::CheckpointStore store(fs.root());
   std::vector<std::string> bad;
   auto claims = store.ReadAll(&bad);
   if (!claims.ok()) {
@@ -172,9 +172,10 @@ void ReadHygonState(const std::string& cdi_dir, Holdings* out) {
 
 Holdings ReadLedger(const LedgerSources& sources) {
   Holdings out;
-  ReadMarks(sources.host_root, &out);
-  ReadIntents(sources.host_root, &out);
-  ReadCheckpoint(sources.host_root, &out);
+  const HostFs fs(sources.host_root);
+  ReadMarks(fs, &out);
+  ReadIntents(fs, &out);
+  ReadCheckpoint(fs, &out);
   ReadHygonState(sources.cdi_dir, &out);
   if (sources.pod_resources) {
     StatusOr<std::vector<Holder>> pods = sources.pod_resources();

@@ -14,6 +14,8 @@
 namespace hcudp::internal {
 
 struct LedgerSources {
+  // The node's root, as Options::host_root; ReadLedger reads through a
+  // HostFs made from it.
   std::string host_root;
   // The CDI spec directory as a host path under host_root (Hygon's state
   // file is there); "" skips Hygon's state.

@@ -9,12 +9,11 @@ Node::Impl::Impl(NodeOptions options)
     : options_(std::move(options.options)),
       clock_(options.clock != nullptr ? *options.clock : Clock::Real()),
       backend_(std::move(options.backend)),
-      host_root_(backend_->host_root()),
+      fs_(backend_->host_root()),
       lock_timeout_(options.vhcu_lock_timeout),
       on_lock_wait_(std::move(options.on_lock_wait)) {
-  ledger_.host_root = host_root_;
-  ledger_.cdi_dir =
-      options_.cdi_spec_dir.empty() ? std::string() : HostPath(host_root_, options_.cdi_spec_dir);
+  ledger_.host_root = fs_.root();
+  ledger_.cdi_dir = options_.cdi_spec_dir.empty() ? std::string() : fs_.Path(options_.cdi_spec_dir);
   ledger_.pod_resources = std::move(options.pod_resources);
 }
 

@@ -32,7 +32,7 @@ Status MigAllowsVhcus(const NodeInventory& inventory) {
 StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units, uint64_t memory_mib,
                                                  bool force) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
-                         VhcuHostLock::Acquire(host_root_, lock_timeout_, on_lock_wait_));
+                         VhcuHostLock::Acquire(fs_.root(), lock_timeout_, on_lock_wait_));
   const std::string where = "card " + std::to_string(card);
   if (!force) {
     // Under the lock: no create or destroy of anyone who honours it runs.
@@ -65,13 +65,13 @@ StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units, ui
   out.vhcu = vhcu;
   // Still under the lock: a daemon create that crashed before it learnt its
   // vHCU's id must never take this one for its own.
-  if (Status excluded = ExcludeFromIntents(host_root_, vhcu); !excluded.ok()) {
+  if (Status excluded = ExcludeFromIntents(fs_.root(), vhcu); !excluded.ok()) {
     out.warnings.push_back(VdevName(vhcu.id) +
                            " was created, but the daemon's recovery may take it for a crashed "
                            "create's: " +
                            excluded.message());
   }
-  auto stale = RemoveStaleMarksOf(host_root_, vhcu);
+  auto stale = RemoveStaleMarksOf(fs_.root(), vhcu);
   if (!stale.ok()) {
     out.warnings.push_back(VdevName(vhcu.id) +
                            " was created, but an older mark naming its id may have the daemon "
@@ -87,7 +87,7 @@ StatusOr<NodeCreatedVhcu> Node::Impl::CreateVhcu(int card, int compute_units, ui
 
 StatusOr<NodeDestroyedVhcu> Node::Impl::DestroyVhcu(int id, bool force) {
   HCUDP_ASSIGN_OR_RETURN(VhcuHostLock lock,
-                         VhcuHostLock::Acquire(host_root_, lock_timeout_, on_lock_wait_));
+                         VhcuHostLock::Acquire(fs_.root(), lock_timeout_, on_lock_wait_));
   const std::string name = VdevName(id);
   // Under the lock: no daemon create can be between its mark and this check.
   HCUDP_ASSIGN_OR_RETURN(NodeInventory inventory, Look());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hcudp/node.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "node/ledger_read.h"
 
@@ -29,7 +30,8 @@ class Node::Impl {
   const Options options_;
   Clock& clock_;
   std::unique_ptr<Backend> backend_;
-  const std::string host_root_;
+  // The node's files: made once, here, from the backend's host-root.
+  const internal::HostFs fs_;
   internal::LedgerSources ledger_;
   std::chrono::milliseconds lock_timeout_;
   std::function<void(const std::string&)> on_lock_wait_;

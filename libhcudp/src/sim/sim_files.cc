@@ -26,7 +26,7 @@ std::atomic<uint64_t> g_link_counter{0};  // temporary link names of this proces
 
 }  // namespace
 
-std::string StateDir(const std::string& host_root) { return host_root + "/.hcudp-sim"; }
+std::string StateDir(const internal::HostFs& fs) { return fs.SimStateDir(); }
 
 Status MakeDirs(const std::string& path) { return file_util::MakeDirs(path, kDirMode); }
 
@@ -82,10 +82,10 @@ Status RemoveAll(const std::string& path) {
   return OkStatus();
 }
 
-HostRootLock::HostRootLock(const std::string& host_root, std::chrono::milliseconds timeout) {
-  status_ = MakeDirs(StateDir(host_root));
+HostRootLock::HostRootLock(const internal::HostFs& fs, std::chrono::milliseconds timeout) {
+  status_ = MakeDirs(StateDir(fs));
   if (!status_.ok()) return;
-  std::string path = StateDir(host_root) + "/lock";
+  std::string path = StateDir(fs) + "/lock";
   fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     status_ = InternalError("cannot open lock " + path + ": " + ErrnoText());

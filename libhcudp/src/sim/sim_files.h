@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::sim {
 
-// <host_root>/.hcudp-sim: the sim's own bookkeeping, outside the node tree.
-std::string StateDir(const std::string& host_root);
+// <host-root>/.hcudp-sim: the sim's own bookkeeping, outside the node tree.
+std::string StateDir(const internal::HostFs& fs);
 
 // Writes `content` to `path` (mode 0644; parents created 0755) unless it
 // already holds it.
@@ -32,7 +33,7 @@ std::vector<std::string> ListDir(const std::string& dir);
 // Removes `path` recursively; OK when it did not exist.
 Status RemoveAll(const std::string& path);
 
-// An exclusive flock on <host_root>/.hcudp-sim/lock for the lifetime of the
+// An exclusive flock on <host-root>/.hcudp-sim/lock for the lifetime of the
 // object: serialises vHCU changes and the first render across processes
 // (hcuctl and the daemon share a host-root). Check status() after building:
 // Unavailable, naming the lock, when another holder keeps it for `timeout`
@@ -40,7 +41,7 @@ Status RemoveAll(const std::string& path);
 class HostRootLock {
  public:
   static constexpr std::chrono::milliseconds kDefaultTimeout{10000};
-  explicit HostRootLock(const std::string& host_root,
+  explicit HostRootLock(const internal::HostFs& fs,
                         std::chrono::milliseconds timeout = kDefaultTimeout);
   ~HostRootLock();
   HostRootLock(const HostRootLock&) = delete;

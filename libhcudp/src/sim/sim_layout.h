@@ -47,8 +47,6 @@ std::optional<CuMask> LowestFreeCus(const CuMask& used, int card_cus, int count)
 // The vdev confs of node.vhcus as the driver would have written them, keyed
 // by vHCU id: masks are the lowest free CUs of the card in id order.
 std::map<int, VdevConf> SeedVdevConfs(const SimNode& node);
-// host_root/etc/vdev/vdev<id>.conf
-std::string VdevConfPath(const std::string& host_root, int id);
 
 // --- MIG ---
 // File name ("dev3gi1ci0.conf") -> conf, for every instance of `node`.

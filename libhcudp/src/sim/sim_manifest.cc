@@ -13,12 +13,12 @@
 namespace hcudp::sim {
 namespace {
 
-std::string ManifestPath(const std::string& host_root) { return StateDir(host_root) + "/rendered"; }
+std::string ManifestPath(const internal::HostFs& fs) { return StateDir(fs) + "/rendered"; }
 
 }  // namespace
 
-RenderManifest::RenderManifest(std::string host_root) : root_(std::move(host_root)) {
-  StatusOr<std::string> text = file_util::ReadFile(ManifestPath(root_));
+RenderManifest::RenderManifest(const internal::HostFs& fs) : fs_(fs), root_(fs.root()) {
+  StatusOr<std::string> text = file_util::ReadFile(ManifestPath(fs_));
   if (!text.ok()) return;
   std::istringstream lines(*text);
   std::string line;
@@ -72,7 +72,7 @@ Status RenderManifest::RemoveRendered(const std::string& path) {
 Status RenderManifest::Save() {
   std::string text;
   for (const std::string& rel : current_) text += rel + "\n";
-  return WriteFileIfChanged(ManifestPath(root_), text);
+  return WriteFileIfChanged(ManifestPath(fs_), text);
 }
 
 }  // namespace hcudp::sim

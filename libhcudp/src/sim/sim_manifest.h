@@ -1,5 +1,5 @@
 // RenderManifest: what RenderSimNode wrote under a host-root, kept in
-// <host_root>/.hcudp-sim/rendered (one path relative to the host-root per
+// <host-root>/.hcudp-sim/rendered (one path relative to the host-root per
 // line), so that a later render removes only what the sim itself rendered.
 // Files an admin or another tool put next to them (a foreign CI conf under
 // etc/dmi_mig_config, say) are never removed.
@@ -10,13 +10,14 @@
 #include <string>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::sim {
 
 class RenderManifest {
  public:
   // Loads the previous render's manifest (none: nothing is ours yet).
-  explicit RenderManifest(std::string host_root);
+  explicit RenderManifest(const internal::HostFs& fs);
 
   // Records `path` (absolute, under the host-root), written by this render,
   // and its parent directories below the host-root.
@@ -31,7 +32,8 @@ class RenderManifest {
   bool Ours(const std::string& relative) const;
   std::string Relative(const std::string& path) const;
 
-  const std::string root_;
+  const internal::HostFs fs_;
+  const std::string root_;  // fs_.root()
   std::set<std::string> previous_;  // relative paths
   std::set<std::string> current_;   // relative paths
 };

@@ -13,6 +13,7 @@
 
 #include "conf/text_util.h"
 #include "hcudp/sim_node.h"
+#include "hcudp_internal/host_fs.h"
 #include "sim/sim_files.h"
 #include "sim/sim_layout.h"
 #include "sim/sim_manifest.h"
@@ -74,8 +75,8 @@ Status RefuseRealRoot(const std::string& host_root, const std::string& root) {
   return OkStatus();
 }
 
-Status RenderModule(RenderManifest& m, const SimNode& node, const std::string& root) {
-  std::string module = root + "/sys/module/hycu";
+Status RenderModule(RenderManifest& m, const SimNode& node, const internal::HostFs& host) {
+  std::string module = host.DriverModuleFile("hycu", "");
   HCUDP_RETURN_IF_ERROR(Write(m, module + "/initstate", "live\n"));
   HCUDP_RETURN_IF_ERROR(Write(m, module + "/version", node.driver_version + "\n"));
   std::string drivers = module + "/drivers/pci:hycu";
@@ -113,9 +114,9 @@ std::string RootPort(const std::string& pcie_root, int ordinal) {
 // As the kernel lays them out: the card's attributes in
 // /sys/devices/<root complex>/<root port>/<bdf>/, and /sys/bus/pci/devices/<bdf>
 // a relative link to it (the code under test resolves it for pcieRoot).
-Status RenderPciDevices(RenderManifest& m, const SimNode& node, const std::string& root) {
-  std::string devices = root + "/sys/devices";
-  std::string bus = root + "/sys/bus/pci/devices";
+Status RenderPciDevices(RenderManifest& m, const SimNode& node, const internal::HostFs& host) {
+  std::string devices = host.SysDevicesDir();
+  std::string bus = host.PciDevicesDir();
   std::map<std::string, std::map<std::string, std::set<std::string>>> tree;  // root/port/bdf
   std::map<std::string, int> ports_used;
   std::set<std::string> bdfs;
@@ -145,8 +146,8 @@ Status RenderPciDevices(RenderManifest& m, const SimNode& node, const std::strin
   return Prune(m, bus, bdfs);
 }
 
-Status RenderKfd(RenderManifest& m, const SimNode& node, const std::string& root) {
-  std::string nodes_dir = root + "/sys/class/kfd/kfd/topology/nodes";
+Status RenderKfd(RenderManifest& m, const SimNode& node, const internal::HostFs& host) {
+  std::string nodes_dir = host.KfdNodesDir();
   std::vector<sim::KfdNode> nodes = sim::KfdTopology(node);
   std::set<std::string> keep;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -158,10 +159,10 @@ Status RenderKfd(RenderManifest& m, const SimNode& node, const std::string& root
   return Prune(m, nodes_dir, keep);
 }
 
-Status RenderDev(RenderManifest& m, const SimNode& node, const std::string& root) {
-  HCUDP_RETURN_IF_ERROR(Write(m, root + "/dev/kfd", ""));
-  HCUDP_RETURN_IF_ERROR(Write(m, root + "/dev/mkfd", ""));
-  std::string dri = root + "/dev/dri";
+Status RenderDev(RenderManifest& m, const SimNode& node, const internal::HostFs& host) {
+  HCUDP_RETURN_IF_ERROR(Write(m, host.DevKfd(), ""));
+  HCUDP_RETURN_IF_ERROR(Write(m, host.DevMkfd(), ""));
+  std::string dri = host.DevDriDir();
   std::set<std::string> keep;
   for (const SimCard& c : node.cards) {
     for (const std::string& name :
@@ -175,22 +176,22 @@ Status RenderDev(RenderManifest& m, const SimNode& node, const std::string& root
 
 // Seeds etc/vdev from node.vhcus once per host-root; afterwards the confs
 // belong to whoever creates and destroys vHCUs.
-Status SeedVhcus(const SimNode& node, const std::string& root) {
-  std::string marker = sim::StateDir(root) + "/seeded";
+Status SeedVhcus(const SimNode& node, const internal::HostFs& host) {
+  std::string marker = sim::StateDir(host) + "/seeded";
   if (fs::exists(marker)) return OkStatus();
-  sim::HostRootLock lock(root);  // another process may be seeding or changing vHCUs
+  sim::HostRootLock lock(host);  // another process may be seeding or changing vHCUs
   HCUDP_RETURN_IF_ERROR(lock.status());
   if (fs::exists(marker)) return OkStatus();
-  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root + "/etc/vdev"));
+  HCUDP_RETURN_IF_ERROR(sim::MakeDirs(host.VdevDir()));
   for (const auto& [id, conf] : sim::SeedVdevConfs(node)) {
-    HCUDP_RETURN_IF_ERROR(
-        sim::WriteFileIfChanged(sim::VdevConfPath(root, id), FormatVdevConf(conf)));
+    HCUDP_RETURN_IF_ERROR(sim::WriteFileIfChanged(host.VdevConf(id), FormatVdevConf(conf)));
   }
   return sim::WriteFileIfChanged(marker, "vHCUs of the SimNode written to etc/vdev\n");
 }
 
-Status RenderMig(RenderManifest& m, const SimNode& node, const std::string& root) {
-  std::string mig_dir = root + "/etc/dmi_mig_config";
+Status RenderMig(RenderManifest& m, const SimNode& node, const internal::HostFs& host) {
+  std::string mig_dir = host.MigConfigDir();
+  std::string ci_dir = host.MigCiDir();
   if (!node.mig_enabled) return m.RemoveRendered(mig_dir);
   std::set<std::string> keep = {"ci"};
   for (const SimCard& c : node.cards) {
@@ -199,13 +200,13 @@ Status RenderMig(RenderManifest& m, const SimNode& node, const std::string& root
     HCUDP_RETURN_IF_ERROR(Write(m, Join(mig_dir, name), c.bdf + "\n"));
   }
   HCUDP_RETURN_IF_ERROR(Prune(m, mig_dir, keep));
-  HCUDP_RETURN_IF_ERROR(MakeDir(m, mig_dir + "/ci"));
+  HCUDP_RETURN_IF_ERROR(MakeDir(m, ci_dir));
   std::set<std::string> confs;
   for (const auto& [name, conf] : sim::MigConfs(node)) {
     confs.insert(name);
-    HCUDP_RETURN_IF_ERROR(Write(m, Join(mig_dir + "/ci", name), FormatMigConf(conf)));
+    HCUDP_RETURN_IF_ERROR(Write(m, Join(ci_dir, name), FormatMigConf(conf)));
   }
-  return Prune(m, mig_dir + "/ci", confs);
+  return Prune(m, ci_dir, confs);
 }
 
 }  // namespace
@@ -222,13 +223,14 @@ Status RenderSimNode(const SimNode& node, const std::string& host_root) {
   std::string root = resolved.string();
   HCUDP_RETURN_IF_ERROR(sim::MakeDirs(root));
   HCUDP_RETURN_IF_ERROR(RefuseRealRoot(host_root, root));
-  RenderManifest m(root);
-  HCUDP_RETURN_IF_ERROR(RenderModule(m, node, root));
-  HCUDP_RETURN_IF_ERROR(RenderPciDevices(m, node, root));
-  HCUDP_RETURN_IF_ERROR(RenderKfd(m, node, root));
-  HCUDP_RETURN_IF_ERROR(RenderDev(m, node, root));
-  HCUDP_RETURN_IF_ERROR(SeedVhcus(node, root));
-  HCUDP_RETURN_IF_ERROR(RenderMig(m, node, root));
+  const internal::HostFs host(root);
+  RenderManifest m(host);
+  HCUDP_RETURN_IF_ERROR(RenderModule(m, node, host));
+  HCUDP_RETURN_IF_ERROR(RenderPciDevices(m, node, host));
+  HCUDP_RETURN_IF_ERROR(RenderKfd(m, node, host));
+  HCUDP_RETURN_IF_ERROR(RenderDev(m, node, host));
+  HCUDP_RETURN_IF_ERROR(SeedVhcus(node, host));
+  HCUDP_RETURN_IF_ERROR(RenderMig(m, node, host));
   return m.Save();
 }
 

@@ -35,12 +35,12 @@ std::optional<FileStamp> Stamp(const std::string& path) {
 
 class SimVendorLib final : public VendorLib {
  public:
-  SimVendorLib(std::string path, std::string host_root, SimNode node, FileStamp stamp)
+  SimVendorLib(std::string path, const internal::HostFs& host, SimNode node, FileStamp stamp)
       : path_(std::move(path)),
-        host_root_(host_root),
+        host_(host),
         node_(std::make_shared<const SimNode>(std::move(node))),
         stamp_(stamp),
-        vhcus_(std::move(host_root)) {}
+        vhcus_(host) {}
 
   Status Init() override { return OkStatus(); }
   void Shutdown() override {}
@@ -172,9 +172,9 @@ class SimVendorLib final : public VendorLib {
                    << node.status().ToString();
       return node_;
     }
-    Status rendered = RenderSimNode(*node, host_root_);
+    Status rendered = RenderSimNode(*node, host_.root());
     if (!rendered.ok()) {
-      LOG(WARNING) << "sim: cannot render " << host_root_ << ": " << rendered.ToString();
+      LOG(WARNING) << "sim: cannot render " << host_.root() << ": " << rendered.ToString();
       return node_;
     }
     LOG(INFO) << "sim: reloaded " << path_;
@@ -190,7 +190,7 @@ class SimVendorLib final : public VendorLib {
   StatusOr<SimCard> CardOf(int card) { return CardOf(*Current(), card); }
 
   const std::string path_;
-  const std::string host_root_;
+  const internal::HostFs host_;  // the canonical host-root
   Mutex mu_;  // a leaf
   std::shared_ptr<const SimNode> node_ HCUDP_GUARDED_BY(mu_);
   FileStamp stamp_ HCUDP_GUARDED_BY(mu_);
@@ -214,7 +214,8 @@ StatusOr<std::unique_ptr<VendorLib>> NewSimVendorLib(const std::string& path,
   std::string canonical_root = std::filesystem::weakly_canonical(root, canon_ec).string();
   if (canon_ec) canonical_root = root;
   return std::unique_ptr<VendorLib>(
-      new SimVendorLib(abs, canonical_root, std::move(node), stamp.value_or(FileStamp{})));
+      new SimVendorLib(abs, internal::HostFs(canonical_root), std::move(node),
+                       stamp.value_or(FileStamp{})));
 }
 
 }  // namespace hcudp

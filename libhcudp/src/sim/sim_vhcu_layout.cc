@@ -56,8 +56,4 @@ std::map<int, VdevConf> SeedVdevConfs(const SimNode& node) {
   return out;
 }
 
-std::string VdevConfPath(const std::string& host_root, int id) {
-  return host_root + "/etc/vdev/vdev" + std::to_string(id) + ".conf";
-}
-
 }  // namespace hcudp::sim

@@ -13,7 +13,7 @@
 namespace hcudp::sim {
 
 StatusOr<VdevConf> VhcuStore::Read(int id) const {
-  std::string path = VdevConfPath(host_root_, id);
+  std::string path = fs_.VdevConf(id);
   StatusOr<std::string> text = file_util::ReadFile(path);
   if (!text.ok()) return NotFoundError("vHCU " + std::to_string(id) + " does not exist");
   StatusOr<VdevConf> conf = ParseVdevConf(*text);
@@ -24,7 +24,7 @@ StatusOr<VdevConf> VhcuStore::Read(int id) const {
 
 std::vector<int> VhcuStore::TakenIds() const {
   std::vector<int> ids;
-  for (const std::string& name : ListDir(host_root_ + "/etc/vdev")) {
+  for (const std::string& name : ListDir(fs_.VdevDir())) {
     StatusOr<int> id = ParseVdevConfFileName(name);
     if (id.ok()) ids.push_back(*id);
   }
@@ -68,7 +68,7 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
     return FailedPreconditionError("MIG mode is on: vHCUs cannot be created");
   }
   MutexLock guard(mu_);
-  HostRootLock lock(host_root_);
+  HostRootLock lock(fs_);
   HCUDP_RETURN_IF_ERROR(lock.status());
 
   std::string on_card = "card " + std::to_string(card_index);
@@ -115,15 +115,15 @@ StatusOr<int> VhcuStore::Create(const SimNode& node, int card_index, int compute
   conf.vdev_id = id;
   conf.pipe_id = pipe;
   conf.enable = 1;
-  HCUDP_RETURN_IF_ERROR(WriteFileIfChanged(VdevConfPath(host_root_, id), FormatVdevConf(conf)));
+  HCUDP_RETURN_IF_ERROR(WriteFileIfChanged(fs_.VdevConf(id), FormatVdevConf(conf)));
   return id;
 }
 
 Status VhcuStore::Destroy(int id) {
   MutexLock guard(mu_);
-  HostRootLock lock(host_root_);
+  HostRootLock lock(fs_);
   HCUDP_RETURN_IF_ERROR(lock.status());
-  std::string path = VdevConfPath(host_root_, id);
+  std::string path = fs_.VdevConf(id);
   if (std::remove(path.c_str()) == 0) return OkStatus();
   if (errno == ENOENT) return NotFoundError("vHCU " + std::to_string(id) + " does not exist");
   return InternalError("cannot remove " + path + ": " + std::strerror(errno));

@@ -1,9 +1,9 @@
-// The simulated driver's vHCU state: host_root/etc/vdev/vdev<N>.conf and
+// The simulated driver's vHCU state: <host-root>/etc/vdev/vdev<N>.conf and
 // nothing else, so hcuctl and the daemon (separate processes sharing one
 // host-root) and restarts all see the same vHCUs, as on a real node.
 //
 // Thread-safety: Create and Destroy are serialised by a mutex within the
-// process and an flock on host_root/.hcudp-sim/lock across processes.
+// process and an flock on <host-root>/.hcudp-sim/lock across processes.
 #ifndef HCUDP_SRC_SIM_SIM_VHCU_STORE_H_
 #define HCUDP_SRC_SIM_SIM_VHCU_STORE_H_
 
@@ -12,13 +12,14 @@
 
 #include "hcudp/sim_node.h"
 #include "hcudp/vdev_conf.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 
 namespace hcudp::sim {
 
 class VhcuStore {
  public:
-  explicit VhcuStore(std::string host_root) : host_root_(std::move(host_root)) {}
+  explicit VhcuStore(internal::HostFs fs) : fs_(std::move(fs)) {}
 
   // The conf of vHCU `id`; NotFound when there is no vdev<id>.conf.
   StatusOr<VdevConf> Read(int id) const;
@@ -39,7 +40,7 @@ class VhcuStore {
   // Ids of every vdev<N>.conf file, parsable or not (all are taken).
   std::vector<int> TakenIds() const;
 
-  const std::string host_root_;
+  const internal::HostFs fs_;
   Mutex mu_;  // serialises Create/Destroy within this process; taken before HostRootLock
 };
 

@@ -19,9 +19,9 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
+std::map<int, VdevConf> ReadVdevConfs(const internal::HostFs& fs) {
   std::map<int, VdevConf> out;
-  const std::string dir = UnderRoot(host_root, "/etc/vdev");
+  const std::string dir = fs.VdevDir();
   StatusOr<std::vector<std::string>> names = node_files::ListDir(dir);
   if (!names.ok()) return out;
   for (const std::string& name : *names) {
@@ -39,7 +39,7 @@ std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root) {
 StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
                               const std::map<int, VdevConf>& after, const std::string& bdf,
                               int compute_units, uint64_t memory_mib,
-                              const std::string& host_root) {
+                              const internal::HostFs& fs) {
   std::vector<int> sized;  // new confs (or ids now on another card) of exactly this size
   std::vector<int> ours;   // ... of them, those on card `bdf`
   for (const auto& [id, conf] : after) {
@@ -58,7 +58,7 @@ StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
     // removes what it just made instead of leaking it.
     if (sized.size() == 1) return sized.front();
     return InternalError("the driver accepted " + what + " but no new vdev<N>.conf of that card " +
-                         "and size appeared in " + UnderRoot(host_root, "/etc/vdev"));
+                         "and size appeared in " + fs.VdevDir());
   }
   if (ours.size() > 1) {
     std::string ids;

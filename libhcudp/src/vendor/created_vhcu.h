@@ -11,11 +11,12 @@
 
 #include "hcudp/status.h"
 #include "hcudp/vdev_conf.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::vendor {
 
-// Every parsable host_root/etc/vdev/vdev<N>.conf, by N.
-std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root);
+// Every parsable <host-root>/etc/vdev/vdev<N>.conf, by N.
+std::map<int, VdevConf> ReadVdevConfs(const internal::HostFs& fs);
 
 // The N of the one conf in `after` and not in `before` on card `bdf` with
 // `compute_units` CUs and `memory_mib` MiB. Internal when there is none;
@@ -24,7 +25,7 @@ std::map<int, VdevConf> ReadVdevConfs(const std::string& host_root);
 // new conf of that size is on another, that one (the driver's wrong card).
 StatusOr<int> FindCreatedVhcu(const std::map<int, VdevConf>& before,
                               const std::map<int, VdevConf>& after, const std::string& bdf,
-                              int compute_units, uint64_t memory_mib, const std::string& host_root);
+                              int compute_units, uint64_t memory_mib, const internal::HostFs& fs);
 
 }  // namespace hcudp::vendor
 

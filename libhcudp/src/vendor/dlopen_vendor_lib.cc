@@ -18,7 +18,7 @@
 namespace hcudp {
 
 StatusOr<std::unique_ptr<VendorLib>> NewDlopenVendorLib(const DlopenVendorLibOptions& options) {
-  const std::string lib_dir = vendor::UnderRoot(options.hyhal_path, "/lib");
+  const std::string lib_dir = internal::JoinUnder(options.hyhal_path, "lib");
   StatusOr<std::unique_ptr<vendor::VendorApi>> api = vendor::LoadVendorApi(lib_dir);
   // Callers add the flag context (OpenBackend: "--hyhal-path <dir>").
   if (!api.ok()) return api.status();
@@ -94,13 +94,13 @@ Status DlopenVendorLib::WaitForDriverLiveLocked() {
   const int attempts = std::max(options_.driver_wait_attempts, 1);
   std::string state;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
-    if (DriverModuleLive(options_.host_root, &state)) return OkStatus();
+    if (DriverModuleLive(fs_, &state)) return OkStatus();
     LOG(WARNING) << "HCU driver not live yet (initstate: " << state << "), attempt " << attempt
                  << "/" << attempts;
     if (attempt < attempts) Sleep(options_.driver_poll_interval_ms);
   }
   return FailedPreconditionError(
-      "HCU driver is not live: " + UnderRoot(options_.host_root, "/sys/module/hycu/initstate") +
+      "HCU driver is not live: " + fs_.DriverModuleFile("hycu", "initstate") +
       " (or hydcu) says \"" + state + "\" after " + std::to_string(attempts) + " checks " +
       std::to_string(options_.driver_poll_interval_ms) + " ms apart; is the hycu module loaded?");
 }
@@ -134,14 +134,14 @@ namespace {
 
 // False when the node has no PCI device directory to compare with (a test
 // tree that does not render one); the PCI checks are then skipped.
-bool HasPciTree(const std::string& host_root) {
-  return access(UnderRoot(host_root, "/sys/bus/pci/devices").c_str(), F_OK) == 0;
+bool HasPciTree(const internal::HostFs& fs) {
+  return access(fs.PciDevicesDir().c_str(), F_OK) == 0;
 }
 
 // The number of HCU PCI functions, or -1 without a PCI tree.
-int PciCount(const std::string& host_root) {
-  if (!HasPciTree(host_root)) return -1;
-  return static_cast<int>(ScanPciHcus(host_root).size());
+int PciCount(const internal::HostFs& fs) {
+  if (!HasPciTree(fs)) return -1;
+  return static_cast<int>(ScanPciHcus(fs).size());
 }
 
 }  // namespace
@@ -151,7 +151,7 @@ Status DlopenVendorLib::AwaitCountAgreementLocked() {
   for (int attempt = 0;; ++attempt) {
     HCUDP_ASSIGN_OR_RETURN(const int rsmi, RsmiCountLocked());
     HCUDP_ASSIGN_OR_RETURN(const int dmi, DmiCountLocked());
-    const int pci = PciCount(options_.host_root);
+    const int pci = PciCount(fs_);
     if (rsmi == dmi && (pci < 0 || pci == rsmi)) return OkStatus();
     const std::string counts = "rsmi=" + std::to_string(rsmi) + " dmi=" + std::to_string(dmi) +
                                " pci=" + (pci < 0 ? std::string("n/a") : std::to_string(pci));
@@ -191,10 +191,10 @@ Status DlopenVendorLib::RebuildCardMapLocked() {
                             : std::string());
   }
   std::vector<PciHcu> pci;
-  const bool have_pci = HasPciTree(options_.host_root);
-  if (have_pci) pci = ScanPciHcus(options_.host_root);
+  const bool have_pci = HasPciTree(fs_);
+  if (have_pci) pci = ScanPciHcus(fs_);
   std::string problems;
-  card_map_ = BuildCardMap(cards, ReadKfdGpuBdfs(options_.host_root), dmi_names,
+  card_map_ = BuildCardMap(cards, ReadKfdGpuBdfs(fs_), dmi_names,
                            have_pci ? &pci : nullptr, &problems);
   if (!card_map_.verified) LOG(WARNING) << "RSMI/DMI card map: " << problems;
   for (size_t i = 0; i < card_map_.bdfs.size(); ++i) {
@@ -220,7 +220,7 @@ Status DlopenVendorLib::ReinitLocked(const std::string& why) {
 
 std::string DlopenVendorLib::CountSignatureLocked(bool* agree) const {
   StatusOr<int> rsmi = RsmiCountLocked();
-  const int pci = PciCount(options_.host_root);
+  const int pci = PciCount(fs_);
   const int known = static_cast<int>(card_map_.bdfs.size());
   *agree = rsmi.ok() && (pci < 0 || *rsmi == pci) && *rsmi == known;
   return "rsmi=" + (rsmi.ok() ? std::to_string(*rsmi) : std::string("error")) +
@@ -268,7 +268,7 @@ CardMap DlopenVendorLib::card_map() const {
 }
 
 StatusOr<std::string> DlopenVendorLib::DriverVersion() {
-  StatusOr<std::string> from_module = DriverModuleVersion(options_.host_root);
+  StatusOr<std::string> from_module = DriverModuleVersion(fs_);
   if (from_module.ok()) return from_module;
   ReaderLock lock(mu_);
   if (initialized_ && api_->rsmi.version_str_get != nullptr) {
@@ -282,7 +282,7 @@ StatusOr<std::string> DlopenVendorLib::DriverVersion() {
   return from_module.status();
 }
 
-StatusOr<bool> DlopenVendorLib::DriverLive() { return DriverModuleLive(options_.host_root); }
+StatusOr<bool> DlopenVendorLib::DriverLive() { return DriverModuleLive(fs_); }
 
 }  // namespace vendor
 }  // namespace hcudp

@@ -45,7 +45,7 @@ StatusOr<std::vector<CardHealthReport>> DlopenVendorLib::QueryHealth() {
   // DMI gone for the life of the process is a failed query, never a
   // verdict on the cards.
   HCUDP_RETURN_IF_ERROR(RestartRequired().WithContext("health query"));
-  const std::string hy_smi = UnderRoot(options_.hyhal_path, "/bin/hy-smi");
+  const std::string hy_smi = internal::JoinUnder(options_.hyhal_path, "bin/hy-smi");
   StatusOr<CommandResult> run =
       RunCommand({hy_smi, "--healthcheck"}, options_.healthcheck_timeout_ms);
   if (!run.ok()) return run.status().WithContext("health query");

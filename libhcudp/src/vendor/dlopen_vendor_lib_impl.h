@@ -157,6 +157,8 @@ class DlopenVendorLib final : public VendorLib {
   void ProbeResetRequired();
 
   const DlopenVendorLibOptions options_;
+  // The node's files, under options_.host_root.
+  const internal::HostFs fs_{options_.host_root};
   const std::unique_ptr<VendorApi> api_;
 
   // Lock order: mu_ before dmi_down_mu_ and health_mu_ (both leaves).

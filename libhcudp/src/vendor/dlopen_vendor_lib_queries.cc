@@ -389,7 +389,7 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     // unlink never ran, a vendor tool): the driver may give its id out again,
     // on the same card and of the same size, so it is no "before". After the
     // create, one the driver still does not know is still stale, not ours.
-    std::map<int, VdevConf> before = ReadVdevConfs(options_.host_root);
+    std::map<int, VdevConf> before = ReadVdevConfs(fs_);
     std::vector<int> stale;
     for (auto it = before.begin(); it != before.end();) {
       if (VhcuUnknownLocked(it->first)) {
@@ -403,12 +403,11 @@ Status DlopenVendorLib::CreateVhcu(int card, int compute_units, uint64_t memory_
     int mib = static_cast<int>(memory_mib);
     st = DmiLocked(api_->dmi.create_vdevices(dmi, 1, &cus, &mib), "dmiCreateVDevices");
     if (st.ok()) {
-      std::map<int, VdevConf> after = ReadVdevConfs(options_.host_root);
+      std::map<int, VdevConf> after = ReadVdevConfs(fs_);
       for (int stale_id : stale) {
         if (after.count(stale_id) != 0 && VhcuUnknownLocked(stale_id)) after.erase(stale_id);
       }
-      StatusOr<int> found = FindCreatedVhcu(before, after, bdf, compute_units, memory_mib,
-                                            options_.host_root);
+      StatusOr<int> found = FindCreatedVhcu(before, after, bdf, compute_units, memory_mib, fs_);
       if (found.ok()) {
         id = *found;
       } else {

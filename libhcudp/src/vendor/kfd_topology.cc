@@ -61,15 +61,15 @@ std::map<std::string, int64_t> ParseKfdProperties(std::string_view text) {
   return props;
 }
 
-StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root) {
+StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const internal::HostFs& fs) {
   StatusOr<std::vector<std::string>> nodes = NotFoundError("");
-  for (const char* candidate : kKfdTopologyDirs) {
-    nodes = ListKfdNodes(UnderRoot(host_root, candidate));
+  for (std::string_view candidate : kKfdTopologyDirs) {
+    nodes = ListKfdNodes(fs.Path(candidate));
     if (nodes.ok()) break;
   }
   if (!nodes.ok()) {
-    return NotFoundError("no KFD topology under " + UnderRoot(host_root, kKfdTopologyDirs[0]) +
-                         " or " + UnderRoot(host_root, kKfdTopologyDirs[1]));
+    return NotFoundError("no KFD topology under " + fs.Path(kKfdTopologyDirs[0]) + " or " +
+                         fs.Path(kKfdTopologyDirs[1]));
   }
   std::vector<std::string> bdfs;
   for (const std::string& node_dir : *nodes) {

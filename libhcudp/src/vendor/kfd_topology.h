@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::vendor {
 
 // Where the topology lives, tried in this order under the host-root.
-inline const char* const kKfdTopologyDirs[] = {
-    "/sys/devices/virtual/kfd/kfd/topology/nodes",
-    "/sys/class/kfd/kfd/topology/nodes",
+inline constexpr std::string_view kKfdTopologyDirs[] = {
+    internal::host_path::kKfdVirtualNodesDir,
+    internal::host_path::kKfdNodesDir,
 };
 
 // The node directories under `nodes_dir` ("<nodes_dir>/<n>"), in numeric
@@ -34,7 +35,7 @@ std::map<std::string, int64_t> ParseKfdProperties(std::string_view text);
 // The BDF ("0000:09:00.0", lower case) of every GPU node, in DMI index
 // order. Errors name the file: no topology directory, a GPU node without a
 // readable `properties`, or one lacking `domain` / `location_id`.
-StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const std::string& host_root);
+StatusOr<std::vector<std::string>> ReadKfdGpuBdfs(const internal::HostFs& fs);
 
 // "0000:09:00.0" from KFD `domain` and `location_id` (bus << 8 | dev << 3 | fn).
 std::string BdfFromKfd(uint64_t domain, uint64_t location_id);

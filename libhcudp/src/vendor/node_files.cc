@@ -32,17 +32,10 @@ bool ReadHex(const std::string& path, unsigned long* out) {
 
 }  // namespace
 
-std::string UnderRoot(const std::string& host_root, const std::string& path) {
-  std::string root = host_root;
-  while (!root.empty() && root.back() == '/') root.pop_back();
-  return root + (path.empty() || path[0] != '/' ? "/" : "") + path;
-}
-
-bool DriverModuleLive(const std::string& host_root, std::string* state) {
+bool DriverModuleLive(const internal::HostFs& fs, std::string* state) {
   for (const char* module : kDriverModules) {
     std::string text;
-    if (ReadTrimmed(UnderRoot(host_root, std::string("/sys/module/") + module + "/initstate"),
-                    &text)) {
+    if (ReadTrimmed(fs.DriverModuleFile(module, "initstate"), &text)) {
       if (state != nullptr) *state = text;
       return text == "live";
     }
@@ -51,22 +44,20 @@ bool DriverModuleLive(const std::string& host_root, std::string* state) {
   return false;
 }
 
-StatusOr<std::string> DriverModuleVersion(const std::string& host_root) {
+StatusOr<std::string> DriverModuleVersion(const internal::HostFs& fs) {
   for (const char* module : kDriverModules) {
     std::string text;
-    if (ReadTrimmed(UnderRoot(host_root, std::string("/sys/module/") + module + "/version"),
-                    &text) &&
-        !text.empty()) {
+    if (ReadTrimmed(fs.DriverModuleFile(module, "version"), &text) && !text.empty()) {
       return text;
     }
   }
-  return NotFoundError("no driver version in " + UnderRoot(host_root, "/sys/module/hycu/version") +
+  return NotFoundError("no driver version in " + fs.DriverModuleFile("hycu", "version") +
                        " (or hydcu)");
 }
 
-std::vector<PciHcu> ScanPciHcus(const std::string& host_root) {
+std::vector<PciHcu> ScanPciHcus(const internal::HostFs& fs) {
   std::vector<PciHcu> found;
-  const std::string dir = UnderRoot(host_root, "/sys/bus/pci/devices");
+  const std::string dir = fs.PciDevicesDir();
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return found;
   while (dirent* e = readdir(d)) {

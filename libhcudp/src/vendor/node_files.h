@@ -9,22 +9,20 @@
 #include <vector>
 
 #include "hcudp/status.h"
+#include "hcudp_internal/host_fs.h"
 
 namespace hcudp::vendor {
 
 // The kernel modules the driver has shipped as, newest first.
 inline const char* const kDriverModules[] = {"hycu", "hydcu"};
 
-// host_root + path, without a doubled '/'.
-std::string UnderRoot(const std::string& host_root, const std::string& path);
-
 // True when <root>/sys/module/{hycu,hydcu}/initstate reads "live". False when
 // the module is absent or in another state (`state` gets the text, or
 // "not loaded"). Never an error: an unreadable file means "not live".
-bool DriverModuleLive(const std::string& host_root, std::string* state = nullptr);
+bool DriverModuleLive(const internal::HostFs& fs, std::string* state = nullptr);
 
 // <root>/sys/module/<module>/version of the first module present.
-StatusOr<std::string> DriverModuleVersion(const std::string& host_root);
+StatusOr<std::string> DriverModuleVersion(const internal::HostFs& fs);
 
 // One HCU PCI function from /sys/bus/pci/devices.
 struct PciHcu {
@@ -36,7 +34,7 @@ struct PciHcu {
 // (co-processor), sorted by BDF. The same vendor id covers Hygon's CPU
 // platform functions, hence the class filter. A missing directory is an
 // empty list.
-std::vector<PciHcu> ScanPciHcus(const std::string& host_root);
+std::vector<PciHcu> ScanPciHcus(const internal::HostFs& fs);
 
 // "0000:09:00.0" from an RSMI BDFID (domain<<32 | bus<<8 | device<<3 | fn;
 // the partition bits 31..28 are ignored), lower-case.

@@ -26,7 +26,7 @@ std::string Describe(const hami::MarkFileName& m) {
 
 StatusOr<std::vector<MarkFile>> ListMarkFiles(const std::string& host_root,
                                               std::vector<std::string>* unparsable) {
-  std::string dir = HostPath(host_root, std::string(hami::kMarkFileDir));
+  std::string dir = internal::HostFs(host_root).MarkDir();
   HCUDP_ASSIGN_OR_RETURN(std::vector<std::string> names, file_util::ListFileNames(dir));
   std::vector<MarkFile> marks;
   for (const std::string& name : names) {
@@ -76,13 +76,9 @@ bool VhcuManager::Impl::CrashAfter(VhcuCreateStep step) const {
   return options_.crash_after && options_.crash_after(step);
 }
 
-std::string VhcuManager::Impl::MarkDir() const {
-  return HostPath(options_.host_root, std::string(hami::kMarkFileDir));
-}
+std::string VhcuManager::Impl::MarkDir() const { return fs_.MarkDir(); }
 
-std::string VhcuManager::Impl::IntentDirPath() const {
-  return HostPath(options_.host_root, std::string(kVhcuIntentDir));
-}
+std::string VhcuManager::Impl::IntentDirPath() const { return fs_.IntentDir(); }
 
 StatusOr<VhcuHostLock> VhcuManager::Impl::Lock(std::chrono::milliseconds timeout) const {
   // In real time whatever clock_ is: the holder lets go in real time.

@@ -22,6 +22,7 @@
 
 #include "hcudp/clock.h"
 #include "hcudp/vhcu_manager.h"
+#include "hcudp_internal/host_fs.h"
 #include "hcudp_internal/thread_annotations.h"
 #include "vhcu/intent_record.h"
 
@@ -109,6 +110,8 @@ class VhcuManager::Impl {
 
   Backend* const backend_;
   const VhcuManagerOptions options_;
+  // The node's files, under options_.host_root.
+  const internal::HostFs fs_{options_.host_root};
   Clock& clock_;
 
   mutable Mutex mu_;

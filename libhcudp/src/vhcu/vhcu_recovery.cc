@@ -35,10 +35,9 @@ Certainty MarkNamesVhcu(const std::string& host_root, const hami::MarkFileName& 
     return Certainty::kUnknown;
   }
   if (mark.card == vhcu.card) return Certainty::kFound;
+  const internal::HostFs fs(host_root);
   const std::string conf_path =
-      HostPath(host_root, vhcu.conf_path.empty()
-                              ? "/etc/vdev/vdev" + std::to_string(vhcu.id) + ".conf"
-                              : vhcu.conf_path);
+      vhcu.conf_path.empty() ? fs.VdevConf(vhcu.id) : fs.Path(vhcu.conf_path);
   StatusOr<std::string> text = file_util::ReadFile(conf_path);
   StatusOr<VdevConf> conf =
       text.ok() ? ParseVdevConf(*text) : StatusOr<VdevConf>(text.status());
@@ -78,7 +77,7 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
       claims.push_back({m.name.pod_uid, m.name.container, m.path});
     }
   }
-  auto journal = internal::ReadIntentJournal(HostPath(host_root, std::string(kVhcuIntentDir)));
+  auto journal = internal::ReadIntentJournal(internal::HostFs(host_root).IntentDir());
   if (journal.ok()) {
     for (const auto& [r, path] : *journal) {
       bool claimed = r.vhcu_id ? *r.vhcu_id == vhcu.id && (!card_known || OnIntentCard(vhcu, r))
@@ -92,7 +91,7 @@ StatusOr<std::vector<VhcuClaim>> FindVhcuClaims(const std::string& host_root, co
 
 Status ExcludeFromIntents(const std::string& host_root, const Vhcu& vhcu) {
   HCUDP_ASSIGN_OR_RETURN(
-      auto journal, internal::ReadIntentJournal(HostPath(host_root, std::string(kVhcuIntentDir))));
+      auto journal, internal::ReadIntentJournal(internal::HostFs(host_root).IntentDir()));
   for (auto& [r, path] : journal) {
     if (r.vhcu_id || !r.prior_vhcu_ids.insert(vhcu.id).second) continue;
     HCUDP_RETURN_IF_ERROR(
