@@ -516,7 +516,9 @@ Status Preparer::Impl::WriteWholeCardSpec(const NodeInventory& inventory) {
   std::vector<std::string> skipped;
   std::string spec = BuildWholeCardSpec(o_.driver_name, inventory, builder_, &skipped, held);
   for (const std::string& s : skipped) LOG(WARNING) << "whole-card CDI spec leaves out " << s;
-  for (const auto& [name, entry] : held) {
+  for (const auto& held_entry : held) {
+    // Not a structured binding: clang 14 (the asan preset) cannot capture one.
+    const std::string& name = held_entry.first;
     if (std::none_of(inventory.cards.begin(), inventory.cards.end(),
                      [&](const Card& c) { return CardDeviceName(c) == name; })) {
       VLOG(1) << "whole-card CDI spec keeps " << name
