@@ -3,6 +3,8 @@
 
 #include <rapidjson/document.h>
 
+#include <optional>
+
 #include "kube/watch_event.h"
 
 namespace hcudp::dra {
@@ -16,6 +18,30 @@ std::string NameOf(const rapidjson::Value& obj) {
   auto name = meta->value.FindMember("name");
   if (name == meta->value.MemberEnd() || !name->value.IsString()) return "";
   return std::string(name->value.GetString(), name->value.GetStringLength());
+}
+
+// A resourceVersion as an integer (etcd's revision, as every API server
+// gives it); nullopt when it is not one.
+std::optional<uint64_t> RevisionOf(const std::string& version) {
+  if (version.empty() || version.size() > 19) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : version) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return value;
+}
+
+// metadata.resourceVersion of an object's JSON, as an integer.
+std::optional<uint64_t> ObjectRevision(const std::string& object_json) {
+  rapidjson::Document doc;
+  doc.Parse(object_json.data(), object_json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  auto meta = doc.FindMember("metadata");
+  if (meta == doc.MemberEnd() || !meta->value.IsObject()) return std::nullopt;
+  auto rv = meta->value.FindMember("resourceVersion");
+  if (rv == meta->value.MemberEnd() || !rv->value.IsString()) return std::nullopt;
+  return RevisionOf(rv->value.GetString());
 }
 
 }  // namespace
@@ -47,6 +73,21 @@ StatusOr<std::string> WatchedSlices::ApplyList(const std::string& list_json) {
     if (rv != meta->value.MemberEnd() && rv->value.IsString()) version = rv->value.GetString();
   }
   MutexLock lock(mu_);
+  // Our writes newer than the list stay over its view; the rest it confirms
+  // (or overrides: someone changed or deleted the slice after us).
+  const std::optional<uint64_t> listed_at = RevisionOf(version);
+  for (auto it = recent_writes_.begin(); it != recent_writes_.end();) {
+    const auto& [written_at, json] = it->second;
+    if (listed_at && written_at > *listed_at) {
+      auto listed = fresh.find(it->first);
+      const std::optional<uint64_t> listed_rev =
+          listed == fresh.end() ? std::nullopt : ObjectRevision(listed->second);
+      if (!listed_rev || *listed_rev < written_at) fresh[it->first] = json;
+      ++it;
+    } else {
+      it = recent_writes_.erase(it);
+    }
+  }
   slices_ = std::move(fresh);
   valid_ = true;
   return version;
@@ -73,18 +114,26 @@ void WatchedSlices::ApplyEvent(const WatchEvent& event) {
 }
 
 void WatchedSlices::ApplyWrite(const std::string& name, const std::string& object_json) {
+  const std::optional<uint64_t> revision =
+      object_json.empty() ? std::nullopt : ObjectRevision(object_json);
   MutexLock lock(mu_);
   if (object_json.empty()) {
     slices_.erase(name);
+    recent_writes_.erase(name);
   } else {
     slices_[name] = object_json;
+    if (revision) {
+      recent_writes_[name] = {*revision, object_json};
+    } else {
+      recent_writes_.erase(name);
+    }
   }
 }
 
 void WatchedSlices::Invalidate() {
   MutexLock lock(mu_);
   valid_ = false;
-  slices_.clear();
+  slices_.clear();  // our recent writes stay: the next LIST may be older than them
 }
 
 std::optional<std::string> WatchedSlices::Snapshot() const {

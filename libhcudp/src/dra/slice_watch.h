@@ -6,15 +6,24 @@
 // the watch cannot resume (Invalidate: 410 Gone, a non-transient error); the
 // writes of the publisher's own syncs are applied at once (ApplyWrite), so a
 // sync right after a write does not compare against the state before it.
+// A LIST older than one of our writes (it raced the write, or the API
+// server's watch cache had not caught up) does not undo it: a created or
+// updated slice whose resourceVersion is newer than the list's is kept over
+// the list's view, as client-go's mutation cache does for a controller's own
+// writes (comparing resourceVersions as integers; when either is not one,
+// the list wins). Without this the publisher wrote its pool a second time at
+// start (a second slice, then a delete).
 //
 // Thread-safety: every method may be called from any thread; the lock is a
 // leaf (no call is made under it).
 #ifndef HCUDP_DRA_SLICE_WATCH_H_
 #define HCUDP_DRA_SLICE_WATCH_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "hcudp/kube_client.h"
 #include "hcudp/status.h"
@@ -41,6 +50,9 @@ class WatchedSlices {
   mutable Mutex mu_;
   bool valid_ HCUDP_GUARDED_BY(mu_) = false;
   std::map<std::string, std::string> slices_ HCUDP_GUARDED_BY(mu_);  // name -> JSON
+  // Our creates and updates not yet confirmed by a LIST at or after them:
+  // name -> (the write's resourceVersion, the stored object's JSON).
+  std::map<std::string, std::pair<uint64_t, std::string>> recent_writes_ HCUDP_GUARDED_BY(mu_);
 };
 
 }  // namespace hcudp::dra
