@@ -132,11 +132,10 @@ BOOST_AUTO_TEST_CASE(a_cleanly_ended_watch_is_resumed_without_a_list) {
   for (const FakeRequest& r : log) {
     if (r.watch) BOOST_TEST(r.query.find("resourceVersion=") != std::string::npos, r.query);
   }
-  // A slice deleted meanwhile is still seen (the watch is live). The pool
-  // may still be settling from the start: the watch loop's first LIST can
-  // race the first create, and the resync it asks for then compares against
-  // a copy without that slice and writes the pool once more (generation 2,
-  // a new slice, the old one deleted). Seen on a loaded machine; wait for one.
+  // A slice deleted meanwhile is still seen (the watch is live). Waits for
+  // one slice rather than reading once: before slice_watch.cc kept our own
+  // newer writes over an older LIST, the watch loop's first LIST could race
+  // the first create and the pool was written twice (seen under load).
   std::map<std::string, std::string> owners;
   BOOST_REQUIRE(testing::PollUntil([&] {
     owners = Owners(api, "quiet-resume");
