@@ -19,16 +19,6 @@ namespace {
 
 constexpr char kHygonVhcuSize[] = R"({"cores":"20","memory":"4Gi"})";
 
-std::unique_ptr<Backend> SimBackend(DraDaemonNode& n) {
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = n.h().node_path();
-  o.host_root = n.h().host_root();
-  auto backend = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  return std::move(*backend);
-}
-
 struct HygonNode {
   AllocatedClaim vhcu_claim, card_claim;
   std::vector<HygonDriverNode::Device> vhcu, card;
@@ -44,7 +34,7 @@ HygonNode HandOverFromHygon(DraDaemonNode& n, HygonDriverNode& hygon) {
   h.vhcu_claim = n.CreateAllocatedClaim("hv", ExactRequest("hcu", kHygonVhcuSize));
   h.card_claim = n.CreateAllocatedClaim("hw", ExactRequest("hcu"));
   n.StopDaemon();
-  auto backend = SimBackend(n);
+  auto backend = n.SimBackend();
   h.vhcu = hygon.Prepare(*backend, h.vhcu_claim.json);
   h.card = hygon.Prepare(*backend, h.card_claim.json);
   BOOST_REQUIRE(h.vhcu.size() == 1u && !h.vhcu[0].whole_card);

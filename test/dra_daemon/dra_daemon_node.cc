@@ -252,27 +252,48 @@ AllocatedClaim DraDaemonNode::CreateClaimAllocatedTo(const std::string& name,
           R"("},"spec":{"devices":{"requests":[{"name":"hcu","exactly":{)"
           R"("deviceClassName":"dra.hygon.com","selectors":[{"cel":{"expression":)"
           R"("device.attributes[\"dra.hygon.com\"].type != \"hcu\""}}]}}]}}})");
+  return PutAllocation(created, R"({"request":"hcu","driver":")" + std::string(kDraDriver) +
+                                    R"(","pool":")" + kDraNode + R"(","device":")" + device +
+                                    "\"}");
+}
+
+AllocatedClaim DraDaemonNode::PutAllocation(const std::string& created_json,
+                                            const std::string& results_json) {
   rapidjson::Document doc;
-  doc.Parse(created.c_str());
+  doc.Parse(created_json.c_str());
   BOOST_REQUIRE(!doc.HasParseError());
-  std::string status = R"({"allocation":{"devices":{"results":[{"request":"hcu","driver":")" +
-                       std::string(kDraDriver) + R"(","pool":")" + kDraNode + R"(","device":")" +
-                       device + R"("}]}},"reservedFor":[{"resource":"pods","name":"pod","uid":")" +
-                       NextPodUid() + R"("}]})";
+  const std::string status = R"({"allocation":{"devices":{"results":[)" + results_json +
+                             R"(]}},"reservedFor":[{"resource":"pods","name":"pod","uid":")" +
+                             NextPodUid() + R"("}]})";
   rapidjson::Document st;
   st.Parse(status.c_str());
+  BOOST_REQUIRE(!st.HasParseError());
   doc.RemoveMember("status");
   doc.AddMember("status", rapidjson::Value(st, doc.GetAllocator()), doc.GetAllocator());
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   doc.Accept(w);
   AllocatedClaim c;
-  c.name = name;
-  c.json = api_.MustRequest("PUT", ClaimsPath() + "/" + name + "/status",
-                            std::string(buf.GetString(), buf.GetSize()));
+  c.name = doc["metadata"]["name"].GetString();
   c.uid = doc["metadata"]["uid"].GetString();
-  c.devices = {device};
+  c.json = api_.MustRequest("PUT", ClaimsPath() + "/" + c.name + "/status",
+                            std::string(buf.GetString(), buf.GetSize()));
+  rapidjson::Document stored;
+  stored.Parse(c.json.c_str());
+  for (const rapidjson::Value& r : stored["status"]["allocation"]["devices"]["results"].GetArray()) {
+    c.devices.push_back(r["device"].GetString());
+  }
   return c;
+}
+
+std::unique_ptr<Backend> DraDaemonNode::SimBackend() {
+  Options o;
+  o.backend = BackendKind::kSim;
+  o.sim_node_path = h().node_path();
+  o.host_root = h().host_root();
+  auto backend = OpenBackend(o);
+  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
+  return std::move(*backend);
 }
 
 void DraDaemonNode::DeleteClaim(const AllocatedClaim& claim) {

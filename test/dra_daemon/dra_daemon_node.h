@@ -21,6 +21,7 @@
 #include "dra_prepare/dra_allocator.h"
 #include "fake_apiserver/fake_apiserver_process.h"
 #include "fake_kubelet/fake_plugin_watcher.h"
+#include "hcudp/backend.h"
 #include "hcudp/device.h"
 #include "integration/daemon_harness.h"
 
@@ -96,6 +97,14 @@ class DraDaemonNode {
   // DraAllocator does not evaluate): status.allocation names `device` for
   // request "hcu", without consumed capacity (an exclusive device).
   AllocatedClaim CreateClaimAllocatedTo(const std::string& name, const std::string& device);
+  // What a scheduler writes for the claim `created_json` (the POST's
+  // answer): status.allocation with `results_json` (the results' array
+  // elements, comma-separated) reserved for a new pod, PUT through the status
+  // subresource. The devices are read back from the stored object.
+  AllocatedClaim PutAllocation(const std::string& created_json, const std::string& results_json);
+  // The simulated node's backend, opened on the daemon's node file and host
+  // root (to look at its vHCUs beside the daemon, as an admin's tool would).
+  std::unique_ptr<Backend> SimBackend();
   void DeleteClaim(const AllocatedClaim& claim);
 
   CallOutcome Prepare(const std::vector<AllocatedClaim>& claims);

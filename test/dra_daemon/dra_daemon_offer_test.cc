@@ -90,16 +90,6 @@ bool HealthIs(DraDaemonNode& n, const std::string& device, int want, millisecond
       .has_value();
 }
 
-std::unique_ptr<Backend> SimBackend(DraDaemonNode& n) {
-  Options o;
-  o.backend = BackendKind::kSim;
-  o.sim_node_path = n.h().node_path();
-  o.host_root = n.h().host_root();
-  auto backend = OpenBackend(o);
-  BOOST_REQUIRE_MESSAGE(backend.ok(), backend.status().ToString());
-  return std::move(*backend);
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(dra_daemon_offer)
@@ -266,7 +256,7 @@ BOOST_AUTO_TEST_CASE(a_hygon_claim_naming_our_live_vhcu_is_never_adopted,
   n.StopDaemon();
   std::vector<HygonDriverNode::Device> made;
   {
-    auto backend = SimBackend(n);
+    auto backend = n.SimBackend();
     made = hygon.Prepare(*backend, theirs.json);
     BOOST_REQUIRE(made.size() == 1u && !made[0].whole_card);
     BOOST_REQUIRE(backend->DestroyVhcu(made[0].vhcu_id).ok());  // its pod is long gone

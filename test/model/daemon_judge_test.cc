@@ -243,9 +243,6 @@ class Judge {
         R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":")" +
             name +
             R"("},"spec":{"devices":{"requests":[{"name":"hcu","exactly":{"deviceClassName":"dra.hygon.com"}}]}}})");
-    rapidjson::Document doc;
-    doc.Parse(created.c_str());
-    const std::string uid = doc["metadata"]["uid"].GetString();
     std::string result = R"({"request":"hcu","driver":"dra.hygon.com","pool":"node-a","device":")" +
                          device + "\"";
     if (share) {
@@ -253,24 +250,7 @@ class Judge {
                 R"(","consumedCapacity":{"cores":"15","memory":"4Gi","slices":"1"})";
     }
     result += "}";
-    // The object as created, with status: the API server takes a PUT of it.
-    rapidjson::Document st;
-    st.Parse((R"({"allocation":{"devices":{"results":[)" + result +
-              R"(]}},"reservedFor":[{"resource":"pods","name":"pod","uid":")" + n_.NextPodUid() +
-              "\"}]}")
-                 .c_str());
-    doc.RemoveMember("status");
-    doc.AddMember("status", rapidjson::Value(st, doc.GetAllocator()), doc.GetAllocator());
-    rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-    doc.Accept(w);
-    AllocatedClaim c;
-    c.name = name;
-    c.uid = uid;
-    c.json = n_.api().MustRequest("PUT", ClaimsPath() + "/" + name + "/status",
-                                  std::string(buf.GetString(), buf.GetSize()));
-    c.devices = {device};
-    return c;
+    return n_.PutAllocation(created, result);
   }
 
   std::string Unprepare() {
